@@ -1,0 +1,277 @@
+package dev.pgqueue.benchmark;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+
+import javax.sql.DataSource;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.pgqueue.schema.QueueMigrator;
+import dev.pgqueue.schema.SchemaName;
+
+/**
+ * One workload's schema with a migrated jobs table: loads rows in SQL, hands out connection pools
+ * and drops everything on close.
+ */
+final class BenchSchema implements AutoCloseable {
+
+	static final String QUEUE = "bench";
+
+	static final String KIND = "noop";
+
+	private final BenchDatabase database;
+
+	private final SchemaName name;
+
+	private final String table;
+
+	private Connection admin;
+
+	private final List<HikariDataSource> pools = new ArrayList<>();
+
+	/** Drops the schema if the run is interrupted (Ctrl-C), so that no gigabytes of rows are left behind. */
+	private final Thread dropOnExit = new Thread(this::dropQuietly, "pgqueue-bench-drop-schema");
+
+	/** Public ids of loaded rows are sequential from here: unique, and cheap to index. */
+	private long nextLoadedId = 1;
+
+	BenchSchema(BenchDatabase database, String name) {
+		this.database = database;
+		this.name = SchemaName.of(name);
+		this.table = this.name.qualify("pgqueue_jobs");
+		try {
+			this.admin = database.connect();
+		}
+		catch (SQLException ex) {
+			throw new IllegalStateException("Could not connect to create schema " + name + ": " + ex.getMessage(), ex);
+		}
+		execute("CREATE SCHEMA " + this.name.quoted());
+		Runtime.getRuntime().addShutdownHook(this.dropOnExit);
+		// Flyway holds one connection for its lock while migrating on another.
+		try (HikariDataSource migration = pool("migrate", 3)) {
+			new QueueMigrator(migration, this.name, true).migrate();
+		}
+		catch (RuntimeException ex) {
+			close();
+			throw ex;
+		}
+	}
+
+	SchemaName name() {
+		return this.name;
+	}
+
+	/** The qualified, quoted jobs table. */
+	String table() {
+		return this.table;
+	}
+
+	/**
+	 * A new pool of exactly {@code size} connections, all opened before this returns so that no run
+	 * pays for connecting. Closed with the schema.
+	 */
+	HikariDataSource pool(String purpose, int size) {
+		HikariConfig config = new HikariConfig();
+		config.setJdbcUrl(this.database.jdbcUrl());
+		if (this.database.username() != null) {
+			config.setUsername(this.database.username());
+		}
+		if (this.database.password() != null) {
+			config.setPassword(this.database.password());
+		}
+		config.setSchema(this.name.value());
+		config.setMaximumPoolSize(size);
+		config.setMinimumIdle(size);
+		config.setConnectionTimeout(60_000);
+		config.setPoolName("bench-" + purpose);
+		HikariDataSource pool = new HikariDataSource(config);
+		this.pools.add(pool);
+		warm(pool, size);
+		return pool;
+	}
+
+	private static void warm(DataSource pool, int size) {
+		List<Connection> held = new ArrayList<>();
+		try {
+			for (int i = 0; i < size; i++) {
+				held.add(pool.getConnection());
+			}
+			for (Connection connection : held) {
+				connection.close();
+			}
+		}
+		catch (SQLException ex) {
+			throw new IllegalStateException("Could not open " + size + " connections: " + ex.getMessage(), ex);
+		}
+	}
+
+	/** Removes every row, leaving no dead tuples behind for the next run. */
+	void truncate() {
+		execute("TRUNCATE " + this.table);
+	}
+
+	/** Inserts {@code count} due no-op jobs in one statement, then vacuums and analyzes the table. */
+	void loadAvailable(long count) {
+		load(count, "available", "NULL");
+		settle(count);
+	}
+
+	/** Inserts {@code count} jobs completed a minute ago, as kept by a completed retention. */
+	void loadCompleted(long count) {
+		load(count, "completed", "now() - interval '1 minute'");
+		settle(count);
+	}
+
+	/**
+	 * Vacuums, and after a big load also checkpoints: otherwise the checkpoint that the load's WAL
+	 * triggers writes gigabytes while the next run is being timed.
+	 */
+	private void settle(long loaded) {
+		vacuum();
+		if (loaded >= 100_000) {
+			try {
+				execute("CHECKPOINT");
+			}
+			catch (IllegalStateException ex) {
+				// Needs superuser or pg_checkpoint; without it the run is merely noisier.
+			}
+		}
+	}
+
+	/**
+	 * Generated in SQL, never through the client: ten million rows would otherwise take an hour.
+	 * Every row gets the same {@code run_at} (the statement's {@code now()}), as if all were due at the
+	 * same instant.
+	 */
+	private void load(long count, String state, String finishedAt) {
+		long first = this.nextLoadedId;
+		this.nextLoadedId += count;
+		execute("""
+				INSERT INTO %s (public_id, kind, queue, payload, state, priority, run_at, attempt, max_attempts,
+				                started_at, finished_at)
+				SELECT lpad(to_hex(g), 32, '0')::uuid, '%s', '%s', '{"n": 1}'::jsonb, '%s', 0, now(),
+				       CASE WHEN %s IS NULL THEN 0 ELSE 1 END, 10, %s, %s
+				FROM generate_series(%d::bigint, %d::bigint) g
+				""".formatted(this.table, KIND, QUEUE, state, finishedAt, finishedAt, finishedAt, first,
+				first + count - 1));
+	}
+
+	/** Sets hint bits and the visibility map and refreshes statistics, so that no run pays for them. */
+	void vacuum() {
+		execute("VACUUM (ANALYZE) " + this.table);
+	}
+
+	/** Jobs not finished yet: available (or locked by a transaction still running) and running. */
+	long unfinished() {
+		return count("state IN ('available', 'running')");
+	}
+
+	long count(String where) {
+		return withAdmin("SELECT count(*) FROM " + this.table + " WHERE " + where, (statement, sql) -> {
+			try (ResultSet rs = statement.executeQuery(sql)) {
+				rs.next();
+				return rs.getLong(1);
+			}
+		});
+	}
+
+	void execute(String sql) {
+		withAdmin(sql, Statement::execute);
+	}
+
+	/** Runs on the admin connection, reconnecting once if the server dropped it (a restart, say). */
+	private <T> T withAdmin(String sql, AdminCall<T> call) {
+		for (int attempt = 1;; attempt++) {
+			try (Statement statement = this.admin.createStatement()) {
+				return call.run(statement, sql);
+			}
+			catch (SQLException ex) {
+				if (attempt > 1 || !isConnectionLost(ex)) {
+					throw new IllegalStateException("Failed in schema " + this.name + ": " + ex.getMessage() + "\n"
+							+ sql, ex);
+				}
+				reconnect();
+			}
+		}
+	}
+
+	/** Connection-level failures: SQLSTATE class 08, or 57P (administrator shutdown or termination). */
+	static boolean isConnectionLost(SQLException ex) {
+		String state = ex.getSQLState();
+		return state != null && (state.startsWith("08") || state.startsWith("57P"));
+	}
+
+	private void reconnect() {
+		try {
+			this.admin.close();
+		}
+		catch (SQLException ex) {
+			// Already gone.
+		}
+		long deadline = System.nanoTime() + 60_000_000_000L;
+		while (true) {
+			try {
+				this.admin = this.database.connect();
+				return;
+			}
+			catch (SQLException ex) {
+				if (System.nanoTime() > deadline) {
+					throw new IllegalStateException("PostgreSQL did not come back within a minute: " + ex.getMessage(),
+							ex);
+				}
+				Drains.sleep(500);
+			}
+		}
+	}
+
+	@FunctionalInterface
+	private interface AdminCall<T> {
+
+		T run(Statement statement, String sql) throws SQLException;
+
+	}
+
+	/** Closes a pool before the schema closes (a run that needs a pool of another size). */
+	void release(HikariDataSource pool) {
+		pool.close();
+		this.pools.remove(pool);
+	}
+
+	private void dropQuietly() {
+		try (Connection connection = this.database.connect(); Statement statement = connection.createStatement()) {
+			statement.execute("DROP SCHEMA IF EXISTS " + this.name.quoted() + " CASCADE");
+		}
+		catch (SQLException ex) {
+			// Exiting anyway; the schema's name says what it was.
+		}
+	}
+
+	@Override
+	public void close() {
+		try {
+			Runtime.getRuntime().removeShutdownHook(this.dropOnExit);
+		}
+		catch (IllegalStateException ex) {
+			// Shutting down: the hook is running or about to.
+		}
+		this.pools.forEach(HikariDataSource::close);
+		this.pools.clear();
+		try {
+			execute("DROP SCHEMA IF EXISTS " + this.name.quoted() + " CASCADE");
+		}
+		finally {
+			try {
+				this.admin.close();
+			}
+			catch (SQLException ex) {
+				// Closing is best effort; the schema is already gone or the server is.
+			}
+		}
+	}
+
+}

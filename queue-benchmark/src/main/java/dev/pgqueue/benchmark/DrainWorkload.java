@@ -1,0 +1,112 @@
+package dev.pgqueue.benchmark;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.pgqueue.QueueMode;
+import dev.pgqueue.QueueSettings;
+import dev.pgqueue.metrics.QueueMetrics;
+
+/**
+ * Workload 1: drain pre-enqueued no-op jobs in both modes across batch sizes and concurrency.
+ *
+ * <p>A run ends when every job is finished or the profile's time cap has passed, whichever comes
+ * first; the figure is committed outcomes per second either way, the median of the profile's
+ * rounds.
+ *
+ * <p>Transactional mode deletes each completed job (claim-and-delete: a completed retention of
+ * zero); leased mode marks it completed (claim, then the completer's guarded batch completion).
+ * Both sides get a pool of concurrency + 2 connections, the least the engine asks for (its poller,
+ * completer and background services share the pool with the batches).
+ */
+final class DrainWorkload implements Workload {
+
+	static final QueueMode[] MODES = { QueueMode.TRANSACTIONAL, QueueMode.LEASED };
+
+	@Override
+	public String name() {
+		return "drain";
+	}
+
+	@Override
+	public List<Result> run(Context context) {
+		Profile profile = context.profile();
+		List<Result> results = new ArrayList<>();
+		try (BenchSchema schema = context.database().createSchema("drain")) {
+			warmUp(schema, profile);
+			for (QueueMode mode : MODES) {
+				for (int batchSize : profile.drainBatchSizes()) {
+					for (int concurrency : profile.drainConcurrency()) {
+						results.add(measure(context, schema, mode, batchSize, concurrency,
+								profile.drainJobs(batchSize)));
+					}
+				}
+			}
+		}
+		return results;
+	}
+
+	/** Drains a few thousand jobs each way, unmeasured, so that neither side pays for the JIT. */
+	static void warmUp(BenchSchema schema, Profile profile) {
+		int jobs = profile.warmUpJobs();
+		HikariDataSource pool = schema.pool("warm-up", 4);
+		for (int round = 0; round < 2; round++) {
+			for (QueueMode mode : MODES) {
+				schema.truncate();
+				schema.loadAvailable(jobs);
+				Drains.pgqueue(schema, pool, settings(mode, 2, 10), deletes(mode), 1, jobs, QueueMetrics.NONE,
+						profile.drainTimeCap());
+				schema.truncate();
+				schema.loadAvailable(jobs);
+				Drains.raw(schema, pool, mode, 2, 10, jobs, null, Long.MAX_VALUE, profile.drainTimeCap());
+			}
+		}
+		schema.release(pool);
+	}
+
+	private Result measure(Context context, BenchSchema schema, QueueMode mode, int batchSize, int concurrency,
+			int jobs) {
+		HikariDataSource pool = schema.pool("drain", concurrency + 2);
+		Duration cap = context.profile().drainTimeCap();
+		List<Double> pgqueue = new ArrayList<>();
+		List<Double> raw = new ArrayList<>();
+		try {
+			for (int round = 0; round < context.profile().rounds(); round++) {
+				schema.truncate();
+				schema.loadAvailable(jobs);
+				pgqueue.add(Drains.pgqueue(schema, pool, settings(mode, concurrency, batchSize), deletes(mode), 1, jobs,
+						QueueMetrics.NONE, cap)
+					.rate());
+				schema.truncate();
+				schema.loadAvailable(jobs);
+				raw.add(Drains.raw(schema, pool, mode, concurrency, batchSize, jobs, null, Long.MAX_VALUE, cap).rate());
+			}
+		}
+		finally {
+			schema.release(pool);
+		}
+		String variant = variant(mode, batchSize, concurrency);
+		double pgqueueRate = Profile.median(pgqueue);
+		double rawRate = Profile.median(raw);
+		context.progress("%-24s pgqueue %,8.0f jobs/s %-28s raw %,8.0f jobs/s %-30s %5.2f", variant, pgqueueRate,
+				Profile.rounds(pgqueue), rawRate, Profile.rounds(raw), pgqueueRate / rawRate);
+		return Result.higher(name(), variant, "throughput", "jobs/s", pgqueueRate, rawRate, Target.ratioAtLeast(0.5));
+	}
+
+	static String variant(QueueMode mode, int batchSize, int concurrency) {
+		return mode.name().toLowerCase(Locale.ROOT) + " b=" + batchSize + " c=" + concurrency;
+	}
+
+	static QueueSettings settings(QueueMode mode, int concurrency, int batchSize) {
+		return PgqueueEngine.settings(mode, concurrency, batchSize, QueueSettings.DEFAULT_POLL_INTERVAL);
+	}
+
+	/** Transactional mode is measured against claim-and-delete, leased against claim-then-complete. */
+	static boolean deletes(QueueMode mode) {
+		return mode == QueueMode.TRANSACTIONAL;
+	}
+
+}

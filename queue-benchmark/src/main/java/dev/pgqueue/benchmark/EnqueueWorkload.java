@@ -1,0 +1,189 @@
+package dev.pgqueue.benchmark;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.pgqueue.JobClient;
+import dev.pgqueue.JobRequest;
+import dev.pgqueue.QueueMode;
+import dev.pgqueue.QueueSettings;
+import dev.pgqueue.engine.JobRepository;
+import dev.pgqueue.metrics.QueueMetrics;
+
+/**
+ * Workload 3: enqueue throughput, one job per transaction ({@code JobClient.enqueue} outside any
+ * transaction, so each insert commits on its own, against a single-row INSERT in autocommit) and
+ * many per call ({@code enqueueAll} against the same multi-row INSERT over {@code unnest}). Both sides
+ * notify the queue on commit, as the starter does by default.
+ */
+final class EnqueueWorkload implements Workload {
+
+	/** The payload pgqueue serializes; the raw side inserts its JSON as a constant. */
+	public record Payload(long n) {
+	}
+
+	static final String PAYLOAD_JSON = "{\"n\":1}";
+
+	@Override
+	public String name() {
+		return "enqueue";
+	}
+
+	@Override
+	public List<Result> run(Context context) throws Exception {
+		Profile profile = context.profile();
+		List<Result> results = new ArrayList<>();
+		try (BenchSchema schema = context.database().createSchema("enqueue")) {
+			for (int threads : profile.enqueueThreads()) {
+				results.add(measure(context, schema, threads, 1));
+			}
+			for (int batchSize : profile.enqueueBatchSizes()) {
+				for (int threads : profile.enqueueThreads()) {
+					results.add(measure(context, schema, threads, batchSize));
+				}
+			}
+		}
+		return results;
+	}
+
+	private Result measure(Context context, BenchSchema schema, int threads, int batchSize) throws Exception {
+		HikariDataSource pool = schema.pool("enqueue", threads + 1);
+		try {
+			List<Double> pgqueueRounds = new ArrayList<>();
+			List<Double> rawRounds = new ArrayList<>();
+			for (int round = 0; round < context.profile().rounds(); round++) {
+				schema.truncate();
+				pgqueueRounds.add(pgqueue(schema, pool, threads, batchSize, context.profile()));
+				schema.truncate();
+				rawRounds.add(raw(schema, pool, threads, batchSize, context.profile()));
+			}
+			schema.truncate();
+			double pgqueue = Profile.median(pgqueueRounds);
+			double raw = Profile.median(rawRounds);
+			boolean single = batchSize == 1;
+			String variant = single ? "one per transaction, " + threads + " thr"
+					: batchSize + " per call, " + threads + " thr";
+			context.progress("%-28s pgqueue %,9.0f jobs/s %-28s raw %,9.0f jobs/s %-28s %5.2f", variant, pgqueue,
+					Profile.rounds(pgqueueRounds), raw, Profile.rounds(rawRounds), pgqueue / raw);
+			return Result.higher(name(), variant, "throughput", "jobs/s", pgqueue, raw,
+					Target.ratioAtLeast(single ? 0.8 : 0.5));
+		}
+		finally {
+			schema.release(pool);
+		}
+	}
+
+	private static double pgqueue(BenchSchema schema, HikariDataSource pool, int threads, int batchSize,
+			Profile profile) throws InterruptedException {
+		QueueSettings settings = PgqueueEngine.settings(QueueMode.TRANSACTIONAL, 1, 10,
+				QueueSettings.DEFAULT_POLL_INTERVAL);
+		try (PgqueueEngine engine = new PgqueueEngine(pool, schema.name(), settings, true, QueueMetrics.NONE,
+				(job) -> {
+				})) {
+			JobClient client = engine.client(pool);
+			Payload payload = new Payload(1);
+			return loop(threads, profile, () -> {
+				if (batchSize == 1) {
+					client.enqueue(BenchSchema.KIND, payload);
+					return 1;
+				}
+				List<JobRequest> requests = new ArrayList<>(batchSize);
+				for (int i = 0; i < batchSize; i++) {
+					requests.add(JobRequest.of(BenchSchema.KIND, payload));
+				}
+				client.enqueueAll(requests);
+				return batchSize;
+			}, null);
+		}
+	}
+
+	private static double raw(BenchSchema schema, HikariDataSource pool, int threads, int batchSize,
+			Profile profile) throws Exception {
+		return loop(threads, profile, null, () -> {
+			Connection connection = pool.getConnection();
+			RawQueue queue = new RawQueue(connection, schema.table(), JobRepository.channel(schema.name()));
+			return new Step() {
+				@Override
+				public int run() throws Exception {
+					if (batchSize == 1) {
+						queue.insertOne(UUID.randomUUID(), PAYLOAD_JSON);
+						return 1;
+					}
+					queue.insertMany(batchSize, PAYLOAD_JSON);
+					return batchSize;
+				}
+
+				@Override
+				public void close() throws SQLException {
+					queue.close();
+					connection.close();
+				}
+			};
+		});
+	}
+
+	/**
+	 * Runs {@code threads} producers for the warm-up and measured windows; returns jobs per second in
+	 * the measured one. Each producer runs {@code step}, or the step {@code perThread} makes for it
+	 * (holding a connection for the whole loop).
+	 */
+	private static double loop(int threads, Profile profile, Step step, StepFactory perThread)
+			throws InterruptedException {
+		AtomicLong inserted = new AtomicLong();
+		AtomicBoolean running = new AtomicBoolean(true);
+		AtomicReference<Throwable> failure = new AtomicReference<>();
+		List<Thread> producers = new ArrayList<>();
+		for (int i = 0; i < threads; i++) {
+			Thread producer = new Thread(() -> {
+				try {
+					try (Step own = (perThread != null) ? perThread.create() : step) {
+						while (running.get()) {
+							inserted.addAndGet(own.run());
+						}
+					}
+				}
+				catch (Throwable ex) {
+					failure.compareAndSet(null, ex);
+				}
+			}, "enqueue-" + i);
+			producer.start();
+			producers.add(producer);
+		}
+		double rate = SlowJobsWorkload.rate(inserted, profile);
+		running.set(false);
+		for (Thread producer : producers) {
+			producer.join();
+		}
+		if (failure.get() != null) {
+			throw new IllegalStateException("Enqueue loop failed: " + failure.get(), failure.get());
+		}
+		return rate;
+	}
+
+	@FunctionalInterface
+	private interface Step extends AutoCloseable {
+
+		/** Enqueues and returns how many jobs. */
+		int run() throws Exception;
+
+		@Override
+		default void close() throws SQLException {
+		}
+
+	}
+
+	@FunctionalInterface
+	private interface StepFactory {
+
+		Step create() throws Exception;
+
+	}
+
+}

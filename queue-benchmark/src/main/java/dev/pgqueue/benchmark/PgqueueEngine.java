@@ -1,0 +1,168 @@
+package dev.pgqueue.benchmark;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import javax.sql.DataSource;
+
+import dev.pgqueue.Job;
+import dev.pgqueue.JobClient;
+import dev.pgqueue.JobPoller;
+import dev.pgqueue.JobRequest;
+import dev.pgqueue.QueueMode;
+import dev.pgqueue.QueueSettings;
+import dev.pgqueue.WorkerSettings;
+import dev.pgqueue.engine.JdbcJobClient;
+import dev.pgqueue.engine.JobHandler;
+import dev.pgqueue.engine.JobHandlerRegistry;
+import dev.pgqueue.engine.JobPollerFactory;
+import dev.pgqueue.engine.JobRepository;
+import dev.pgqueue.engine.JobRunner;
+import dev.pgqueue.engine.NotificationListener;
+import dev.pgqueue.engine.QueueCatalog;
+import dev.pgqueue.metrics.QueueMetrics;
+import dev.pgqueue.schema.SchemaName;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * The engine wired by hand, as the starter wires it but without Spring Boot: one queue with one
+ * handler, on the pool a run gives it. Close it to stop its pollers.
+ */
+final class PgqueueEngine implements AutoCloseable {
+
+	private final JobHandlerRegistry handlers = new JobHandlerRegistry();
+
+	private final JsonMapper jsonMapper = JsonMapper.builder().build();
+
+	private final DataSource dataSource;
+
+	private final SchemaName schema;
+
+	private final QueueSettings settings;
+
+	private final WorkerSettings workerSettings;
+
+	private final QueueMetrics metrics;
+
+	private final List<JobPoller> pollers = new ArrayList<>();
+
+	private final List<NotificationListener> listeners = new ArrayList<>();
+
+	/**
+	 * @param dataSource the pool every statement of the engine uses
+	 * @param schema where the jobs table is
+	 * @param settings the queue's settings; its name is the queue jobs are enqueued to
+	 * @param deleteCompleted whether completed jobs are deleted rather than kept
+	 * @param metrics what the engine reports to (poll-cycle timings)
+	 * @param handler the body run for every job of kind {@value BenchSchema#KIND}
+	 */
+	PgqueueEngine(DataSource dataSource, SchemaName schema, QueueSettings settings, boolean deleteCompleted,
+			QueueMetrics metrics, Handler handler) {
+		this.dataSource = dataSource;
+		this.schema = schema;
+		this.settings = settings;
+		this.workerSettings = new WorkerSettings(Duration.ofSeconds(10), false, deleteCompleted);
+		this.metrics = metrics;
+		this.handlers.register(new JobHandler() {
+			@Override
+			public String kind() {
+				return BenchSchema.KIND;
+			}
+
+			@Override
+			public String queue() {
+				return settings.name();
+			}
+
+			@Override
+			public void handle(Job job) throws Throwable {
+				handler.handle(job);
+			}
+
+			@Override
+			public String description() {
+				return "benchmark handler";
+			}
+		});
+	}
+
+	/** Settings for the benchmark queue with everything else at its default. */
+	static QueueSettings settings(QueueMode mode, int concurrency, int batchSize, Duration pollInterval) {
+		return QueueSettings.defaults(BenchSchema.QUEUE)
+			.withMode(mode)
+			.withConcurrency(concurrency)
+			.withBatchSize(batchSize)
+			.withPollInterval(pollInterval);
+	}
+
+	/**
+	 * A client that enqueues through {@code pool} (producers may use a pool of their own), notifying
+	 * the queue on commit as the starter does by default.
+	 */
+	JobClient client(DataSource pool) {
+		return client(pool, true);
+	}
+
+	/** A client that enqueues through {@code pool}, with or without notifications. */
+	JobClient client(DataSource pool, boolean notify) {
+		return new JdbcJobClient(new JobRepository(new JdbcTemplate(pool), this.schema, notify), this.jsonMapper,
+				catalog(), this.handlers);
+	}
+
+	/**
+	 * Starts listening for notifications on a connection of {@code listenerPool} and wakes the given
+	 * pollers with them, as the starter does by default. Stopped on close.
+	 */
+	void listen(DataSource listenerPool, JobPoller... pollers) {
+		NotificationListener listener = new NotificationListener(listenerPool, JobRepository.channel(this.schema));
+		for (JobPoller poller : pollers) {
+			listener.register(poller);
+		}
+		listener.start();
+		this.listeners.add(listener);
+	}
+
+	/** A new, unstarted poller of the queue. */
+	JobPoller poller() {
+		TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(this.dataSource));
+		JobPoller poller = new JobPollerFactory(catalog(), repository(this.dataSource),
+				new JobRunner(this.handlers, this.metrics), transactions, this.metrics, this.workerSettings)
+			.create(this.settings.name(), this.handlers.kindsOf(this.settings.name()));
+		this.pollers.add(poller);
+		return poller;
+	}
+
+	private JobRepository repository(DataSource pool) {
+		return new JobRepository(new JdbcTemplate(pool), this.schema);
+	}
+
+	private QueueCatalog catalog() {
+		return new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE), List.of(this.settings));
+	}
+
+	@Override
+	public void close() {
+		this.pollers.forEach((poller) -> {
+			if (poller.isRunning()) {
+				poller.stop();
+			}
+		});
+		this.pollers.clear();
+		this.listeners.forEach(NotificationListener::stop);
+		this.listeners.clear();
+	}
+
+	/** What a benchmark job does. */
+	@FunctionalInterface
+	interface Handler {
+
+		void handle(Job job) throws Throwable;
+
+	}
+
+}

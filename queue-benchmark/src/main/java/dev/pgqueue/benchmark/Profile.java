@@ -1,0 +1,84 @@
+package dev.pgqueue.benchmark;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * How big each workload is. {@code smoke} exercises every workload in well under a minute (for CI,
+ * so the harness never rots); {@code full} is the run the targets are judged on and takes minutes,
+ * most of them loading ten million rows for the growth workload.
+ *
+ * @param name profile name
+ * @param warmUpJobs jobs drained (both modes, both implementations) before anything is measured, so
+ * that neither side pays for JIT compilation in the figures
+ * @param drainBatchSizes batch sizes of the drain workload
+ * @param drainConcurrency concurrency levels of the drain workload
+ * @param drainJobsPerBatchSize jobs drained per run, indexed like {@code drainBatchSizes} (bigger
+ * batches drain faster, so they get more jobs to stay measurable)
+ * @param drainTimeCap longest a drain run may take: a slow configuration is measured on the jobs
+ * finished by then rather than holding up the whole run
+ * @param slowWorkers worker counts of the 20 ms workload
+ * @param slowJobDuration how long each job of that workload sleeps
+ * @param enqueueThreads producer threads of the enqueue workload
+ * @param enqueueBatchSizes jobs per call of the many-per-call enqueue
+ * @param steadyRate jobs per second enqueued by the steady-state producers
+ * @param growthRunnable runnable-row counts of the growth workload
+ * @param growthFinished finished rows kept beside 10 k runnable ones in the growth workload
+ * @param growthClaims claim statements timed per growth run
+ * @param burstJobs jobs due at the same instant in the burst workload
+ * @param burstPollers pollers (as if separate instances) draining the burst
+ * @param roundTripJobs jobs drained while counting round trips
+ * @param rounds how many times each throughput pair (pgqueue, then raw) is measured; the median of
+ * each side is reported, so that a burst of load from elsewhere on a shared machine moves one round
+ * rather than the result
+ * @param warmUp unmeasured time at the start of a timed run
+ * @param measure measured time of a timed run
+ */
+public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes, List<Integer> drainConcurrency,
+		List<Integer> drainJobsPerBatchSize, Duration drainTimeCap, List<Integer> slowWorkers, Duration slowJobDuration,
+		List<Integer> enqueueThreads, List<Integer> enqueueBatchSizes, int steadyRate, List<Integer> growthRunnable,
+		int growthFinished, int growthClaims, int burstJobs, int burstPollers, int roundTripJobs, int rounds,
+		Duration warmUp,
+		Duration measure) {
+
+	public static Profile smoke() {
+		return new Profile("smoke", 500, List.of(1, 100), List.of(1, 4), List.of(300, 1_000), Duration.ofSeconds(2),
+				List.of(10, 50), Duration.ofMillis(20), List.of(1, 4), List.of(100), 200, List.of(1_000, 20_000),
+				20_000, 60, 3_000, 8, 300, 1, Duration.ofMillis(200), Duration.ofMillis(600));
+	}
+
+	public static Profile full() {
+		return new Profile("full", 5_000, List.of(1, 10, 100, 500), List.of(1, 2, 4, 8),
+				List.of(5_000, 20_000, 100_000, 200_000), Duration.ofSeconds(8), List.of(10, 50, 200),
+				Duration.ofMillis(20), List.of(1, 4), List.of(100, 1_000), 1_000,
+				List.of(10_000, 1_000_000, 10_000_000), 5_000_000, 500, 200_000, 8, 4_000, 3, Duration.ofSeconds(1),
+				Duration.ofSeconds(5));
+	}
+
+	public static Profile named(String name) {
+		return switch (name.toLowerCase(Locale.ROOT)) {
+			case "smoke" -> smoke();
+			case "full" -> full();
+			default -> throw new IllegalArgumentException("Unknown profile '" + name + "'; use smoke or full");
+		};
+	}
+
+	/** The median of a round's figures. */
+	static double median(List<Double> figures) {
+		List<Double> sorted = figures.stream().sorted().toList();
+		int middle = sorted.size() / 2;
+		return (sorted.size() % 2 == 1) ? sorted.get(middle) : (sorted.get(middle - 1) + sorted.get(middle)) / 2;
+	}
+
+	/** Figures of all rounds, for progress lines. */
+	static String rounds(List<Double> figures) {
+		return figures.stream().map((figure) -> String.format(Locale.ROOT, "%,.0f", figure)).toList().toString();
+	}
+
+	/** Jobs drained by one run of the drain workload at this batch size. */
+	public int drainJobs(int batchSize) {
+		return this.drainJobsPerBatchSize.get(this.drainBatchSizes.indexOf(batchSize));
+	}
+
+}

@@ -1,0 +1,283 @@
+package dev.pgqueue.benchmark;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.sql.Types;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * The baseline: the statements of {@code dev.pgqueue.engine.JobRepository}, copied shape for shape,
+ * run over plain JDBC connections with statements prepared once per connection. No pool hand-offs, no
+ * templates, no transaction manager, no savepoints, no JSON mapper, no metrics: what pgqueue costs
+ * on top of its SQL is the difference between the two.
+ *
+ * <p>Keep these strings in step with JobRepository when its SQL changes; the benchmark compares
+ * the engine with its own statements, not with an easier query.
+ */
+final class RawQueue implements AutoCloseable {
+
+	private static final String COLUMNS = "id, public_id, kind, queue, attempt, max_attempts, priority, "
+			+ "payload::text AS payload, run_at, created_at";
+
+	private static final String[] KINDS = { BenchSchema.KIND };
+
+	private final Connection connection;
+
+	private final String table;
+
+	private final boolean notifies;
+
+	private final String claimLockedSql;
+
+	private final String claimLeasedSql;
+
+	private final String insertOneSql;
+
+	private final String insertManySql;
+
+	/** Prepared on first use: a loop that borrows a connection per statement prepares only what it runs. */
+	private final Map<String, PreparedStatement> prepared = new HashMap<>();
+
+	/** Statements run on {@code connection}, which the caller keeps for as long as it uses this. */
+	RawQueue(Connection connection, String table) {
+		this(connection, table, null);
+	}
+
+	/**
+	 * @param channel the notification channel inserts notify, as the engine's do when notifications
+	 * are on, or {@code null}
+	 */
+	RawQueue(Connection connection, String table, String channel) {
+		this.connection = connection;
+		this.table = table;
+		this.notifies = channel != null;
+		String dueAt = "coalesce(r.run_at, now() + coalesce(r.delay_us, 0) * interval '1 microsecond')";
+		String claimable = """
+				SELECT %s FROM %s
+				WHERE queue = ? AND state = 'available' AND kind = ANY(?)
+				ORDER BY priority DESC, run_at, id
+				LIMIT ?
+				FOR UPDATE SKIP LOCKED""";
+		this.claimLockedSql = claimable.formatted(COLUMNS, table);
+		this.claimLeasedSql = """
+				WITH claimed AS (%s)
+				UPDATE %s j
+				SET state = 'running', attempt = j.attempt + 1, started_at = now(),
+				    lease_owner = ?, lease_until = now() + ? * interval '1 millisecond'
+				FROM claimed
+				WHERE j.id = claimed.id
+				RETURNING j.id, j.public_id, j.kind, j.queue, j.attempt, j.max_attempts, j.priority,
+				          j.payload::text AS payload, j.run_at, j.created_at
+				""".formatted(claimable.formatted("id", table), table);
+		String insertOne = """
+				INSERT INTO %1$s (public_id, kind, queue, payload, priority, run_at, max_attempts, state)
+				SELECT r.public_id, r.kind, r.queue, r.payload, r.priority, %2$s, r.max_attempts,
+				       CASE WHEN %2$s <= now() THEN 'available' ELSE 'scheduled' END
+				FROM (SELECT ?::uuid AS public_id, ?::text AS kind, ?::text AS queue, ?::jsonb AS payload,
+				             ?::smallint AS priority, ?::timestamptz AS run_at, ?::bigint AS delay_us,
+				             ?::integer AS max_attempts) r
+				""".formatted(table, dueAt);
+		this.insertOneSql = (channel != null) ? notifying(insertOne, channel) : insertOne;
+		String insertMany = """
+				INSERT INTO %1$s (public_id, kind, queue, payload, priority, run_at, max_attempts, state)
+				SELECT r.public_id, r.kind, r.queue, r.payload::jsonb, r.priority, %2$s, r.max_attempts,
+				       CASE WHEN %2$s <= now() THEN 'available' ELSE 'scheduled' END
+				FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::smallint[], ?::timestamptz[],
+				            ?::bigint[], ?::integer[])
+				     AS r(public_id, kind, queue, payload, priority, run_at, delay_us, max_attempts)
+				""".formatted(table, dueAt);
+		this.insertManySql = (channel != null) ? notifying(insertMany, channel) : insertMany;
+	}
+
+	/** The engine's wrapper that makes an insert notify the queues that received due jobs. */
+	private static String notifying(String insert, String channel) {
+		return "WITH inserted AS (" + insert.strip() + " RETURNING queue, state)\n"
+				+ "SELECT pg_notify('" + channel + "', q.queue) FROM (SELECT DISTINCT queue FROM inserted "
+				+ "WHERE state = 'available') q";
+	}
+
+	private void executeInsert(PreparedStatement ps) throws SQLException {
+		if (this.notifies) {
+			try (ResultSet rs = ps.executeQuery()) {
+				while (rs.next()) {
+					// The notification is sent; its row says nothing.
+				}
+			}
+		}
+		else {
+			ps.executeUpdate();
+		}
+	}
+
+	private PreparedStatement statement(String sql) throws SQLException {
+		PreparedStatement statement = this.prepared.get(sql);
+		if (statement == null) {
+			statement = this.connection.prepareStatement(sql);
+			this.prepared.put(sql, statement);
+		}
+		return statement;
+	}
+
+	Connection connection() {
+		return this.connection;
+	}
+
+	/** Locks up to {@code limit} due jobs for the current transaction (autocommit must be off). */
+	List<RawJob> claimLocked(int limit) throws SQLException {
+		PreparedStatement ps = statement(this.claimLockedSql);
+		ps.setString(1, BenchSchema.QUEUE);
+		ps.setArray(2, this.connection.createArrayOf("text", KINDS));
+		ps.setInt(3, limit);
+		return read(ps);
+	}
+
+	/** Deletes the jobs claimed with {@link #claimLocked}, in the same transaction. */
+	void deleteLocked(List<RawJob> jobs) throws SQLException {
+		Long[] ids = new Long[jobs.size()];
+		for (int i = 0; i < ids.length; i++) {
+			ids[i] = jobs.get(i).id();
+		}
+		PreparedStatement ps = statement("DELETE FROM " + this.table + " WHERE id = ANY(?)");
+		ps.setArray(1, this.connection.createArrayOf("int8", ids));
+		ps.executeUpdate();
+	}
+
+	/** Claims up to {@code limit} due jobs as running under a lease (autocommit on: commits at once). */
+	List<RawJob> claimLeased(int limit, String owner, long leaseMillis) throws SQLException {
+		PreparedStatement ps = statement(this.claimLeasedSql);
+		ps.setString(1, BenchSchema.QUEUE);
+		ps.setArray(2, this.connection.createArrayOf("text", KINDS));
+		ps.setInt(3, limit);
+		ps.setString(4, owner);
+		ps.setLong(5, leaseMillis);
+		return read(ps);
+	}
+
+	/**
+	 * Completes one leased job if it still runs the attempt claimed: the engine's statement before it
+	 * had a completer, kept for the what-if diagnostics.
+	 */
+	boolean completeLeased(RawJob job) throws SQLException {
+		PreparedStatement ps = statement("UPDATE " + this.table
+				+ " SET state = 'completed', finished_at = clock_timestamp(), "
+				+ "lease_owner = NULL, lease_until = NULL, last_error = NULL "
+				+ "WHERE id = ? AND attempt = ? AND state = 'running'");
+		ps.setLong(1, job.id());
+		ps.setInt(2, job.attempt());
+		return ps.executeUpdate() == 1;
+	}
+
+	/**
+	 * Completes many leased jobs with one statement, each only if it still runs the attempt claimed:
+	 * the statement the engine's completer flushes with.
+	 * @return how many were still running that attempt
+	 */
+	int completeLeasedMany(List<RawJob> jobs) throws SQLException {
+		Long[] ids = new Long[jobs.size()];
+		Integer[] attempts = new Integer[jobs.size()];
+		for (int i = 0; i < ids.length; i++) {
+			ids[i] = jobs.get(i).id();
+			attempts[i] = jobs.get(i).attempt();
+		}
+		PreparedStatement ps = statement("""
+				UPDATE %1$s j SET state = 'completed', finished_at = clock_timestamp(),
+				       lease_owner = NULL, lease_until = NULL, last_error = NULL
+				FROM unnest(?::bigint[], ?::integer[]) AS d(id, attempt)
+				WHERE j.id = d.id AND j.attempt = d.attempt AND j.state = 'running'
+				RETURNING j.id""".formatted(this.table));
+		ps.setArray(1, this.connection.createArrayOf("int8", ids));
+		ps.setArray(2, this.connection.createArrayOf("int4", attempts));
+		int completed = 0;
+		try (ResultSet rs = ps.executeQuery()) {
+			while (rs.next()) {
+				completed++;
+			}
+		}
+		return completed;
+	}
+
+	/** Inserts one due job. */
+	void insertOne(UUID publicId, String payloadJson) throws SQLException {
+		PreparedStatement ps = statement(this.insertOneSql);
+		ps.setObject(1, publicId);
+		ps.setString(2, BenchSchema.KIND);
+		ps.setString(3, BenchSchema.QUEUE);
+		ps.setString(4, payloadJson);
+		ps.setInt(5, 0);
+		ps.setNull(6, Types.TIMESTAMP_WITH_TIMEZONE);
+		ps.setNull(7, Types.BIGINT);
+		ps.setInt(8, 10);
+		executeInsert(ps);
+	}
+
+	/** Inserts {@code count} due jobs with one multi-row statement. */
+	void insertMany(int count, String payloadJson) throws SQLException {
+		UUID[] ids = new UUID[count];
+		String[] kinds = new String[count];
+		String[] queues = new String[count];
+		String[] payloads = new String[count];
+		Integer[] priorities = new Integer[count];
+		Timestamp[] runAts = new Timestamp[count];
+		Long[] delays = new Long[count];
+		Integer[] maxAttempts = new Integer[count];
+		for (int i = 0; i < count; i++) {
+			ids[i] = UUID.randomUUID();
+			kinds[i] = BenchSchema.KIND;
+			queues[i] = BenchSchema.QUEUE;
+			payloads[i] = payloadJson;
+			priorities[i] = 0;
+			maxAttempts[i] = 10;
+		}
+		PreparedStatement ps = statement(this.insertManySql);
+		ps.setArray(1, this.connection.createArrayOf("uuid", ids));
+		ps.setArray(2, this.connection.createArrayOf("text", kinds));
+		ps.setArray(3, this.connection.createArrayOf("text", queues));
+		ps.setArray(4, this.connection.createArrayOf("text", payloads));
+		ps.setArray(5, this.connection.createArrayOf("int4", priorities));
+		ps.setArray(6, this.connection.createArrayOf("timestamptz", runAts));
+		ps.setArray(7, this.connection.createArrayOf("int8", delays));
+		ps.setArray(8, this.connection.createArrayOf("int4", maxAttempts));
+		executeInsert(ps);
+	}
+
+	/** Reads every column the engine reads, so that both pay for decoding the same rows. */
+	private static List<RawJob> read(PreparedStatement statement) throws SQLException {
+		List<RawJob> jobs = new ArrayList<>();
+		try (ResultSet rs = statement.executeQuery()) {
+			while (rs.next()) {
+				jobs.add(new RawJob(rs.getLong("id"), rs.getObject("public_id", UUID.class), rs.getString("kind"),
+						rs.getString("queue"), rs.getInt("attempt"), rs.getInt("max_attempts"), rs.getInt("priority"),
+						rs.getString("payload"), instant(rs.getTimestamp("run_at")),
+						instant(rs.getTimestamp("created_at"))));
+			}
+		}
+		return jobs;
+	}
+
+	private static Instant instant(Timestamp timestamp) {
+		return (timestamp != null) ? timestamp.toInstant() : null;
+	}
+
+	/** Closes the statements; the connection belongs to the caller. */
+	@Override
+	public void close() throws SQLException {
+		for (PreparedStatement statement : this.prepared.values()) {
+			statement.close();
+		}
+		this.prepared.clear();
+	}
+
+	/** A claimed row, decoded as the engine decodes it. */
+	record RawJob(long id, UUID publicId, String kind, String queue, int attempt, int maxAttempts, int priority,
+			String payload, Instant runAt, Instant createdAt) {
+	}
+
+}

@@ -1,0 +1,275 @@
+package dev.pgqueue.benchmark;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.pgqueue.JobClient;
+import dev.pgqueue.JobPoller;
+import dev.pgqueue.QueueMode;
+import dev.pgqueue.QueueSettings;
+import dev.pgqueue.benchmark.RawQueue.RawJob;
+import dev.pgqueue.metrics.QueueMetrics;
+
+/**
+ * Workload 4: producers enqueue at a fixed rate while pollers run, and the latency from each
+ * enqueue's commit to its handler's start is recorded.
+ *
+ * <p>pgqueue is measured four ways: polling alone at the default interval and every 100 ms; with
+ * LISTEN/NOTIFY (the starter's default: inserts notify on commit, a listener wakes the poller); and
+ * woken by {@link JobPoller#wakeUp()} in-process right after each commit, a notification that costs
+ * nothing, which bounds what any wake-up mechanism can reach. The baseline is raw loops that poll
+ * again 1 ms after an empty claim: the best that polling can do, at a database cost no application
+ * would accept.
+ */
+final class SteadyStateWorkload implements Workload {
+
+	static final int CONCURRENCY = 4;
+
+	static final int BATCH_SIZE = 10;
+
+	static final int PRODUCERS = 2;
+
+	@Override
+	public String name() {
+		return "steady-state";
+	}
+
+	@Override
+	public List<Result> run(Context context) throws Exception {
+		Profile profile = context.profile();
+		List<Result> results = new ArrayList<>();
+		try (BenchSchema schema = context.database().createSchema("steady")) {
+			HikariDataSource consumers = schema.pool("steady-consumers", CONCURRENCY + 2);
+			HikariDataSource producers = schema.pool("steady-producers", PRODUCERS);
+			HikariDataSource listener = schema.pool("steady-listener", 1);
+			for (QueueMode mode : DrainWorkload.MODES) {
+				schema.truncate();
+				Latencies raw = raw(schema, consumers, producers, mode, profile);
+				for (Pickup pickup : Pickup.values()) {
+					schema.truncate();
+					Latencies pgqueue = pgqueue(schema, consumers, producers, listener, mode, pickup, profile);
+					String variant = mode.name().toLowerCase(Locale.ROOT) + ", " + pickup.label + " @ "
+							+ profile.steadyRate() + "/s";
+					context.progress("%-40s pgqueue p50 %7.2f p99 %7.2f ms   raw p50 %5.2f p99 %5.2f ms", variant,
+							pgqueue.percentileMillis(50), pgqueue.percentileMillis(99), raw.percentileMillis(50),
+							raw.percentileMillis(99));
+					for (double p : new double[] { 50, 95, 99 }) {
+						results.add(Result.lower(name(), variant, "pickup p" + (int) p, "ms",
+								pgqueue.percentileMillis(p), raw.percentileMillis(p),
+								(p == 99) ? Target.valueAtMost(10) : null));
+					}
+				}
+			}
+		}
+		return results;
+	}
+
+	private static Latencies pgqueue(BenchSchema schema, HikariDataSource consumers, HikariDataSource producers,
+			HikariDataSource listener, QueueMode mode, Pickup pickup, Profile profile) throws InterruptedException {
+		Map<UUID, Long> started = new ConcurrentHashMap<>();
+		QueueSettings settings = PgqueueEngine.settings(mode, CONCURRENCY, BATCH_SIZE, pickup.pollInterval);
+		try (PgqueueEngine engine = new PgqueueEngine(consumers, schema.name(), settings,
+				DrainWorkload.deletes(mode), QueueMetrics.NONE, (job) -> started.putIfAbsent(job.id(), System.nanoTime()))) {
+			JobPoller poller = engine.poller();
+			if (pickup == Pickup.NOTIFY) {
+				engine.listen(listener, poller);
+			}
+			poller.start();
+			JobClient client = engine.client(producers, pickup == Pickup.NOTIFY);
+			Runnable afterCommit = (pickup == Pickup.WAKE_UP) ? poller::wakeUp : () -> {
+			};
+			return produce(profile, started, pickup.pollInterval, () -> {
+				UUID id = client.enqueue(BenchSchema.KIND, new EnqueueWorkload.Payload(1));
+				afterCommit.run();
+				return id;
+			}, null);
+		}
+	}
+
+	private static Latencies raw(BenchSchema schema, HikariDataSource consumers, HikariDataSource producers,
+			QueueMode mode, Profile profile) throws Exception {
+		Map<UUID, Long> started = new ConcurrentHashMap<>();
+		AtomicBoolean running = new AtomicBoolean(true);
+		AtomicReference<Throwable> failure = new AtomicReference<>();
+		List<Thread> loops = new ArrayList<>();
+		for (int i = 0; i < CONCURRENCY; i++) {
+			String owner = "raw-" + UUID.randomUUID().toString().substring(0, 8);
+			Thread loop = new Thread(() -> {
+				try (Connection connection = consumers.getConnection()) {
+					RawQueue queue = new RawQueue(connection, schema.table());
+					connection.setAutoCommit(mode == QueueMode.LEASED);
+					while (running.get()) {
+						List<RawJob> jobs = (mode == QueueMode.TRANSACTIONAL) ? queue.claimLocked(BATCH_SIZE)
+								: queue.claimLeased(BATCH_SIZE, owner, Drains.LEASE_MILLIS);
+						long now = System.nanoTime();
+						jobs.forEach((job) -> started.putIfAbsent(job.publicId(), now));
+						if (mode == QueueMode.TRANSACTIONAL) {
+							if (!jobs.isEmpty()) {
+								queue.deleteLocked(jobs);
+							}
+							connection.commit();
+						}
+						else if (!jobs.isEmpty()) {
+							queue.completeLeasedMany(jobs);
+						}
+						if (jobs.isEmpty()) {
+							LockSupport.parkNanos(1_000_000);
+						}
+					}
+					connection.setAutoCommit(true);
+					queue.close();
+				}
+				catch (Throwable ex) {
+					failure.compareAndSet(null, ex);
+				}
+			}, "raw-steady-" + i);
+			loop.start();
+			loops.add(loop);
+		}
+		try {
+			return produce(profile, started, Duration.ofMillis(1), null, () -> {
+				Connection connection = producers.getConnection();
+				RawQueue queue = new RawQueue(connection, schema.table());
+				return new Producer() {
+					@Override
+					public UUID enqueue() throws Exception {
+						UUID id = UUID.randomUUID();
+						queue.insertOne(id, EnqueueWorkload.PAYLOAD_JSON);
+						return id;
+					}
+
+					@Override
+					public void close() throws SQLException {
+						queue.close();
+						connection.close();
+					}
+				};
+			});
+		}
+		finally {
+			running.set(false);
+			for (Thread loop : loops) {
+				loop.join();
+			}
+			if (failure.get() != null) {
+				throw new IllegalStateException("Raw consumer failed: " + failure.get(), failure.get());
+			}
+		}
+	}
+
+	/**
+	 * Enqueues at the profile's rate from {@link #PRODUCERS} threads for the warm-up and measured
+	 * windows, waits until every job has started, and returns the pickup latencies of the jobs
+	 * enqueued in the measured window.
+	 */
+	private static Latencies produce(Profile profile, Map<UUID, Long> started, Duration pollInterval,
+			Producer shared, ProducerFactory perThread) throws InterruptedException {
+		Map<UUID, Long> committed = new ConcurrentHashMap<>();
+		AtomicReference<Throwable> failure = new AtomicReference<>();
+		long intervalNanos = 1_000_000_000L / profile.steadyRate();
+		long start = System.nanoTime() + 50_000_000;
+		long measureFrom = start + profile.warmUp().toNanos();
+		long end = measureFrom + profile.measure().toNanos();
+		List<Thread> threads = new ArrayList<>();
+		for (int p = 0; p < PRODUCERS; p++) {
+			int offset = p;
+			Thread thread = new Thread(() -> {
+				try (Producer producer = (perThread != null) ? perThread.create() : shared) {
+					for (long i = offset;; i += PRODUCERS) {
+						long due = start + i * intervalNanos;
+						if (due >= end) {
+							return;
+						}
+						long wait;
+						while ((wait = due - System.nanoTime()) > 0) {
+							LockSupport.parkNanos(wait);
+						}
+						UUID id = producer.enqueue();
+						committed.put(id, System.nanoTime());
+					}
+				}
+				catch (Throwable ex) {
+					failure.compareAndSet(null, ex);
+				}
+			}, "producer-" + p);
+			thread.start();
+			threads.add(thread);
+		}
+		for (Thread thread : threads) {
+			thread.join();
+		}
+		if (failure.get() != null) {
+			throw new IllegalStateException("Producer failed: " + failure.get(), failure.get());
+		}
+		long deadline = System.nanoTime() + pollInterval.toNanos() * 3 + 10_000_000_000L;
+		while (!started.keySet().containsAll(committed.keySet()) && System.nanoTime() < deadline) {
+			Drains.sleep(5);
+		}
+		Latencies latencies = new Latencies();
+		committed.forEach((id, at) -> {
+			Long begun = started.get(id);
+			if (at >= measureFrom) {
+				// A job never started counts as taking the whole wait: it must not vanish from p99.
+				long latency = (begun != null) ? begun - at : deadline - at;
+				// The handler can start before the producer's clock read after commit returns.
+				latencies.add(Math.max(0, latency));
+			}
+		});
+		return latencies;
+	}
+
+	/** How pgqueue's poller learns about new jobs. */
+	enum Pickup {
+
+		DEFAULT_POLL("poll " + QueueSettings.DEFAULT_POLL_INTERVAL.toMillis() + " ms",
+				QueueSettings.DEFAULT_POLL_INTERVAL),
+
+		FAST_POLL("poll 100 ms", Duration.ofMillis(100)),
+
+		/** LISTEN/NOTIFY, polling at the default interval as the fallback: the starter's default. */
+		NOTIFY("notify", QueueSettings.DEFAULT_POLL_INTERVAL),
+
+		/** Polls at the default interval but is woken after each commit, as a notification would. */
+		WAKE_UP("wake-up", QueueSettings.DEFAULT_POLL_INTERVAL);
+
+		final String label;
+
+		final Duration pollInterval;
+
+		Pickup(String label, Duration pollInterval) {
+			this.label = label;
+			this.pollInterval = pollInterval;
+		}
+
+	}
+
+	private interface Producer extends AutoCloseable {
+
+		/** Enqueues one job and returns its public id once committed. */
+		UUID enqueue() throws Exception;
+
+		@Override
+		default void close() throws SQLException {
+		}
+
+	}
+
+	@FunctionalInterface
+	private interface ProducerFactory {
+
+		Producer create() throws Exception;
+
+	}
+
+}

@@ -1,0 +1,35 @@
+package dev.pgqueue;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Marks a bean method as the handler of one kind of job.
+ *
+ * <p>The method takes the payload, mapped by Jackson to the parameter's type, and optionally the
+ * {@link Job} itself, in any order; a method that takes only a {@code Job} reads the raw payload
+ * from it. It returns normally to complete the job; any exception schedules a retry unless it is a
+ * {@link NonRetryableJobException} (or configured as non-retryable), which fails the job at once.
+ *
+ * <pre>{@code
+ * @JobListener(kind = "email.welcome", queue = "mail")
+ * void send(WelcomeEmail email, Job job) { ... }
+ * }</pre>
+ *
+ * <p>Exactly one listener may handle a kind; a second one fails the application at start-up.
+ */
+@Target(ElementType.METHOD)
+@Retention(RetentionPolicy.RUNTIME)
+@Documented
+public @interface JobListener {
+
+	/** Stable name of the kind of job this method handles, as given to {@link JobClient}. */
+	String kind();
+
+	/** Queue (pool of workers with its own settings) whose pollers run this kind. */
+	String queue() default JobRequest.DEFAULT_QUEUE;
+
+}

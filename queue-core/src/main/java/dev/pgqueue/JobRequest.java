@@ -1,0 +1,149 @@
+package dev.pgqueue;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+
+/**
+ * A job to enqueue: its kind and payload, and optionally the queue, when it may run, its priority
+ * and how many attempts it gets.
+ *
+ * <pre>{@code
+ * jobClient.enqueue(JobRequest.of("report.monthly", new ReportRequest(accountId))
+ *     .queue("reports")
+ *     .delay(Duration.ofMinutes(5))
+ *     .priority(10)
+ *     .maxAttempts(3));
+ * }</pre>
+ */
+public final class JobRequest {
+
+	/** Queue of a job whose kind names no other. */
+	public static final String DEFAULT_QUEUE = "default";
+
+	/** Longest kind or queue name accepted. */
+	public static final int MAX_NAME_LENGTH = 200;
+
+	private final String kind;
+
+	private final Object payload;
+
+	private String queue;
+
+	private Instant runAt;
+
+	private Duration delay;
+
+	private int priority;
+
+	private Integer maxAttempts;
+
+	private JobRequest(String kind, Object payload) {
+		this.kind = requireName("kind", kind);
+		this.payload = payload;
+	}
+
+	/**
+	 * Starts a request for a job of the given kind. The payload is serialized to JSON with the
+	 * application's Jackson mapper; {@code null} is stored as JSON {@code null}.
+	 */
+	public static JobRequest of(String kind, Object payload) {
+		return new JobRequest(kind, payload);
+	}
+
+	/**
+	 * Sets the queue. Without one, the job goes to the queue of this application's listener for its
+	 * kind, or to {@value #DEFAULT_QUEUE} when no listener here handles it.
+	 */
+	public JobRequest queue(String queue) {
+		this.queue = requireName("queue", queue);
+		return this;
+	}
+
+	/** Makes the job wait until the given instant (compared with the database clock). */
+	public JobRequest runAt(Instant runAt) {
+		this.runAt = Objects.requireNonNull(runAt, "runAt must not be null");
+		this.delay = null;
+		return this;
+	}
+
+	/** Makes the job wait this long after the enqueue, measured on the database clock. */
+	public JobRequest delay(Duration delay) {
+		Objects.requireNonNull(delay, "delay must not be null");
+		if (delay.isNegative()) {
+			throw new IllegalArgumentException("Delay of a '" + this.kind + "' job must not be negative, was " + delay);
+		}
+		this.delay = delay;
+		this.runAt = null;
+		return this;
+	}
+
+	/** Sets the priority (-32768 to 32767, default 0); among due jobs of a queue, higher runs first. */
+	public JobRequest priority(int priority) {
+		if (priority < Short.MIN_VALUE || priority > Short.MAX_VALUE) {
+			throw new IllegalArgumentException(
+					"Priority of a '" + this.kind + "' job must be between -32768 and 32767, was " + priority);
+		}
+		this.priority = priority;
+		return this;
+	}
+
+	/** Sets how many attempts the job gets before it fails for good; defaults to its queue's setting. */
+	public JobRequest maxAttempts(int maxAttempts) {
+		if (maxAttempts < 1) {
+			throw new IllegalArgumentException(
+					"Max attempts of a '" + this.kind + "' job must be at least 1, was " + maxAttempts);
+		}
+		this.maxAttempts = maxAttempts;
+		return this;
+	}
+
+	public String kind() {
+		return this.kind;
+	}
+
+	public Object payload() {
+		return this.payload;
+	}
+
+	/** The queue given, or {@code null} to resolve it from the kind. */
+	public String queue() {
+		return this.queue;
+	}
+
+	/** The run-at instant given, or {@code null}. */
+	public Instant runAt() {
+		return this.runAt;
+	}
+
+	/** The delay given, or {@code null}. */
+	public Duration delay() {
+		return this.delay;
+	}
+
+	public int priority() {
+		return this.priority;
+	}
+
+	/** The max attempts given, or {@code null} for the queue's default. */
+	public Integer maxAttempts() {
+		return this.maxAttempts;
+	}
+
+	private static String requireName(String what, String value) {
+		if (value == null || value.isBlank()) {
+			throw new IllegalArgumentException("Job " + what + " must not be blank");
+		}
+		if (value.length() > MAX_NAME_LENGTH) {
+			throw new IllegalArgumentException("Job " + what + " '" + value.substring(0, 40) + "…' is longer than "
+					+ MAX_NAME_LENGTH + " characters");
+		}
+		return value;
+	}
+
+	@Override
+	public String toString() {
+		return "JobRequest[kind=" + this.kind + ", queue=" + this.queue + "]";
+	}
+
+}

@@ -1,0 +1,120 @@
+package dev.pgqueue;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Settings of one queue: a pool of workers with its own mode, concurrency, batch size and timings.
+ *
+ * <p>Validation errors name the setting as it is written in {@code application.yml}.
+ *
+ * @param name queue name
+ * @param mode how jobs run relative to the claiming transaction
+ * @param concurrency in transactional mode, batches run at once (each holds a connection); in
+ * leased mode, jobs run at once
+ * @param batchSize most jobs claimed by one statement
+ * @param pollInterval pause between polls that found less than a full batch (jittered ±10 %)
+ * @param leaseDuration how long a leased job may run without its lease being extended
+ * @param maxAttempts attempts a job gets when its request does not say
+ * @param retry backoff between attempts
+ * @param nonRetryable exception types that fail a job at once, besides
+ * {@link NonRetryableJobException}
+ */
+public record QueueSettings(String name, QueueMode mode, int concurrency, int batchSize, Duration pollInterval,
+		Duration leaseDuration, int maxAttempts, RetryPolicy retry, List<Class<? extends Throwable>> nonRetryable) {
+
+	public static final int DEFAULT_CONCURRENCY = 4;
+
+	public static final int DEFAULT_BATCH_SIZE = 10;
+
+	public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofSeconds(1);
+
+	public static final Duration DEFAULT_LEASE_DURATION = Duration.ofMinutes(5);
+
+	public static final int DEFAULT_MAX_ATTEMPTS = 10;
+
+	public QueueSettings {
+		if (name == null || name.isBlank()) {
+			throw new IllegalArgumentException("Queue name must not be blank");
+		}
+		String key = "pgqueue.queues." + name + ".";
+		Objects.requireNonNull(mode, key + "mode must be set (transactional or leased)");
+		Objects.requireNonNull(retry, key + "retry must be set");
+		requirePositive(key + "concurrency", concurrency);
+		requirePositive(key + "batch-size", batchSize);
+		requirePositive(key + "max-attempts", maxAttempts);
+		requirePositive(key + "poll-interval", pollInterval);
+		requirePositive(key + "lease-duration", leaseDuration);
+		if (leaseDuration.compareTo(Duration.ofSeconds(1)) < 0) {
+			throw new InvalidQueueConfigurationException(key + "lease-duration", key + "lease-duration must be at "
+					+ "least 1s, was " + leaseDuration + "; a lease is extended every third of its duration",
+					"Set " + key + "lease-duration to 1s or more, comfortably above the database's worst pause.");
+		}
+		nonRetryable = List.copyOf(nonRetryable);
+	}
+
+	/** Settings with every default, for a queue that has no configuration of its own. */
+	public static QueueSettings defaults(String name) {
+		return new QueueSettings(name, QueueMode.TRANSACTIONAL, DEFAULT_CONCURRENCY, DEFAULT_BATCH_SIZE,
+				DEFAULT_POLL_INTERVAL, DEFAULT_LEASE_DURATION, DEFAULT_MAX_ATTEMPTS, RetryPolicy.DEFAULT, List.of());
+	}
+
+	public QueueSettings withName(String name) {
+		return new QueueSettings(name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable);
+	}
+
+	public QueueSettings withMode(QueueMode mode) {
+		return new QueueSettings(this.name, mode, this.concurrency, this.batchSize, this.pollInterval,
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable);
+	}
+
+	public QueueSettings withConcurrency(int concurrency) {
+		return new QueueSettings(this.name, this.mode, concurrency, this.batchSize, this.pollInterval,
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable);
+	}
+
+	public QueueSettings withBatchSize(int batchSize) {
+		return new QueueSettings(this.name, this.mode, this.concurrency, batchSize, this.pollInterval,
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable);
+	}
+
+	public QueueSettings withPollInterval(Duration pollInterval) {
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, pollInterval,
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable);
+	}
+
+	public QueueSettings withLeaseDuration(Duration leaseDuration) {
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+				leaseDuration, this.maxAttempts, this.retry, this.nonRetryable);
+	}
+
+	public QueueSettings withMaxAttempts(int maxAttempts) {
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+				this.leaseDuration, maxAttempts, this.retry, this.nonRetryable);
+	}
+
+	public QueueSettings withRetry(RetryPolicy retry) {
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+				this.leaseDuration, this.maxAttempts, retry, this.nonRetryable);
+	}
+
+	public QueueSettings withNonRetryable(List<Class<? extends Throwable>> nonRetryable) {
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+				this.leaseDuration, this.maxAttempts, this.retry, nonRetryable);
+	}
+
+	private static void requirePositive(String key, int value) {
+		if (value < 1) {
+			throw InvalidQueueConfigurationException.atLeastOne(key, value);
+		}
+	}
+
+	private static void requirePositive(String key, Duration value) {
+		if (value == null || value.isZero() || value.isNegative()) {
+			throw InvalidQueueConfigurationException.positive(key, value);
+		}
+	}
+
+}

@@ -1,0 +1,29 @@
+package dev.pgqueue.engine;
+
+import java.time.Instant;
+import java.util.UUID;
+
+import dev.pgqueue.Job;
+
+/**
+ * A row claimed by a poller.
+ *
+ * @param id internal id
+ * @param attempt attempt as stored when the claim returned: in leased mode the claim has already
+ * counted the attempt; in transactional mode it is counted when the outcome is recorded
+ * @param job what the listener sees
+ */
+public record ClaimedJob(long id, int attempt, Job job) {
+
+	static ClaimedJob of(long id, UUID publicId, String kind, String queue, int storedAttempt, int runningAttempt,
+			int maxAttempts, int priority, String payload, Instant runAt, Instant createdAt) {
+		return new ClaimedJob(id, storedAttempt,
+				new Job(publicId, kind, queue, runningAttempt, maxAttempts, priority, payload, runAt, createdAt));
+	}
+
+	@Override
+	public String toString() {
+		return this.job.toString();
+	}
+
+}

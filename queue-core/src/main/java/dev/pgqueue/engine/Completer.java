@@ -1,0 +1,163 @@
+package dev.pgqueue.engine;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.dao.DataAccessException;
+
+/**
+ * Records the outcomes of leased jobs in batches: every completion waiting when the completer
+ * looks is written with one guarded statement, so that a busy queue pays one round trip per flush,
+ * not per job, and an idle one adds no delay (a flush starts as soon as an outcome arrives).
+ * Failures, which are rare, are written one by one.
+ */
+public class Completer {
+
+	private static final Logger logger = LoggerFactory.getLogger(Completer.class);
+
+	private static final int MAX_FLUSH = 1_000;
+
+	private static final int ATTEMPTS = 3;
+
+	private final JobRepository repository;
+
+	private final boolean deleteCompleted;
+
+	private final String queue;
+
+	private final Consumer<Finished> onRecorded;
+
+	private final LinkedBlockingQueue<Finished> pending = new LinkedBlockingQueue<>();
+
+	private final Thread thread;
+
+	private volatile boolean running = true;
+
+	/**
+	 * @param onRecorded called for each outcome once written (or given up on)
+	 */
+	public Completer(JobRepository repository, boolean deleteCompleted, String queue, Consumer<Finished> onRecorded,
+			java.util.function.BiFunction<String, Runnable, Thread> threads) {
+		this.repository = repository;
+		this.deleteCompleted = deleteCompleted;
+		this.queue = queue;
+		this.onRecorded = onRecorded;
+		this.thread = threads.apply("pgqueue-completer-" + queue, this::run);
+		this.thread.start();
+	}
+
+	/** Queues an outcome to be written. */
+	public void submit(ClaimedJob job, Outcome outcome) {
+		this.pending.add(new Finished(job, outcome));
+	}
+
+	/** Writes everything submitted so far, then stops. */
+	public void stop() {
+		this.running = false;
+		this.thread.interrupt();
+		try {
+			this.thread.join(TimeUnit.SECONDS.toMillis(30));
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	private void run() {
+		List<Finished> batch = new ArrayList<>();
+		while (this.running || !this.pending.isEmpty()) {
+			try {
+				Finished first = this.running ? this.pending.poll(1, TimeUnit.SECONDS) : this.pending.poll();
+				if (first == null) {
+					continue;
+				}
+				batch.add(first);
+				this.pending.drainTo(batch, MAX_FLUSH - 1);
+				flush(batch);
+			}
+			catch (InterruptedException ex) {
+				// stop() interrupts to end the wait; the loop writes what is left.
+			}
+			finally {
+				batch.clear();
+			}
+		}
+	}
+
+	private void flush(List<Finished> batch) {
+		List<Long> ids = new ArrayList<>();
+		List<Integer> attempts = new ArrayList<>();
+		List<Finished> failures = new ArrayList<>();
+		for (Finished finished : batch) {
+			if (finished.outcome().succeeded()) {
+				ids.add(finished.job().id());
+				attempts.add(finished.job().attempt());
+			}
+			else {
+				failures.add(finished);
+			}
+		}
+		Set<Long> recorded = new HashSet<>();
+		if (!ids.isEmpty()) {
+			List<Long> completed = withRetries(() -> this.repository.completeLeasedMany(ids, attempts,
+					this.deleteCompleted), batch.size() + " completions");
+			if (completed != null) {
+				recorded.addAll(completed);
+			}
+		}
+		for (Finished failure : failures) {
+			Boolean written = withRetries(() -> this.repository.recordLeasedFailure(failure.job().id(),
+					failure.job().attempt(), failure.outcome().nextState(), failure.outcome().retryDelay(),
+					failure.outcome().error()), "a failure");
+			if (Boolean.TRUE.equals(written)) {
+				recorded.add(failure.job().id());
+			}
+		}
+		for (Finished finished : batch) {
+			if (!recorded.contains(finished.job().id())) {
+				logger.warn("Job {} of kind '{}' in queue '{}' finished attempt {} after its lease was lost (expired "
+						+ "and rescued, released at shutdown, or the database was unreachable); its outcome ({}) was "
+						+ "not recorded", finished.job().job().id(), finished.job().job().kind(), this.queue,
+						finished.job().attempt(), finished.outcome().kind().name().toLowerCase(java.util.Locale.ROOT));
+			}
+			this.onRecorded.accept(finished);
+		}
+	}
+
+	private <T> T withRetries(java.util.function.Supplier<T> write, String what) {
+		for (int attempt = 1;; attempt++) {
+			try {
+				return write.get();
+			}
+			catch (DataAccessException ex) {
+				if (attempt >= ATTEMPTS) {
+					logger.error("Queue '{}': could not record {} after {} tries; those jobs run again once their "
+							+ "leases expire: {}", this.queue, what, attempt, ex.toString());
+					return null;
+				}
+				try {
+					Thread.sleep(100L << attempt);
+				}
+				catch (InterruptedException interrupted) {
+					if (this.running) {
+						Thread.currentThread().interrupt();
+						return null;
+					}
+				}
+			}
+		}
+	}
+
+	/** A leased job whose handler has returned, and what became of it. */
+	public record Finished(ClaimedJob job, Outcome outcome) {
+	}
+
+}

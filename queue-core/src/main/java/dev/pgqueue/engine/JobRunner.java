@@ -1,0 +1,158 @@
+package dev.pgqueue.engine;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.UndeclaredThrowableException;
+import java.time.Duration;
+
+import dev.pgqueue.Job;
+import dev.pgqueue.NonRetryableJobException;
+import dev.pgqueue.QueueSettings;
+import dev.pgqueue.metrics.QueueMetrics;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs one attempt of a job through its handler and decides what becomes of it: completed,
+ * retried after a backoff, or failed for good. Catches every {@link Throwable} a handler throws, so
+ * that a broken job can never stop a poller. Logs job ids and kinds, never payloads.
+ */
+public class JobRunner {
+
+	/** Longest last error stored, in characters. */
+	static final int MAX_ERROR_LENGTH = 4000;
+
+	private static final Logger logger = LoggerFactory.getLogger(JobRunner.class);
+
+	private final JobHandlerRegistry handlers;
+
+	private final QueueMetrics metrics;
+
+	public JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics) {
+		this.handlers = handlers;
+		this.metrics = metrics;
+	}
+
+	/** Runs the job and returns its outcome; never throws. */
+	public Outcome run(Job job, QueueSettings settings) {
+		long start = System.nanoTime();
+		Outcome outcome = attempt(job, settings);
+		this.metrics.jobFinished(job.queue(), job.kind(), outcome.kind(), System.nanoTime() - start);
+		log(job, outcome);
+		return outcome;
+	}
+
+	/**
+	 * The outcome of a transactional-mode attempt whose handler returned normally but left the
+	 * transaction marked rollback-only (a nested {@code @Transactional} method failed and the handler
+	 * swallowed the exception): its work was undone, so it counts as a failed attempt.
+	 */
+	public Outcome rollbackOnly(Job job, QueueSettings settings) {
+		return failedAfterReturning(job, settings,
+				"The handler returned, but marked the transaction rollback-only (a nested @Transactional "
+						+ "call failed and its exception was caught); its work was rolled back");
+	}
+
+	/**
+	 * The outcome of a transactional-mode attempt whose handler returned normally after one of its
+	 * statements had failed (the handler caught the exception): PostgreSQL aborted the transaction,
+	 * so the handler's work was rolled back and the attempt counts as failed.
+	 */
+	public Outcome transactionAborted(Job job, QueueSettings settings) {
+		return failedAfterReturning(job, settings, "The handler returned, but a statement it ran had failed and "
+				+ "aborted the transaction (its exception was caught); its work was rolled back. Let the exception "
+				+ "propagate, or run the statement in a nested transaction (PROPAGATION_NESTED) so that its failure "
+				+ "undoes only that statement");
+	}
+
+	private Outcome failedAfterReturning(Job job, QueueSettings settings, String error) {
+		Outcome outcome = job.isLastAttempt() ? Outcome.fail(error, null)
+				: Outcome.retry(settings.retry().delayAfter(job.attempt()), error, null);
+		this.metrics.jobFinished(job.queue(), job.kind(), outcome.kind(), 0);
+		log(job, outcome);
+		return outcome;
+	}
+
+	private Outcome attempt(Job job, QueueSettings settings) {
+		JobHandler handler = this.handlers.find(job.kind());
+		if (handler == null) {
+			return Outcome.fail("No @JobListener for kind '" + job.kind() + "' in queue '" + job.queue()
+					+ "' of this application; deploy a listener for it and re-enqueue the job", null);
+		}
+		try {
+			handler.handle(job);
+			return Outcome.COMPLETED;
+		}
+		catch (Throwable thrown) {
+			Throwable failure = unwrap(thrown);
+			String error = describe(failure);
+			if (!isRetryable(failure, settings)) {
+				return Outcome.fail(error, failure);
+			}
+			if (job.isLastAttempt()) {
+				return Outcome.fail("Attempt " + job.attempt() + " of " + job.maxAttempts() + " was the last: " + error,
+						failure);
+			}
+			return Outcome.retry(settings.retry().delayAfter(job.attempt()), error, failure);
+		}
+	}
+
+	/** Whether another attempt could succeed after this failure. */
+	static boolean isRetryable(Throwable failure, QueueSettings settings) {
+		if (failure instanceof NonRetryableJobException || failure instanceof ClassCastException
+				|| failure instanceof NoSuchMethodException) {
+			return false;
+		}
+		for (Class<? extends Throwable> type : settings.nonRetryable()) {
+			if (type.isInstance(failure)) {
+				return false;
+			}
+		}
+		return true;
+	}
+
+	private static Throwable unwrap(Throwable thrown) {
+		Throwable current = thrown;
+		while ((current instanceof InvocationTargetException || current instanceof UndeclaredThrowableException)
+				&& current.getCause() != null) {
+			current = current.getCause();
+		}
+		return current;
+	}
+
+	/** The exception's class, message and first frames, bounded in size. */
+	static String describe(Throwable failure) {
+		StringWriter text = new StringWriter();
+		failure.printStackTrace(new PrintWriter(text));
+		String trace = text.toString();
+		return (trace.length() <= MAX_ERROR_LENGTH) ? trace : trace.substring(0, MAX_ERROR_LENGTH - 1) + "…";
+	}
+
+	private static void log(Job job, Outcome outcome) {
+		switch (outcome.kind()) {
+			case RETRIED -> logger.warn("Job {} of kind '{}' in queue '{}' failed attempt {} of {}; retrying in {}: {}",
+					job.id(), job.kind(), job.queue(), job.attempt(), job.maxAttempts(),
+					humanize(outcome.retryDelay()), summary(outcome));
+			case FAILED -> logger.error("Job {} of kind '{}' in queue '{}' failed for good on attempt {} of {}: {}",
+					job.id(), job.kind(), job.queue(), job.attempt(), job.maxAttempts(), summary(outcome),
+					outcome.cause());
+			default -> {
+				if (logger.isDebugEnabled()) {
+					logger.debug("Job {} of kind '{}' in queue '{}' completed on attempt {}", job.id(), job.kind(),
+							job.queue(), job.attempt());
+				}
+			}
+		}
+	}
+
+	private static String summary(Outcome outcome) {
+		Throwable cause = outcome.cause();
+		return (cause != null) ? cause.getClass().getName() + ": " + cause.getMessage() : outcome.error();
+	}
+
+	private static String humanize(Duration duration) {
+		return duration.toString().substring(2).toLowerCase(java.util.Locale.ROOT);
+	}
+
+}

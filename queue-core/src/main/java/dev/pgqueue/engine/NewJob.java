@@ -1,0 +1,15 @@
+package dev.pgqueue.engine;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.UUID;
+
+/**
+ * A row about to be inserted: the request resolved to a queue, serialized, and given its id.
+ *
+ * @param runAt absolute due time, or {@code null}
+ * @param delay delay from the database's clock, or {@code null}; with neither the job is due now
+ */
+public record NewJob(UUID publicId, String kind, String queue, String payloadJson, int priority, Instant runAt,
+		Duration delay, int maxAttempts) {
+}

@@ -1,0 +1,167 @@
+package dev.pgqueue.engine;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import javax.sql.DataSource;
+
+import dev.pgqueue.JobPoller;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.context.SmartLifecycle;
+
+/**
+ * Wakes pollers when jobs become due, instead of leaving them to their poll interval.
+ *
+ * <p>Inserts (and promotions of scheduled jobs) send {@code NOTIFY} on the schema's channel with
+ * the queue's name; PostgreSQL delivers it when the inserting transaction commits, so a poller is
+ * never woken for a job it cannot see yet. This listener holds one connection from the data source
+ * with {@code LISTEN} and wakes the pollers of the named queue. Many notifications arriving while a
+ * poller is busy fold into one extra poll. Polling on the interval remains the fallback: if the
+ * connection drops, the listener reconnects with backoff and nothing is lost but latency.
+ *
+ * <p>Needs a session-level connection: turn notifications off behind a connection pooler in
+ * transaction mode (PgBouncer), where {@code LISTEN} does not work.
+ */
+public class NotificationListener implements SmartLifecycle {
+
+	private static final Logger logger = LoggerFactory.getLogger(NotificationListener.class);
+
+	private static final int RECEIVE_TIMEOUT_MILLIS = 500;
+
+	private final DataSource dataSource;
+
+	private final String channel;
+
+	private final Map<String, List<JobPoller>> pollers = new ConcurrentHashMap<>();
+
+	private volatile boolean running;
+
+	private volatile Thread thread;
+
+	private volatile Connection connection;
+
+	public NotificationListener(DataSource dataSource, String channel) {
+		this.dataSource = dataSource;
+		this.channel = channel;
+	}
+
+	/** Wakes this poller when its queue is notified. */
+	public void register(JobPoller poller) {
+		this.pollers.computeIfAbsent(poller.settings().name(), (queue) -> new CopyOnWriteArrayList<>()).add(poller);
+	}
+
+	@Override
+	public synchronized void start() {
+		if (this.running) {
+			return;
+		}
+		this.running = true;
+		Thread listener = new Thread(this::listenLoop, "pgqueue-notifications");
+		listener.setDaemon(true);
+		this.thread = listener;
+		listener.start();
+	}
+
+	@Override
+	public synchronized void stop() {
+		this.running = false;
+		Thread listener = this.thread;
+		if (listener != null) {
+			listener.interrupt();
+			try {
+				listener.join(RECEIVE_TIMEOUT_MILLIS * 4L);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		}
+		this.thread = null;
+	}
+
+	@Override
+	public boolean isRunning() {
+		return this.running;
+	}
+
+	@Override
+	public int getPhase() {
+		// Start before the pollers and stop after them.
+		return JobPoller.PHASE - 1;
+	}
+
+	private void listenLoop() {
+		int failures = 0;
+		while (this.running) {
+			try (Connection con = this.dataSource.getConnection()) {
+				this.connection = con;
+				if (!con.getAutoCommit()) {
+					con.setAutoCommit(true);
+				}
+				try (Statement statement = con.createStatement()) {
+					statement.execute("LISTEN \"" + this.channel.replace("\"", "\"\"") + "\"");
+				}
+				PGConnection pg = con.unwrap(PGConnection.class);
+				if (failures > 0) {
+					logger.info("pgqueue notifications: listening again on channel '{}'", this.channel);
+				}
+				failures = 0;
+				// Jobs committed while we were not listening would otherwise wait for the poll interval.
+				wakeAll();
+				while (this.running) {
+					PGNotification[] notifications = pg.getNotifications(RECEIVE_TIMEOUT_MILLIS);
+					if (notifications != null) {
+						for (PGNotification notification : notifications) {
+							wake(notification.getParameter());
+						}
+					}
+				}
+			}
+			catch (SQLException | RuntimeException ex) {
+				if (!this.running) {
+					return;
+				}
+				failures++;
+				long backoff = Math.min(30_000L, 250L << Math.min(failures - 1, 7));
+				logger.warn("pgqueue notifications on channel '{}' failed ({} in a row); pollers fall back to their "
+						+ "poll interval; reconnecting in {} ms: {}", this.channel, failures, backoff, ex.toString());
+				try {
+					Thread.sleep(backoff);
+				}
+				catch (InterruptedException interrupted) {
+					Thread.currentThread().interrupt();
+					return;
+				}
+			}
+			finally {
+				this.connection = null;
+			}
+		}
+	}
+
+	private void wake(String queue) {
+		List<JobPoller> queuePollers = this.pollers.get(queue);
+		if (queuePollers != null) {
+			queuePollers.forEach(JobPoller::wakeUp);
+		}
+	}
+
+	private void wakeAll() {
+		this.pollers.values().forEach((queuePollers) -> queuePollers.forEach(JobPoller::wakeUp));
+	}
+
+	/** How long a notification may wait before the listener looks; for documentation and tests. */
+	public static Duration receiveTimeout() {
+		return Duration.ofMillis(RECEIVE_TIMEOUT_MILLIS);
+	}
+
+}

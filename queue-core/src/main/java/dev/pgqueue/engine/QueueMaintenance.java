@@ -1,0 +1,220 @@
+package dev.pgqueue.engine;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ScheduledFuture;
+import java.util.function.Supplier;
+
+import dev.pgqueue.JobPoller;
+import dev.pgqueue.JobState;
+import dev.pgqueue.metrics.QueueMetrics;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.context.SmartLifecycle;
+import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
+
+/**
+ * The background services of one application instance, each a short statement on a timer:
+ * <ul>
+ * <li>the <em>promoter</em> makes scheduled jobs (delays and retries) available once due;</li>
+ * <li>the <em>rescuer</em> returns leased jobs whose lease expired (their worker died) to the
+ * queue, counting the attempt, or fails them when it was their last;</li>
+ * <li>the <em>cleaner</em> prunes finished jobs past their retention in batches, each its own short
+ * transaction, one instance at a time (a session advisory lock held for the whole run);</li>
+ * <li>the <em>stats reader</em> reads queue depth and the age of the oldest due job for metrics
+ * and health.</li>
+ * </ul>
+ * Promoter and rescuer use {@code SKIP LOCKED}, so every instance may run them at once without
+ * waiting on each other. A failing service logs and tries again on its next tick.
+ */
+public class QueueMaintenance implements SmartLifecycle {
+
+	private static final Logger logger = LoggerFactory.getLogger(QueueMaintenance.class);
+
+	private static final int PROMOTE_BATCH = 10_000;
+
+	private static final int RESCUE_BATCH = 1_000;
+
+	/** How long a due job of a kind nobody here claims waits before it is reported. */
+	static final Duration UNCLAIMED_AFTER = Duration.ofMinutes(1);
+
+	private static final Duration UNCLAIMED_WARNING_PERIOD = Duration.ofMinutes(10);
+
+	private final JobRepository repository;
+
+	private final MaintenanceSettings settings;
+
+	private final QueueMetrics metrics;
+
+	private final Supplier<? extends Collection<String>> knownQueues;
+
+	private final JobHandlerRegistry handlers;
+
+	private final Map<String, Long> lastUnclaimedWarning = new java.util.concurrent.ConcurrentHashMap<>();
+
+	private final List<ScheduledFuture<?>> tasks = new ArrayList<>();
+
+	private volatile Map<String, QueueStats> lastStats = Map.of();
+
+	private ThreadPoolTaskScheduler scheduler;
+
+	/**
+	 * @param knownQueues queues reported even while empty (configured and listened-to queues)
+	 */
+	public QueueMaintenance(JobRepository repository, MaintenanceSettings settings, QueueMetrics metrics,
+			Supplier<? extends Collection<String>> knownQueues) {
+		this(repository, settings, metrics, knownQueues, new JobHandlerRegistry());
+	}
+
+	/**
+	 * @param knownQueues queues reported even while empty (configured and listened-to queues)
+	 * @param handlers this application's listeners, to warn about due jobs that none of them claims
+	 */
+	public QueueMaintenance(JobRepository repository, MaintenanceSettings settings, QueueMetrics metrics,
+			Supplier<? extends Collection<String>> knownQueues, JobHandlerRegistry handlers) {
+		this.handlers = handlers;
+		this.repository = repository;
+		this.settings = settings;
+		this.metrics = metrics;
+		this.knownQueues = knownQueues;
+	}
+
+	@Override
+	public synchronized void start() {
+		if (this.scheduler != null) {
+			return;
+		}
+		ThreadPoolTaskScheduler scheduler = new ThreadPoolTaskScheduler();
+		scheduler.setPoolSize(2);
+		scheduler.setThreadNamePrefix("pgqueue-maintenance-");
+		scheduler.setDaemon(true);
+		scheduler.initialize();
+		this.scheduler = scheduler;
+		schedule("promoter", this.settings.promoteInterval(), this::promote);
+		schedule("rescuer", this.settings.rescueInterval(), this::rescue);
+		schedule("cleaner", this.settings.cleanupInterval(), this::clean);
+		schedule("stats reader", this.settings.statsInterval(), this::readStats);
+	}
+
+	private void schedule(String name, Duration interval, Runnable task) {
+		this.tasks.add(this.scheduler.scheduleWithFixedDelay(() -> {
+			try {
+				task.run();
+			}
+			catch (RuntimeException ex) {
+				logger.warn("pgqueue {} failed; it runs again in {}: {}", name, interval, ex.toString());
+			}
+		}, interval));
+	}
+
+	@Override
+	public synchronized void stop() {
+		if (this.scheduler == null) {
+			return;
+		}
+		this.tasks.forEach((task) -> task.cancel(false));
+		this.tasks.clear();
+		this.scheduler.shutdown();
+		this.scheduler = null;
+	}
+
+	@Override
+	public boolean isRunning() {
+		return this.scheduler != null;
+	}
+
+	@Override
+	public int getPhase() {
+		return JobPoller.PHASE;
+	}
+
+	/** Makes due scheduled jobs available; returns how many. */
+	public int promote() {
+		int total = 0;
+		int promoted;
+		do {
+			promoted = this.repository.promoteDue(PROMOTE_BATCH);
+			total += promoted;
+		}
+		while (promoted == PROMOTE_BATCH);
+		return total;
+	}
+
+	/** Rescues jobs whose lease expired; returns how many. */
+	public int rescue() {
+		int total = 0;
+		List<JobRepository.RescuedJob> rescued;
+		do {
+			rescued = this.repository.rescueExpired(RESCUE_BATCH);
+			for (JobRepository.RescuedJob job : rescued) {
+				this.metrics.jobRescued(job.queue(), job.kind());
+				if (job.state() == JobState.FAILED) {
+					logger.error("Job {} of kind '{}' in queue '{}' failed for good: the lease of its last attempt ({}) "
+							+ "expired before it finished", job.publicId(), job.kind(), job.queue(), job.attempt());
+				}
+				else {
+					logger.warn("Job {} of kind '{}' in queue '{}' was rescued: the lease of attempt {} expired "
+							+ "(its worker died, hung or lost the database); it will run again", job.publicId(),
+							job.kind(), job.queue(), job.attempt());
+				}
+			}
+			total += rescued.size();
+		}
+		while (rescued.size() == RESCUE_BATCH);
+		return total;
+	}
+
+	/**
+	 * Prunes finished jobs past their retention, in batches, unless another instance is doing it.
+	 * Returns how many were deleted.
+	 */
+	public int clean() {
+		return Math.max(0, this.repository.pruneAllFinished(this.settings.completedRetention(),
+				this.settings.failedRetention(), this.settings.cleanupBatchSize()));
+	}
+
+	/** Reads fresh queue statistics and reports them. */
+	public Map<String, QueueStats> readStats() {
+		Map<String, QueueStats> stats = new TreeMap<>();
+		this.knownQueues.get().forEach((queue) -> stats.put(queue, QueueStats.empty(queue)));
+		stats.putAll(this.repository.stats());
+		warnAboutUnclaimedKinds();
+		this.lastStats = Map.copyOf(stats);
+		this.metrics.queueStats(stats.values());
+		return this.lastStats;
+	}
+
+	/**
+	 * Warns, at most every ten minutes per queue and kind, about due jobs in a queue this application
+	 * polls whose kind no listener here handles: unless another application handles it, they wait
+	 * for ever.
+	 */
+	private void warnAboutUnclaimedKinds() {
+		Map<String, String[]> kindsByQueue = new TreeMap<>();
+		this.handlers.queues().forEach((queue) -> kindsByQueue.put(queue, this.handlers.kindsOf(queue)));
+		for (JobRepository.UnclaimedKind unclaimed : this.repository.unclaimedKinds(kindsByQueue, UNCLAIMED_AFTER)) {
+			String key = unclaimed.queue() + '\0' + unclaimed.kind();
+			long now = System.nanoTime();
+			Long last = this.lastUnclaimedWarning.get(key);
+			if (last == null || now - last > UNCLAIMED_WARNING_PERIOD.toNanos()) {
+				this.lastUnclaimedWarning.put(key, now);
+				logger.warn("{} due jobs of kind '{}' in queue '{}' have waited up to {}s, and no @JobListener in "
+						+ "this application handles that kind in that queue. Unless another application does, deploy "
+						+ "a listener for it (or enqueue to the right queue) and they will run; nothing is lost "
+						+ "meanwhile.", unclaimed.jobs(), unclaimed.kind(), unclaimed.queue(),
+						unclaimed.oldestAge().toSeconds());
+			}
+		}
+	}
+
+	/** Statistics of the last successful read, empty before the first. */
+	public Map<String, QueueStats> lastStats() {
+		return this.lastStats;
+	}
+
+}

@@ -1,0 +1,237 @@
+package dev.pgqueue.engine;
+
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import java.util.function.IntConsumer;
+
+import dev.pgqueue.QueueSettings;
+import dev.pgqueue.metrics.QueueMetrics;
+import dev.pgqueue.metrics.QueueMetrics.JobOutcome;
+
+import org.springframework.dao.DataAccessException;
+import org.springframework.transaction.TransactionException;
+import org.springframework.transaction.TransactionStatus;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * Runs one batch of a transactional queue: claim, run every job and record its outcome in one
+ * transaction, so that each listener's own database work commits exactly when its job completes.
+ *
+ * <p>A failing job must not take its neighbours' work down with it. Savepoints do that, but cost a
+ * round trip per job. So a batch first runs <em>optimistically</em>, without savepoints; almost
+ * every batch succeeds whole and commits with no per-job statement at all. When a job fails (or a
+ * listener leaves the transaction unusable), the batch rolls back to one savepoint taken right after
+ * the claim (its row locks stay) and runs again <em>carefully</em>, each job behind a savepoint. The
+ * failed job is not run twice: its outcome from the first run is recorded as it is. Neighbours that
+ * had already run do run again, but their database work from the first run was rolled back, so
+ * database effects still happen exactly once; effects outside the database were at-least-once
+ * anyway (a crash mid-batch re-runs the batch too).
+ */
+public class TransactionalBatchRunner {
+
+	private final QueueSettings settings;
+
+	private final String[] kinds;
+
+	private final JobRepository repository;
+
+	private final JobRunner runner;
+
+	private final TransactionTemplate transactionTemplate;
+
+	private final QueueMetrics metrics;
+
+	private final boolean deleteCompleted;
+
+	private final BooleanSupplier aborting;
+
+	/**
+	 * @param aborting whether shutdown has run out of time: the batch then leaves its remaining jobs
+	 * untouched, and a job interrupted by it goes back without using an attempt
+	 */
+	public TransactionalBatchRunner(QueueSettings settings, String[] kinds, JobRepository repository,
+			JobRunner runner, TransactionTemplate transactionTemplate, QueueMetrics metrics, boolean deleteCompleted,
+			BooleanSupplier aborting) {
+		this.settings = settings;
+		this.kinds = kinds.clone();
+		this.repository = repository;
+		this.runner = runner;
+		this.transactionTemplate = transactionTemplate;
+		this.metrics = metrics;
+		this.deleteCompleted = deleteCompleted;
+		this.aborting = aborting;
+	}
+
+	/**
+	 * Claims and runs one batch.
+	 * @param onClaimed told how many jobs the claim returned, as soon as it has
+	 */
+	public void run(IntConsumer onClaimed) {
+		this.transactionTemplate.executeWithoutResult((status) -> runBatch(status, onClaimed));
+	}
+
+	private void runBatch(TransactionStatus status, IntConsumer onClaimed) {
+		long start = System.nanoTime();
+		List<ClaimedJob> jobs = this.repository.claimLocked(this.settings.name(), this.kinds,
+				this.settings.batchSize());
+		this.metrics.pollCycle(this.settings.name(), System.nanoTime() - start, jobs.size());
+		onClaimed.accept(jobs.size());
+		if (jobs.isEmpty()) {
+			return;
+		}
+		// One savepoint for the whole batch, taken after the claim: rolling back to it undoes the
+		// listeners' work but keeps the claim's row locks, so no other poller can take these jobs
+		// between the optimistic run and the careful one.
+		Object batchStart = status.createSavepoint();
+		Retry retry = runOptimistically(status, jobs);
+		if (retry == RELEASE_ALL) {
+			status.rollbackToSavepoint(batchStart);
+			return;
+		}
+		if (retry != null) {
+			status.rollbackToSavepoint(batchStart);
+			runCarefully(status, jobs, retry);
+		}
+	}
+
+	/** Runs the batch without savepoints; returns null when every job completed and was recorded. */
+	private Retry runOptimistically(TransactionStatus status, List<ClaimedJob> jobs) {
+		List<Long> completed = new ArrayList<>(jobs.size());
+		for (ClaimedJob job : jobs) {
+			if (this.aborting.getAsBoolean()) {
+				// Shutdown: leave the rest untouched; the commit releases them as they were.
+				break;
+			}
+			Outcome outcome = this.runner.run(job.job(), this.settings);
+			if (this.aborting.getAsBoolean()) {
+				Thread.interrupted();
+				if (!outcome.succeeded()) {
+					// Interrupted by shutdown, maybe half-way through its own writes, which no savepoint
+					// of its own can undo: undo the batch, releasing every job without using an attempt.
+					this.metrics.jobFinished(this.settings.name(), job.job().kind(), JobOutcome.RELEASED, 0);
+					return RELEASE_ALL;
+				}
+			}
+			if (!outcome.succeeded() || status.isRollbackOnly()) {
+				boolean knownFailure = !outcome.succeeded() && !inFailedTransaction(outcome.cause());
+				return new Retry(knownFailure ? job.id() : null, knownFailure ? outcome : null);
+			}
+			completed.add(job.id());
+		}
+		try {
+			this.repository.completeLocked(completed, this.deleteCompleted);
+		}
+		catch (DataAccessException ex) {
+			if (!inFailedTransaction(ex)) {
+				throw ex;
+			}
+			// A listener caught the exception of its own failed statement: find which, carefully.
+			return new Retry(null, null);
+		}
+		return null;
+	}
+
+	private void runCarefully(TransactionStatus status, List<ClaimedJob> jobs, Retry retry) {
+		List<Long> completed = new ArrayList<>(jobs.size());
+		List<Failure> failures = new ArrayList<>();
+		Done unconfirmed = null;
+		for (ClaimedJob job : jobs) {
+			if (this.aborting.getAsBoolean()) {
+				break;
+			}
+			if (retry.failedId() != null && job.id() == retry.failedId()) {
+				failures.add(new Failure(job, retry.failedOutcome()));
+				continue;
+			}
+			Object savepoint;
+			try {
+				savepoint = status.createSavepoint();
+			}
+			catch (TransactionException ex) {
+				undoAborted(status, unconfirmed, ex, completed, failures);
+				savepoint = status.createSavepoint();
+			}
+			unconfirmed = null;
+			Outcome outcome = this.runner.run(job.job(), this.settings);
+			if (this.aborting.getAsBoolean()) {
+				// An interrupt meant for the listener must not break the statements below.
+				Thread.interrupted();
+			}
+			if (outcome.succeeded() && !status.isRollbackOnly()) {
+				// Not released: a release is one more round trip, and the commit releases every
+				// savepoint anyway. Savepoints of later jobs nest inside, which rollbacks allow.
+				completed.add(job.id());
+				unconfirmed = new Done(job, savepoint);
+				continue;
+			}
+			// Undo the listener's own work but keep its neighbours'.
+			status.rollbackToSavepoint(savepoint);
+			if (this.aborting.getAsBoolean()) {
+				this.metrics.jobFinished(this.settings.name(), job.job().kind(), JobOutcome.RELEASED, 0);
+				break;
+			}
+			if (outcome.succeeded()) {
+				outcome = this.runner.rollbackOnly(job.job(), this.settings);
+			}
+			failures.add(new Failure(job, outcome));
+		}
+		try {
+			this.repository.completeLocked(completed, this.deleteCompleted);
+		}
+		catch (DataAccessException ex) {
+			undoAborted(status, unconfirmed, ex, completed, failures);
+			this.repository.completeLocked(completed, this.deleteCompleted);
+		}
+		for (Failure failure : failures) {
+			this.repository.recordLockedFailure(failure.job().id(), failure.outcome().nextState(),
+					failure.outcome().retryDelay(), failure.outcome().error());
+		}
+	}
+
+	/**
+	 * Handles a statement that failed after the listener of {@code last} returned normally. When the
+	 * listener had caught the exception of one of its own statements, PostgreSQL aborted the
+	 * transaction all the same and refuses every later statement ({@code 25P02}): left alone, the
+	 * whole batch would roll back at commit, again and again, without using an attempt. Instead that
+	 * job alone is undone, back to its savepoint, and counted as a failed attempt.
+	 * @throws RuntimeException {@code failure} when it has another cause
+	 */
+	private void undoAborted(TransactionStatus status, Done last, RuntimeException failure, List<Long> completed,
+			List<Failure> failures) {
+		if (last == null || !inFailedTransaction(failure)) {
+			throw failure;
+		}
+		status.rollbackToSavepoint(last.savepoint());
+		completed.remove(completed.size() - 1);
+		failures.add(new Failure(last.job(), this.runner.transactionAborted(last.job().job(), this.settings)));
+	}
+
+	private static boolean inFailedTransaction(Throwable failure) {
+		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+			if (cause instanceof SQLException sql && "25P02".equals(sql.getSQLState())) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * What a failed optimistic run hands to the careful one: the job whose listener failed and its
+	 * outcome (both null when the failure could not be pinned on one job).
+	 */
+	private record Retry(Long failedId, Outcome failedOutcome) {
+	}
+
+	/** The optimistic run was interrupted by shutdown: undo the whole batch and release its jobs. */
+	private static final Retry RELEASE_ALL = new Retry(null, null);
+
+	private record Failure(ClaimedJob job, Outcome outcome) {
+	}
+
+	/** A job counted as completed, and the savepoint taken before its listener ran. */
+	private record Done(ClaimedJob job, Object savepoint) {
+	}
+
+}

@@ -1,0 +1,167 @@
+package dev.pgqueue.listener;
+
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Type;
+
+import dev.pgqueue.InvalidJobListenerException;
+import dev.pgqueue.Job;
+import dev.pgqueue.JobListener;
+import dev.pgqueue.NonRetryableJobException;
+import dev.pgqueue.engine.JobHandler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JavaType;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.util.ReflectionUtils;
+
+/**
+ * Adapts a {@link JobListener @JobListener} method to {@link JobHandler}: maps the payload to the
+ * method's payload parameter with Jackson, passes the {@link Job} where asked, and unwraps what the
+ * method throws.
+ */
+public class JobListenerMethodAdapter implements JobHandler {
+
+	private static final Logger logger = LoggerFactory.getLogger(JobListenerMethodAdapter.class);
+
+	private final String kind;
+
+	private final String queue;
+
+	private final Object bean;
+
+	private final Method method;
+
+	private final JsonMapper jsonMapper;
+
+	private final int payloadIndex;
+
+	private final JavaType payloadType;
+
+	/**
+	 * @param bean the bean (or its proxy) to invoke
+	 * @param method the method to invoke on it, already made invocable on the bean's class
+	 * @param annotation the method's annotation
+	 * @param jsonMapper the application's mapper
+	 * @throws IllegalStateException when the method's parameters do not fit
+	 */
+	public JobListenerMethodAdapter(Object bean, Method method, JobListener annotation, JsonMapper jsonMapper) {
+		this.kind = annotation.kind();
+		this.queue = annotation.queue();
+		this.bean = bean;
+		this.method = method;
+		this.jsonMapper = jsonMapper;
+		if (this.kind.isBlank()) {
+			throw new InvalidJobListenerException("@JobListener on " + describe(method) + " has a blank kind",
+					"Give it a stable name such as kind = \"email.welcome\".");
+		}
+		if (this.queue.isBlank()) {
+			throw new InvalidJobListenerException("@JobListener on " + describe(method) + " has a blank queue",
+					"Name a queue, or leave queue out to use the default queue.");
+		}
+		int payload = -1;
+		Type[] types = method.getGenericParameterTypes();
+		for (int i = 0; i < types.length; i++) {
+			if (method.getParameterTypes()[i] == Job.class) {
+				continue;
+			}
+			if (payload >= 0) {
+				throw new InvalidJobListenerException("@JobListener method " + describe(method) + " takes more than "
+						+ "one payload parameter", "Take the payload and, optionally, the Job; nothing else.");
+			}
+			payload = i;
+		}
+		long jobParameters = java.util.Arrays.stream(method.getParameterTypes()).filter((t) -> t == Job.class).count();
+		if (jobParameters > 1) {
+			throw new InvalidJobListenerException("@JobListener method " + describe(method) + " takes the Job twice",
+					"Take the Job once.");
+		}
+		if (types.length == 0) {
+			throw new InvalidJobListenerException("@JobListener method " + describe(method) + " takes no parameter",
+					"Take the payload, the Job, or both.");
+		}
+		this.payloadIndex = payload;
+		this.payloadType = (payload >= 0) ? jsonMapper.constructType(types[payload]) : null;
+		ReflectionUtils.makeAccessible(method);
+	}
+
+	@Override
+	public String kind() {
+		return this.kind;
+	}
+
+	@Override
+	public String queue() {
+		return this.queue;
+	}
+
+	/** Type the payload is mapped to, or {@code null} when the method takes only the Job. */
+	public JavaType payloadType() {
+		return this.payloadType;
+	}
+
+	@Override
+	public void handle(Job job) throws Throwable {
+		Object[] arguments = new Object[this.method.getParameterCount()];
+		for (int i = 0; i < arguments.length; i++) {
+			arguments[i] = (i == this.payloadIndex) ? readPayload(job) : job;
+		}
+		try {
+			this.method.invoke(this.bean, arguments);
+		}
+		catch (InvocationTargetException ex) {
+			throw ex.getTargetException();
+		}
+	}
+
+	private Object readPayload(Job job) {
+		Object payload;
+		try {
+			payload = this.jsonMapper.readValue(job.payload(), this.payloadType);
+		}
+		catch (JacksonException ex) {
+			// Jackson's messages quote the offending values: keep them out of logs and last_error, which
+			// must not carry payload data. Debug logging shows them to those who opt in.
+			logger.debug("Payload of job {} does not map to {}", job.id(), this.payloadType, ex);
+			String path = ex.getPathReference();
+			throw new PayloadMappingException("Payload of job " + job.id() + " (kind '" + job.kind() + "', queue '"
+					+ job.queue() + "') does not map to " + this.payloadType.toCanonical() + " taken by "
+					+ describe(this.method) + ": " + ex.getClass().getSimpleName()
+					+ ((path != null && !path.isEmpty()) ? " at " + path : "")
+					+ ". Fix the producer or the payload type; retrying cannot help.");
+		}
+		if (payload == null) {
+			throw new PayloadMappingException("Payload of job " + job.id() + " (kind '" + job.kind() + "', queue '"
+					+ job.queue() + "') is null, but " + describe(this.method) + " takes a "
+					+ this.payloadType.toCanonical() + ". Enqueue a value, or let the listener take only the Job.");
+		}
+		return payload;
+	}
+
+	@Override
+	public String description() {
+		return describe(this.method);
+	}
+
+	static String describe(Method method) {
+		return method.getDeclaringClass().getName() + "." + method.getName() + "("
+				+ java.util.Arrays.stream(method.getParameterTypes())
+					.map(Class::getSimpleName)
+					.collect(java.util.stream.Collectors.joining(", "))
+				+ ")";
+	}
+
+	/** The payload of a job does not map to its listener's parameter type; never retried. */
+	public static class PayloadMappingException extends NonRetryableJobException {
+
+		private static final long serialVersionUID = 1L;
+
+		PayloadMappingException(String message) {
+			super(message);
+		}
+
+	}
+
+}

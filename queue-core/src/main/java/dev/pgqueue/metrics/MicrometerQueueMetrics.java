@@ -1,0 +1,154 @@
+package dev.pgqueue.metrics;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import dev.pgqueue.engine.QueueStats;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.TimeGauge;
+import io.micrometer.core.instrument.Timer;
+
+/**
+ * Publishes the engine's figures to Micrometer under {@code pgqueue.*}.
+ *
+ * <table>
+ * <caption>Meters</caption>
+ * <tr><td>{@code pgqueue.poll.cycle}</td><td>timer with percentile histogram; tag {@code queue}</td></tr>
+ * <tr><td>{@code pgqueue.claim.batch.size}</td><td>distribution summary; tag {@code queue}</td></tr>
+ * <tr><td>{@code pgqueue.jobs.completed / retried / failed / released / rescued}</td><td>counters; tags
+ * {@code queue}, {@code kind}</td></tr>
+ * <tr><td>{@code pgqueue.handler.duration}</td><td>timer; tags {@code queue}, {@code kind},
+ * {@code outcome}</td></tr>
+ * <tr><td>{@code pgqueue.queue.depth / scheduled / running}</td><td>gauges; tag {@code queue}</td></tr>
+ * <tr><td>{@code pgqueue.queue.oldest.age}</td><td>time gauge; tag {@code queue}</td></tr>
+ * </table>
+ */
+public class MicrometerQueueMetrics implements QueueMetrics {
+
+	private final MeterRegistry registry;
+
+	private final Map<String, Timer> pollCycles = new ConcurrentHashMap<>();
+
+	private final Map<String, DistributionSummary> batchSizes = new ConcurrentHashMap<>();
+
+	private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+
+	private final Map<String, Timer> handlerTimers = new ConcurrentHashMap<>();
+
+	private final Map<String, QueueGauges> gauges = new ConcurrentHashMap<>();
+
+	/**
+	 * @param registry where to publish
+	 * @param queues queues whose meters are registered at once, before any work happens
+	 */
+	public MicrometerQueueMetrics(MeterRegistry registry, Collection<String> queues) {
+		this.registry = registry;
+		queues.forEach((queue) -> {
+			pollCycle(queue);
+			batchSize(queue);
+			gauges(queue);
+		});
+	}
+
+	@Override
+	public void pollCycle(String queue, long nanos, int claimed) {
+		pollCycle(queue).record(nanos, TimeUnit.NANOSECONDS);
+		batchSize(queue).record(claimed);
+	}
+
+	@Override
+	public void jobFinished(String queue, String kind, JobOutcome outcome, long nanos) {
+		String name = "pgqueue.jobs." + outcome.name().toLowerCase(java.util.Locale.ROOT);
+		counter(name, queue, kind).increment();
+		if (outcome != JobOutcome.RELEASED) {
+			String outcomeTag = outcome.name().toLowerCase(java.util.Locale.ROOT);
+			this.handlerTimers.computeIfAbsent(queue + '\0' + kind + '\0' + outcomeTag, (key) -> Timer
+				.builder("pgqueue.handler.duration")
+				.description("Time listener methods take to run one attempt")
+				.tags("queue", queue, "kind", kind, "outcome", outcomeTag)
+				.register(this.registry)).record(nanos, TimeUnit.NANOSECONDS);
+		}
+	}
+
+	@Override
+	public void jobRescued(String queue, String kind) {
+		counter("pgqueue.jobs.rescued", queue, kind).increment();
+	}
+
+	@Override
+	public void queueStats(Collection<QueueStats> stats) {
+		for (QueueStats queueStats : stats) {
+			QueueGauges queueGauges = gauges(queueStats.queue());
+			queueGauges.depth.set(queueStats.available());
+			queueGauges.scheduled.set(queueStats.scheduled());
+			queueGauges.running.set(queueStats.running());
+			queueGauges.oldestAgeMillis.set(queueStats.oldestAvailableAge().toMillis());
+		}
+	}
+
+	private Timer pollCycle(String queue) {
+		return this.pollCycles.computeIfAbsent(queue, (q) -> Timer.builder("pgqueue.poll.cycle")
+			.description("Time one claim statement takes; grows when pollers contend for the same rows")
+			.tag("queue", q)
+			.publishPercentileHistogram()
+			.minimumExpectedValue(Duration.ofNanos(100_000))
+			.maximumExpectedValue(Duration.ofSeconds(10))
+			.register(this.registry));
+	}
+
+	private DistributionSummary batchSize(String queue) {
+		return this.batchSizes.computeIfAbsent(queue, (q) -> DistributionSummary.builder("pgqueue.claim.batch.size")
+			.description("Jobs claimed by one claim statement")
+			.tag("queue", q)
+			.register(this.registry));
+	}
+
+	private Counter counter(String name, String queue, String kind) {
+		return this.counters.computeIfAbsent(name + '\0' + queue + '\0' + kind,
+				(key) -> Counter.builder(name).tags("queue", queue, "kind", kind).register(this.registry));
+	}
+
+	private QueueGauges gauges(String queue) {
+		return this.gauges.computeIfAbsent(queue, (q) -> new QueueGauges(this.registry, q));
+	}
+
+	/** Gauge values of one queue, held strongly here because Micrometer only holds them weakly. */
+	private static final class QueueGauges {
+
+		private final AtomicLong depth = new AtomicLong();
+
+		private final AtomicLong scheduled = new AtomicLong();
+
+		private final AtomicLong running = new AtomicLong();
+
+		private final AtomicLong oldestAgeMillis = new AtomicLong();
+
+		QueueGauges(MeterRegistry registry, String queue) {
+			Gauge.builder("pgqueue.queue.depth", this.depth, AtomicLong::get)
+				.description("Due jobs waiting for a worker")
+				.tag("queue", queue)
+				.register(registry);
+			Gauge.builder("pgqueue.queue.scheduled", this.scheduled, AtomicLong::get)
+				.description("Jobs waiting for their run-at (delayed jobs and retries)")
+				.tag("queue", queue)
+				.register(registry);
+			Gauge.builder("pgqueue.queue.running", this.running, AtomicLong::get)
+				.description("Leased jobs being run")
+				.tag("queue", queue)
+				.register(registry);
+			TimeGauge.builder("pgqueue.queue.oldest.age", this.oldestAgeMillis, TimeUnit.MILLISECONDS, AtomicLong::get)
+				.description("How long the oldest due job has waited")
+				.tag("queue", queue)
+				.register(registry);
+		}
+
+	}
+
+}

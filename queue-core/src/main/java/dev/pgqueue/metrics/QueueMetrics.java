@@ -1,0 +1,50 @@
+package dev.pgqueue.metrics;
+
+import java.util.Collection;
+
+import dev.pgqueue.engine.QueueStats;
+
+/**
+ * What the engine reports about its work. The engine depends only on this interface; the
+ * Micrometer implementation lives next to it and is used only when Micrometer is present.
+ */
+public interface QueueMetrics {
+
+	/** Reports nothing. */
+	QueueMetrics NONE = new QueueMetrics() {
+	};
+
+	/** A poller ran its claim statement, which took {@code nanos} and claimed {@code claimed} jobs. */
+	default void pollCycle(String queue, long nanos, int claimed) {
+	}
+
+	/** A handler ran for {@code nanos} with the given outcome. */
+	default void jobFinished(String queue, String kind, JobOutcome outcome, long nanos) {
+	}
+
+	/** The rescuer returned a job whose lease expired (or failed it, when out of attempts). */
+	default void jobRescued(String queue, String kind) {
+	}
+
+	/** Fresh health signals of every queue known to this application. */
+	default void queueStats(Collection<QueueStats> stats) {
+	}
+
+	/** The outcome of one attempt. */
+	enum JobOutcome {
+
+		/** The job completed. */
+		COMPLETED,
+
+		/** The attempt failed and the job will be tried again. */
+		RETRIED,
+
+		/** The job failed for good. */
+		FAILED,
+
+		/** The attempt was interrupted by shutdown; the job went back without using the attempt. */
+		RELEASED
+
+	}
+
+}

@@ -1,0 +1,90 @@
+package dev.pgqueue.schema;
+
+import javax.sql.DataSource;
+
+import dev.pgqueue.InvalidQueueConfigurationException;
+
+import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.output.MigrateResult;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.beans.factory.InitializingBean;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * Creates and upgrades the queue's tables with a Flyway instance of its own.
+ *
+ * <p>The instance keeps its history in {@code pgqueue_schema_history}, apart from the
+ * application's {@code flyway_schema_history}, and is never exposed as a {@code Flyway} bean: Spring
+ * Boot's own Flyway support backs off when one exists, which would silently stop the application's
+ * migrations. With migration turned off it only checks that the jobs table exists, so that a
+ * missing table fails at start-up rather than on the first poll.
+ */
+public class QueueMigrator implements InitializingBean {
+
+	public static final String HISTORY_TABLE = "pgqueue_schema_history";
+
+	public static final String LOCATION = "classpath:dev/pgqueue/schema/migration";
+
+	private static final Logger logger = LoggerFactory.getLogger(QueueMigrator.class);
+
+	private final DataSource dataSource;
+
+	private final SchemaName schema;
+
+	private final boolean migrate;
+
+	public QueueMigrator(DataSource dataSource, SchemaName schema, boolean migrate) {
+		this.dataSource = dataSource;
+		this.schema = schema;
+		this.migrate = migrate;
+	}
+
+	@Override
+	public void afterPropertiesSet() {
+		if (this.migrate) {
+			migrate();
+		}
+		else {
+			verify();
+		}
+	}
+
+	/** Applies pending migrations to the schema, creating it if needed. */
+	public MigrateResult migrate() {
+		Flyway flyway = Flyway.configure(getClass().getClassLoader())
+			.dataSource(this.dataSource)
+			.schemas(this.schema.value())
+			.createSchemas(true)
+			.table(HISTORY_TABLE)
+			.locations(LOCATION)
+			// The schema usually holds the application's own tables already.
+			.baselineOnMigrate(true)
+			.baselineVersion("0")
+			.cleanDisabled(true)
+			.load();
+		MigrateResult result = flyway.migrate();
+		if (result.migrationsExecuted > 0) {
+			logger.info("pgqueue schema '{}' migrated to version {} ({} migrations)", this.schema,
+					result.targetSchemaVersion, result.migrationsExecuted);
+		}
+		return result;
+	}
+
+	private void verify() {
+		Boolean exists = new JdbcTemplate(this.dataSource).queryForObject(
+				"SELECT to_regclass(?) IS NOT NULL", Boolean.class, this.schema.qualify("pgqueue_jobs"));
+		if (!Boolean.TRUE.equals(exists)) {
+			throw new InvalidQueueConfigurationException("pgqueue.schema.migrate", "Table " + this.schema.value()
+					+ ".pgqueue_jobs does not exist and pgqueue.schema.migrate is false",
+					"Apply the migrations under " + LOCATION.substring(10) + " (in the queue-core jar) to schema '"
+							+ this.schema.value() + "', or set pgqueue.schema.migrate=true to let pgqueue create it.");
+		}
+	}
+
+	public SchemaName schema() {
+		return this.schema;
+	}
+
+}

@@ -1,0 +1,188 @@
+package dev.pgqueue;
+
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import dev.pgqueue.engine.JdbcJobClient;
+import dev.pgqueue.engine.MaintenanceSettings;
+import dev.pgqueue.engine.QueueMaintenance;
+import dev.pgqueue.listener.JobListenerMethodAdapter;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Bad input gets a clear error naming the job, nothing is lost, and the poller keeps running.
+ */
+class BadInputTests {
+
+	private static final Duration WAIT = Duration.ofSeconds(30);
+
+	private static final String SECRET = "4111-1111-1111-1111";
+
+	private static QueueFixture fixture;
+
+	private static JobPoller poller;
+
+	private static QueueMaintenance promoter;
+
+	private static final ListAppender<ILoggingEvent> logs = new ListAppender<>();
+
+	private static final Map<String, Object> received = new ConcurrentHashMap<>();
+
+	record Payment(String account, int amountCents) {
+	}
+
+	static class PaymentListener {
+
+		@JobListener(kind = "payment.capture", queue = "bad")
+		void capture(Payment payment, Job job) {
+			received.put(job.id().toString(), payment);
+		}
+
+		@JobListener(kind = "payment.optional", queue = "bad")
+		void maybe(Optional<Payment> payment, Job job) {
+			received.put(job.id().toString(), payment);
+		}
+
+	}
+
+	@BeforeAll
+	static void setUp() throws Exception {
+		fixture = QueueFixture.create("bad_input");
+		fixture.configure(QueueSettings.defaults("bad")
+			.withPollInterval(Duration.ofMillis(50))
+			.withMaxAttempts(2)
+			.withRetry(new RetryPolicy(Duration.ofMillis(10), Duration.ofMillis(10), 1.0, 0.0)));
+		PaymentListener listener = new PaymentListener();
+		for (String name : List.of("capture", "maybe")) {
+			Method method = PaymentListener.class.getDeclaredMethod(name,
+					name.equals("capture") ? Payment.class : Optional.class, Job.class);
+			fixture.handlers()
+				.register(new JobListenerMethodAdapter(listener, method, method.getAnnotation(JobListener.class),
+						fixture.jsonMapper()));
+		}
+		fixture.handle("overflow", "bad", (job) -> recurse(0));
+		fixture.handle("assertion", "bad", (job) -> {
+			throw new AssertionError("invariant broken");
+		});
+		fixture.handle("linkage", "bad", (job) -> {
+			throw new NoClassDefFoundError("com/example/Missing");
+		});
+		fixture.handle("fine", "bad", (job) -> received.put(job.id().toString(), "fine"));
+		Logger root = (Logger) LoggerFactory.getLogger("dev.pgqueue");
+		logs.start();
+		root.addAppender(logs);
+		poller = fixture.poller("bad");
+		poller.start();
+		// Retries wait as scheduled jobs; the promoter makes them due again.
+		promoter = fixture.maintenance((m) -> new MaintenanceSettings(Duration.ofMillis(50), m.rescueInterval(),
+				m.cleanupInterval(), m.statsInterval(), m.completedRetention(), m.failedRetention(),
+				m.cleanupBatchSize()));
+		promoter.start();
+	}
+
+	@AfterAll
+	static void tearDown() {
+		promoter.stop();
+		((Logger) LoggerFactory.getLogger("dev.pgqueue")).detachAppender(logs);
+		fixture.close();
+	}
+
+	private static int recurse(int depth) {
+		return recurse(depth + 1) + 1;
+	}
+
+	@Test
+	void unmappablePayloadFailsAtOnceWithoutItsValuesInTheErrorOrTheLogs() {
+		UUID id = fixture.client().enqueue("payment.capture", Map.of("account", "acme", "amountCents", SECRET));
+		await().atMost(WAIT).until(() -> "failed".equals(fixture.row(id).get("state")));
+		Map<String, Object> row = fixture.row(id);
+		assertThat(row).containsEntry("attempt", 1);
+		assertThat((String) row.get("last_error")).contains(id.toString(), "payment.capture", "queue 'bad'",
+				Payment.class.getName(), "amountCents").doesNotContain(SECRET);
+		assertThat(logs.list).extracting(ILoggingEvent::getFormattedMessage).noneMatch((m) -> m.contains(SECRET));
+		assertThat(logs.list).filteredOn((event) -> event.getThrowableProxy() != null)
+			.extracting((event) -> event.getThrowableProxy().getMessage())
+			.noneMatch((message) -> message != null && message.contains(SECRET));
+		assertPollerStillRuns();
+	}
+
+	@Test
+	void nullPayloadFailsAtOnceForAListenerThatNeedsOneAndIsEmptyForAnOptional() {
+		UUID needsOne = fixture.client().enqueue("payment.capture", null);
+		UUID optional = fixture.client().enqueue("payment.optional", null);
+		await().atMost(WAIT).until(() -> "failed".equals(fixture.row(needsOne).get("state")));
+		assertThat(fixture.row(needsOne)).containsEntry("attempt", 1);
+		assertThat((String) fixture.row(needsOne).get("last_error")).contains(needsOne.toString(), "is null",
+				"payment.capture");
+		await().atMost(WAIT).until(() -> received.containsKey(optional.toString()));
+		assertThat(received.get(optional.toString())).isEqualTo(Optional.empty());
+		assertPollerStillRuns();
+	}
+
+	@Test
+	void oversizedPayloadIsRefusedAtEnqueueNamingTheKindAndTheLimit() {
+		JdbcJobClient small = new JdbcJobClient(fixture.repository(), fixture.jsonMapper(), fixture.catalog(),
+				fixture.handlers(), 1024);
+		long before = fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table(), Long.class);
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> small.enqueue("payment.capture", new Payment("x".repeat(2000), 1)))
+			.withMessageContaining("'payment.capture'")
+			.withMessageContaining("over the limit of 1024 bytes")
+			.withMessageContaining("pgqueue.max-payload-size");
+		assertThat(fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table(), Long.class))
+			.isEqualTo(before);
+		assertThat(small.enqueue("payment.capture", new Payment("acme", 1))).isNotNull();
+	}
+
+	@Test
+	void handlersThrowingErrorsOfEveryKindAreRetriedThenFailedWhileThePollerKeepsRunning() {
+		List<UUID> ids = fixture.client()
+			.enqueueAll(List.of(JobRequest.of("overflow", 1), JobRequest.of("assertion", 2),
+					JobRequest.of("linkage", 3)));
+		for (UUID id : ids) {
+			await().atMost(WAIT).until(() -> "failed".equals(fixture.row(id).get("state")));
+			assertThat(fixture.row(id)).containsEntry("attempt", 2);
+		}
+		assertThat((String) fixture.row(ids.get(0)).get("last_error")).contains("StackOverflowError");
+		assertThat((String) fixture.row(ids.get(1)).get("last_error")).contains("AssertionError", "invariant broken");
+		assertThat((String) fixture.row(ids.get(2)).get("last_error")).contains("NoClassDefFoundError");
+		assertThat(poller.isRunning()).isTrue();
+		assertPollerStillRuns();
+	}
+
+	@Test
+	void dueJobsOfAKindNoListenerHereHandlesAreLeftAloneAndReported() {
+		UUID orphan = fixture.client()
+			.enqueue(JobRequest.of("payment.refund", Map.of("account", "acme")).queue("bad")
+				.runAt(java.time.Instant.now().minus(Duration.ofMinutes(5))));
+		assertPollerStillRuns();
+		assertThat(fixture.row(orphan)).containsEntry("state", "available").containsEntry("attempt", 0);
+		QueueMaintenance maintenance = fixture.maintenance((settings) -> settings);
+		maintenance.readStats();
+		assertThat(logs.list).extracting(ILoggingEvent::getFormattedMessage)
+			.anyMatch((message) -> message.contains("kind 'payment.refund'") && message.contains("queue 'bad'")
+					&& message.contains("no @JobListener"));
+	}
+
+	private static void assertPollerStillRuns() {
+		UUID id = fixture.client().enqueue("fine", "still here");
+		await().atMost(WAIT).until(() -> received.containsKey(id.toString()));
+		assertThat(fixture.row(id)).containsEntry("state", "completed");
+	}
+
+}

@@ -1,0 +1,119 @@
+package dev.pgqueue;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.pgqueue.engine.JdbcJobClient;
+import dev.pgqueue.engine.JobPollerFactory;
+import dev.pgqueue.engine.JobRepository;
+import dev.pgqueue.engine.JobRunner;
+import dev.pgqueue.engine.NotificationListener;
+import dev.pgqueue.metrics.QueueMetrics;
+import dev.pgqueue.schema.SchemaName;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A poller waiting out a long poll interval is woken by the notification of a committed enqueue.
+ */
+class NotificationTests {
+
+	private static final Duration LONG_POLL_INTERVAL = Duration.ofMinutes(5);
+
+	private static QueueFixture fixture;
+
+	private static JobRepository notifyingRepository;
+
+	private static final Map<String, Long> handledAt = new ConcurrentHashMap<>();
+
+	private static final AtomicInteger polls = new AtomicInteger();
+
+	@BeforeAll
+	static void setUp() {
+		fixture = QueueFixture.create("notify");
+		notifyingRepository = new JobRepository(new JdbcTemplate(fixture.dataSource()),
+				SchemaName.of(fixture.schema().name()), true);
+		fixture.configure(QueueSettings.defaults("wake").withPollInterval(LONG_POLL_INTERVAL));
+		fixture.handle("wake.me", "wake", (job) -> handledAt.put(job.payload(), System.nanoTime()));
+	}
+
+	@AfterAll
+	static void tearDown() {
+		fixture.close();
+	}
+
+	@Test
+	void committedEnqueueWakesAnIdlePollerLongBeforeItsPollInterval() {
+		QueueMetrics countingPolls = new QueueMetrics() {
+			@Override
+			public void pollCycle(String queue, long nanos, int claimed) {
+				polls.incrementAndGet();
+			}
+		};
+		JobPoller poller = new JobPollerFactory(fixture.catalog(), notifyingRepository,
+				new JobRunner(fixture.handlers(), QueueMetrics.NONE), fixture.transactionTemplate(), countingPolls,
+				new WorkerSettings(Duration.ofSeconds(5), false, false))
+			.create("wake", fixture.handlers().kindsOf("wake"));
+		NotificationListener listener = new NotificationListener(fixture.dataSource(), notifyingRepository.channel());
+		listener.register(poller);
+		listener.start();
+		poller.start();
+		try {
+			// The first, empty poll happens at start; after it the poller would sleep for minutes.
+			await().atMost(Duration.ofSeconds(10)).until(() -> polls.get() >= 1);
+			int pollsBefore = polls.get();
+			JdbcJobClient client = new JdbcJobClient(notifyingRepository, fixture.jsonMapper(), fixture.catalog(),
+					fixture.handlers());
+			long enqueuedAt = System.nanoTime();
+			fixture.transactionTemplate().executeWithoutResult((status) -> client.enqueue("wake.me", "first"));
+			await().atMost(Duration.ofSeconds(10)).until(() -> handledAt.containsKey("\"first\""));
+			assertThat(Duration.ofNanos(handledAt.get("\"first\"") - enqueuedAt)).isLessThan(Duration.ofSeconds(5));
+			assertThat(polls.get()).isGreaterThan(pollsBefore);
+
+			// Many jobs in one call: one notification for the queue, every job handled.
+			client.enqueueAll(List.of(JobRequest.of("wake.me", "a"), JobRequest.of("wake.me", "b")));
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> handledAt.containsKey("\"a\"") && handledAt.containsKey("\"b\""));
+		}
+		finally {
+			poller.stop();
+			listener.stop();
+		}
+	}
+
+	@Test
+	void promotedScheduledJobWakesItsQueue() {
+		JobPoller poller = new JobPollerFactory(fixture.catalog(), notifyingRepository,
+				new JobRunner(fixture.handlers(), QueueMetrics.NONE), fixture.transactionTemplate(), QueueMetrics.NONE,
+				new WorkerSettings(Duration.ofSeconds(5), false, false))
+			.create("wake", fixture.handlers().kindsOf("wake"));
+		NotificationListener listener = new NotificationListener(fixture.dataSource(), notifyingRepository.channel());
+		listener.register(poller);
+		listener.start();
+		poller.start();
+		try {
+			JdbcJobClient client = new JdbcJobClient(notifyingRepository, fixture.jsonMapper(), fixture.catalog(),
+					fixture.handlers());
+			client.enqueue(JobRequest.of("wake.me", "later").delay(Duration.ofMillis(300)));
+			await().atMost(Duration.ofSeconds(10)).until(() -> {
+				notifyingRepository.promoteDue(100);
+				return handledAt.containsKey("\"later\"");
+			});
+			assertThat(fixture.countByState()).doesNotContainKeys("scheduled", "available");
+		}
+		finally {
+			poller.stop();
+			listener.stop();
+		}
+	}
+
+}

@@ -1,0 +1,217 @@
+package dev.pgqueue;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.UnaryOperator;
+
+import javax.sql.DataSource;
+
+import dev.pgqueue.engine.JdbcJobClient;
+import dev.pgqueue.engine.JobHandler;
+import dev.pgqueue.engine.JobHandlerRegistry;
+import dev.pgqueue.engine.JobPollerFactory;
+import dev.pgqueue.engine.JobRepository;
+import dev.pgqueue.engine.JobRunner;
+import dev.pgqueue.engine.MaintenanceSettings;
+import dev.pgqueue.engine.QueueCatalog;
+import dev.pgqueue.engine.QueueMaintenance;
+import dev.pgqueue.metrics.QueueMetrics;
+import dev.pgqueue.schema.QueueMigrator;
+import dev.pgqueue.schema.SchemaName;
+import dev.pgqueue.test.TestDatabase;
+import dev.pgqueue.test.TestSchema;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * The engine wired by hand on a fresh schema of the test database, without Spring Boot: what a
+ * test class needs to enqueue, poll and inspect the jobs table. Close it to stop pollers and drop
+ * the schema.
+ */
+public final class QueueFixture implements AutoCloseable {
+
+	private final TestSchema schema;
+
+	private final JobRepository repository;
+
+	private final JobHandlerRegistry handlers = new JobHandlerRegistry();
+
+	private final JsonMapper jsonMapper = JsonMapper.builder().build();
+
+	private final List<JobPoller> pollers = new ArrayList<>();
+
+	private final DataSourceTransactionManager transactionManager;
+
+	private QueueMetrics metrics = QueueMetrics.NONE;
+
+	private final List<QueueSettings> configured = new ArrayList<>();
+
+	private WorkerSettings workerSettings = new WorkerSettings(Duration.ofSeconds(10), false, false);
+
+	private QueueFixture(String prefix) {
+		this.schema = TestDatabase.get().createSchema(prefix);
+		new QueueMigrator(this.schema.dataSource(), SchemaName.of(this.schema.name()), true).afterPropertiesSet();
+		this.repository = new JobRepository(new JdbcTemplate(this.schema.dataSource()),
+				SchemaName.of(this.schema.name()));
+		this.transactionManager = new DataSourceTransactionManager(this.schema.dataSource());
+	}
+
+	/** A fixture on a new schema whose name starts with {@code prefix}. */
+	public static QueueFixture create(String prefix) {
+		return new QueueFixture(prefix);
+	}
+
+	public QueueFixture configure(QueueSettings settings) {
+		this.configured.removeIf((s) -> s.name().equals(settings.name()));
+		this.configured.add(settings);
+		return this;
+	}
+
+	public QueueFixture metrics(QueueMetrics metrics) {
+		this.metrics = metrics;
+		return this;
+	}
+
+	public QueueFixture workerSettings(WorkerSettings workerSettings) {
+		this.workerSettings = workerSettings;
+		return this;
+	}
+
+	/** Registers a handler written as a lambda. */
+	public QueueFixture handle(String kind, String queue, ThrowingConsumer<Job> body) {
+		this.handlers.register(handler(kind, queue, body));
+		return this;
+	}
+
+	/** A handler written as a lambda. */
+	public static JobHandler handler(String kind, String queue, ThrowingConsumer<Job> body) {
+		return new JobHandler() {
+			@Override
+			public String kind() {
+				return kind;
+			}
+
+			@Override
+			public String queue() {
+				return queue;
+			}
+
+			@Override
+			public void handle(Job job) throws Throwable {
+				body.accept(job);
+			}
+
+			@Override
+			public String description() {
+				return "test handler for " + kind;
+			}
+		};
+	}
+
+	public QueueCatalog catalog() {
+		return new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE), this.configured);
+	}
+
+	public JobClient client() {
+		return new JdbcJobClient(this.repository, this.jsonMapper, catalog(), this.handlers);
+	}
+
+	public JobRunner runner() {
+		return new JobRunner(this.handlers, this.metrics);
+	}
+
+	/** Creates (does not start) a poller for the queue with its registered kinds. */
+	public JobPoller poller(String queue) {
+		JobPoller poller = new JobPollerFactory(catalog(), this.repository, runner(), transactionTemplate(),
+				this.metrics, this.workerSettings)
+			.create(queue, this.handlers.kindsOf(queue));
+		this.pollers.add(poller);
+		return poller;
+	}
+
+	/** Creates and starts {@code count} pollers for the queue, as if in as many instances. */
+	public List<JobPoller> startPollers(String queue, int count) {
+		List<JobPoller> started = new ArrayList<>();
+		for (int i = 0; i < count; i++) {
+			JobPoller poller = poller(queue);
+			poller.start();
+			started.add(poller);
+		}
+		return started;
+	}
+
+	public QueueMaintenance maintenance(UnaryOperator<MaintenanceSettings> customizer) {
+		return new QueueMaintenance(this.repository, customizer.apply(MaintenanceSettings.DEFAULT),
+				this.metrics, () -> this.handlers.queues(), this.handlers);
+	}
+
+	public TransactionTemplate transactionTemplate() {
+		return new TransactionTemplate(this.transactionManager);
+	}
+
+	public JobRepository repository() {
+		return this.repository;
+	}
+
+	public JsonMapper jsonMapper() {
+		return this.jsonMapper;
+	}
+
+	public JobHandlerRegistry handlers() {
+		return this.handlers;
+	}
+
+	public DataSource dataSource() {
+		return this.schema.dataSource();
+	}
+
+	public JdbcTemplate jdbc() {
+		return this.schema.jdbcTemplate();
+	}
+
+	public TestSchema schema() {
+		return this.schema;
+	}
+
+	public String table() {
+		return SchemaName.of(this.schema.name()).qualify("pgqueue_jobs");
+	}
+
+	/** Counts of jobs by state. */
+	public Map<String, Long> countByState() {
+		Map<String, Long> counts = new java.util.TreeMap<>();
+		jdbc().query("SELECT state, count(*) FROM " + table() + " GROUP BY state",
+				(java.sql.ResultSet rs) -> {
+					counts.put(rs.getString(1), rs.getLong(2));
+				});
+		return counts;
+	}
+
+	/** A job's row by public id, as a column map. */
+	public Map<String, Object> row(java.util.UUID publicId) {
+		return jdbc().queryForMap("SELECT * FROM " + table() + " WHERE public_id = ?", publicId);
+	}
+
+	@Override
+	public void close() {
+		this.pollers.forEach((poller) -> {
+			if (poller.isRunning()) {
+				poller.stop();
+			}
+		});
+		this.schema.close();
+	}
+
+	@FunctionalInterface
+	public interface ThrowingConsumer<T> {
+
+		void accept(T value) throws Throwable;
+
+	}
+
+}

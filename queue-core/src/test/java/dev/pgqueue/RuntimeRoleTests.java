@@ -1,0 +1,151 @@
+package dev.pgqueue;
+
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.pgqueue.engine.JdbcJobClient;
+import dev.pgqueue.engine.JobHandlerRegistry;
+import dev.pgqueue.engine.JobPollerFactory;
+import dev.pgqueue.engine.JobRepository;
+import dev.pgqueue.engine.JobRunner;
+import dev.pgqueue.engine.MaintenanceSettings;
+import dev.pgqueue.engine.NotificationListener;
+import dev.pgqueue.engine.QueueCatalog;
+import dev.pgqueue.engine.QueueMaintenance;
+import dev.pgqueue.metrics.QueueMetrics;
+import dev.pgqueue.schema.QueueMigrator;
+import dev.pgqueue.schema.SchemaName;
+import dev.pgqueue.test.TestDatabase;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.dao.DataAccessException;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * With migrations applied by an administrator and turned off at runtime, an application role that
+ * holds only the grants the README lists (no DDL) can enqueue, poll in both modes and run every
+ * background service.
+ */
+class RuntimeRoleTests {
+
+	private static QueueFixture admin;
+
+	private static String role;
+
+	private static HikariDataSource runtimePool;
+
+	@BeforeAll
+	static void setUp() throws Exception {
+		admin = QueueFixture.create("runtime_role");
+		String schema = admin.schema().name();
+		role = "pgqueue_rt_" + UUID.randomUUID().toString().substring(0, 8);
+		try (Connection connection = TestDatabase.get().connect(); Statement sql = connection.createStatement()) {
+			sql.execute("CREATE ROLE " + role + " LOGIN PASSWORD 'runtime'");
+			// The grants the README documents, nothing more.
+			sql.execute("GRANT USAGE ON SCHEMA " + schema + " TO " + role);
+			sql.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON " + schema + ".pgqueue_jobs TO " + role);
+			sql.execute("CREATE TABLE " + schema + ".ledger (job_id uuid PRIMARY KEY)");
+			sql.execute("GRANT SELECT, INSERT ON " + schema + ".ledger TO " + role);
+		}
+		HikariConfig config = new HikariConfig();
+		config.setJdbcUrl(withoutCredentials(TestDatabase.get().jdbcUrl()));
+		config.setUsername(role);
+		config.setPassword("runtime");
+		config.setSchema(schema);
+		config.setMaximumPoolSize(8);
+		runtimePool = new HikariDataSource(config);
+	}
+
+	@AfterAll
+	static void tearDown() throws Exception {
+		runtimePool.close();
+		admin.close();
+		try (Connection connection = TestDatabase.get().connect(); Statement sql = connection.createStatement()) {
+			sql.execute("DROP ROLE IF EXISTS " + role);
+		}
+	}
+
+	@Test
+	void aRoleWithoutDdlRightsRunsTheWholeQueueWhenMigrationsAreOff() {
+		SchemaName schema = SchemaName.of(admin.schema().name());
+		JdbcTemplate jdbc = new JdbcTemplate(runtimePool);
+		assertThat(jdbc.queryForObject("SELECT current_user", String.class)).isEqualTo(role);
+		assertThatExceptionOfType(DataAccessException.class)
+			.isThrownBy(() -> jdbc.execute("CREATE TABLE " + schema.quoted() + ".sneaky (id int)"))
+			.satisfies((ex) -> assertThat(ex.getMostSpecificCause().getMessage()).contains("permission denied"));
+
+		new QueueMigrator(runtimePool, schema, false).afterPropertiesSet();
+		JobRepository repository = new JobRepository(jdbc, schema, true);
+		Set<String> ran = ConcurrentHashMap.newKeySet();
+		JobHandlerRegistry handlers = new JobHandlerRegistry();
+		QueueFixture.ThrowingConsumer<Job> record = (job) -> {
+			jdbc.update("INSERT INTO ledger (job_id) VALUES (?)", job.id());
+			ran.add(job.kind());
+		};
+		handlers.register(QueueFixture.handler("tx.job", "tx", record));
+		handlers.register(QueueFixture.handler("leased.job", "leased", record));
+		QueueCatalog catalog = new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE),
+				List.of(QueueSettings.defaults("leased").withMode(QueueMode.LEASED)));
+		JdbcJobClient client = new JdbcJobClient(repository, JsonMapper.builder().build(), catalog, handlers);
+		JobPollerFactory factory = new JobPollerFactory(catalog, repository, new JobRunner(handlers, QueueMetrics.NONE),
+				new TransactionTemplate(new DataSourceTransactionManager(runtimePool)), QueueMetrics.NONE,
+				new WorkerSettings(Duration.ofSeconds(5), false, false));
+		JobPoller transactional = factory.create("tx", handlers.kindsOf("tx"));
+		JobPoller leased = factory.create("leased", handlers.kindsOf("leased"));
+		NotificationListener notifications = new NotificationListener(runtimePool, repository.channel());
+		notifications.register(transactional);
+		notifications.register(leased);
+		QueueMaintenance maintenance = new QueueMaintenance(repository, MaintenanceSettings.DEFAULT, QueueMetrics.NONE,
+				handlers::queues, handlers);
+		notifications.start();
+		transactional.start();
+		leased.start();
+		try {
+			List<UUID> ids = client.enqueueAll(List.of(JobRequest.of("tx.job", 1), JobRequest.of("leased.job", 2)));
+			client.enqueue(JobRequest.of("tx.job", 3).delay(Duration.ofMillis(10)));
+			await().atMost(Duration.ofSeconds(30)).until(() -> {
+				maintenance.promote();
+				return jdbc.queryForObject("SELECT count(*) FROM ledger", Long.class) == 3;
+			});
+			assertThat(ran).containsExactlyInAnyOrder("tx.job", "leased.job");
+			assertThat(maintenance.rescue()).isZero();
+			assertThat(maintenance.clean()).isZero();
+			assertThat(maintenance.readStats()).containsKeys("tx", "leased");
+			assertThat(ids).hasSize(2);
+		}
+		finally {
+			transactional.stop();
+			leased.stop();
+			notifications.stop();
+		}
+	}
+
+	/** The test URL may carry user and password parameters, which would override the role's. */
+	private static String withoutCredentials(String url) {
+		int query = url.indexOf('?');
+		if (query < 0) {
+			return url;
+		}
+		String kept = java.util.Arrays.stream(url.substring(query + 1).split("&"))
+			.filter((parameter) -> !parameter.startsWith("user=") && !parameter.startsWith("password="))
+			.collect(java.util.stream.Collectors.joining("&"));
+		return url.substring(0, query) + (kept.isEmpty() ? "" : "?" + kept);
+	}
+
+}

@@ -1,0 +1,241 @@
+package dev.pgqueue;
+
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import javax.sql.DataSource;
+
+import dev.pgqueue.engine.JobRepository;
+import dev.pgqueue.schema.QueueMigrator;
+import dev.pgqueue.schema.SchemaName;
+import dev.pgqueue.test.TestDatabase;
+import dev.pgqueue.test.TestSchema;
+import org.flywaydb.core.api.output.MigrateResult;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+/**
+ * What the migration leaves in the catalog: storage parameters, the claim index the claim
+ * statements rely on, and a history table of pgqueue's own.
+ */
+class SchemaCatalogTests {
+
+	private static QueueFixture fixture;
+
+	@BeforeAll
+	static void setUp() {
+		fixture = QueueFixture.create("catalog");
+	}
+
+	@AfterAll
+	static void tearDown() {
+		fixture.close();
+	}
+
+	@Test
+	void jobsTableLeavesRoomForUpdatesAndVacuumsEagerly() {
+		List<String> options = fixture.jdbc()
+			.queryForList("SELECT unnest(reloptions) FROM pg_class WHERE oid = ?::regclass", String.class,
+					fixture.table());
+		assertThat(options).containsExactlyInAnyOrder("fillfactor=70", "autovacuum_vacuum_scale_factor=0.01",
+				"autovacuum_vacuum_threshold=1000", "autovacuum_vacuum_insert_scale_factor=0.01",
+				"autovacuum_analyze_scale_factor=0.02", "autovacuum_vacuum_cost_limit=2000",
+				"autovacuum_vacuum_cost_delay=2");
+	}
+
+	@Test
+	void claimIndexHoldsOnlyAvailableJobsInClaimOrder() {
+		Map<String, Object> index = fixture.jdbc()
+			.queryForMap("""
+					SELECT pg_get_indexdef(i.indexrelid) AS definition,
+					       pg_get_expr(i.indpred, i.indrelid) AS predicate,
+					       i.indrelid = ?::regclass AS on_jobs
+					FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+					WHERE c.relname = 'pgqueue_jobs_claim_idx' AND c.relnamespace = ?::regnamespace
+					""", fixture.table(), fixture.schema().name());
+		assertThat(index).containsEntry("on_jobs", true).containsEntry("predicate", "(state = 'available'::text)");
+		assertThat((String) index.get("definition")).contains("USING btree (queue, priority DESC, run_at, id)")
+			.endsWith("WHERE (state = 'available'::text)");
+	}
+
+	@Test
+	void claimStatementsUseTheClaimIndexAmongManyFinishedJobs() {
+		fixture.jdbc().update("INSERT INTO " + fixture.table() + " (public_id, kind, queue, payload, state, attempt, "
+				+ "max_attempts, finished_at) SELECT gen_random_uuid(), 'report.build', 'reports', '{}', 'completed', 1, "
+				+ "10, now() FROM generate_series(1, 50000)");
+		fixture.jdbc().update("INSERT INTO " + fixture.table() + " (public_id, kind, queue, payload, state, "
+				+ "max_attempts, priority) SELECT gen_random_uuid(), 'report.build', 'reports', '{}', 'available', 10, "
+				+ "(n % 3)::smallint FROM generate_series(1, 1000) n");
+		fixture.jdbc().execute("ANALYZE " + fixture.table());
+		String[] kinds = { "report.build" };
+
+		StatementRecorder recorder = new StatementRecorder(fixture.dataSource());
+		JobRepository repository = new JobRepository(new JdbcTemplate(recorder),
+				SchemaName.of(fixture.schema().name()));
+		assertThat(repository.claimLocked("reports", kinds, 10)).hasSize(10);
+		assertThat(repository.claimLeased("reports", kinds, 0, "catalog-test", Duration.ofMinutes(1))).isEmpty();
+		assertThat(recorder.statements).hasSize(2);
+
+		String lockedPlan = explain(recorder.statements.get(0), "reports", kinds, 10);
+		assertThat(lockedPlan).contains("Index Scan using pgqueue_jobs_claim_idx")
+			.as("the index yields the claim order, no sort needed")
+			.doesNotContain("Sort")
+			.doesNotContain("Seq Scan");
+		String leasedPlan = explain(recorder.statements.get(1), "reports", kinds, 10, "catalog-test", 60_000L);
+		assertThat(leasedPlan).contains("Index Scan using pgqueue_jobs_claim_idx").doesNotContain("Sort");
+	}
+
+	@Test
+	void guardedCompletionsLookJobsUpByPrimaryKeyAndTheRescuerUsesTheLeaseIndex() {
+		String table = fixture.table();
+		fixture.jdbc().execute("INSERT INTO " + table + " (public_id, kind, queue, payload, state, max_attempts, "
+				+ "attempt, lease_owner, lease_until) SELECT gen_random_uuid(), 'k', 'q', '{}', 'running', 3, 1, 'o', "
+				+ "now() + interval '5 minutes' FROM generate_series(1, 20000)");
+		fixture.jdbc().execute("ANALYZE " + table);
+		String completion = String.join("\n", fixture.jdbc().queryForList("EXPLAIN UPDATE " + table
+				+ " j SET state = 'completed' FROM unnest('{1,2,3}'::bigint[], '{1,1,1}'::int[]) AS d(id, attempt)"
+				+ " WHERE j.id = d.id AND j.attempt = d.attempt AND j.state = 'running'", String.class));
+		assertThat(completion).contains("pgqueue_jobs_pkey").doesNotContain("pgqueue_jobs_lease_idx");
+		String rescue = String.join("\n", fixture.jdbc().queryForList("EXPLAIN SELECT id FROM " + table
+				+ " WHERE state = 'running' AND lease_until < clock_timestamp() ORDER BY lease_until LIMIT 1000",
+				String.class));
+		assertThat(rescue).contains("pgqueue_jobs_lease_idx");
+		fixture.jdbc().execute("DELETE FROM " + table + " WHERE queue = 'q'");
+	}
+
+	@Test
+	void migrationHistoryLivesInItsOwnTableInTheQueueSchema() {
+		List<Map<String, Object>> history = fixture.jdbc()
+			.queryForList("SELECT version, success FROM " + SchemaName.of(fixture.schema().name())
+				.qualify(QueueMigrator.HISTORY_TABLE) + " ORDER BY installed_rank");
+		assertThat(history).containsExactly(Map.of("version", "1", "success", true),
+				Map.of("version", "2", "success", true));
+		assertThat(fixture.jdbc()
+			.queryForObject("SELECT to_regclass(?) IS NULL", Boolean.class,
+					fixture.schema().name() + ".flyway_schema_history"))
+			.as("the application's own history table is left alone")
+			.isTrue();
+	}
+
+	@Test
+	void migratingAgainIsANoOp() {
+		long rowsBefore = historyRows(fixture.schema());
+		MigrateResult result = new QueueMigrator(fixture.dataSource(), SchemaName.of(fixture.schema().name()), true)
+			.migrate();
+		assertThat(result.migrationsExecuted).isZero();
+		assertThat(result.success).isTrue();
+		assertThat(historyRows(fixture.schema())).isEqualTo(rowsBefore);
+	}
+
+	@Test
+	void migratingASchemaThatHoldsApplicationTablesStillCreatesTheJobsTable() {
+		try (TestSchema schema = TestDatabase.get().createSchema("catalog_app")) {
+			schema.jdbcTemplate().execute("CREATE TABLE orders (id bigint PRIMARY KEY)");
+			MigrateResult result = new QueueMigrator(schema.dataSource(), SchemaName.of(schema.name()), true).migrate();
+			assertThat(result.migrationsExecuted).isEqualTo(2);
+			assertThat(schema.jdbcTemplate()
+				.queryForList("SELECT version FROM " + SchemaName.of(schema.name()).qualify(QueueMigrator.HISTORY_TABLE)
+						+ " ORDER BY installed_rank", String.class))
+				.containsExactly("0", "1", "2");
+			assertThat(schema.jdbcTemplate()
+				.queryForObject("SELECT to_regclass(?) IS NOT NULL", Boolean.class,
+						SchemaName.of(schema.name()).qualify("pgqueue_jobs")))
+				.isTrue();
+		}
+	}
+
+	@Test
+	void verifyingWithoutMigratingFailsOnAMissingJobsTableNamingTheSetting() {
+		try (TestSchema schema = TestDatabase.get().createSchema("catalog_empty")) {
+			QueueMigrator migrator = new QueueMigrator(schema.dataSource(), SchemaName.of(schema.name()), false);
+			assertThatExceptionOfType(InvalidQueueConfigurationException.class).isThrownBy(migrator::afterPropertiesSet)
+				.withMessageContaining(schema.name() + ".pgqueue_jobs does not exist")
+				.withMessageContaining("pgqueue.schema.migrate")
+				.satisfies((ex) -> assertThat(ex.action()).contains("dev/pgqueue/schema/migration")
+					.contains("pgqueue.schema.migrate=true"));
+		}
+	}
+
+	@Test
+	void schemaNameRejectsNamesThatAreNotPlainLowerCaseIdentifiers() {
+		List<String> invalid = List.of("Jobs", "jobs\"; DROP TABLE x; --", "jobs;", "\"jobs\"", "jobs-queue",
+				"1jobs", "", "pg_jobs", "j".repeat(64));
+		for (String name : invalid) {
+			assertThatIllegalArgumentException().as("schema name '%s'", name)
+				.isThrownBy(() -> SchemaName.of(name))
+				.withMessageContaining("pgqueue.schema.name");
+		}
+		assertThatIllegalArgumentException().isThrownBy(() -> SchemaName.of(null))
+			.withMessageContaining("pgqueue.schema.name");
+		assertThatIllegalArgumentException().isThrownBy(() -> SchemaName.of("pg_jobs"))
+			.withMessageContaining("reserved");
+		assertThat(SchemaName.of("j".repeat(63)).value()).hasSize(63);
+		assertThat(SchemaName.of("_jobs_2").qualify("pgqueue_jobs")).isEqualTo("\"_jobs_2\".\"pgqueue_jobs\"");
+	}
+
+	private static String explain(String sql, Object... parameters) {
+		List<String> lines = fixture.jdbc().query((Connection con) -> {
+			var statement = con.prepareStatement("EXPLAIN " + sql);
+			for (int i = 0; i < parameters.length; i++) {
+				Object value = parameters[i];
+				if (value instanceof String[] array) {
+					statement.setArray(i + 1, con.createArrayOf("text", array));
+				}
+				else {
+					statement.setObject(i + 1, value);
+				}
+			}
+			return statement;
+		}, (rs, i) -> rs.getString(1));
+		return String.join("\n", lines);
+	}
+
+	private static long historyRows(TestSchema schema) {
+		return schema.jdbcTemplate()
+			.queryForObject("SELECT count(*) FROM " + SchemaName.of(schema.name()).qualify(QueueMigrator.HISTORY_TABLE),
+					Long.class);
+	}
+
+	/** Records the SQL of every statement prepared through it, to explain exactly what the repository runs. */
+	private static final class StatementRecorder extends DelegatingDataSource {
+
+		private final List<String> statements = new CopyOnWriteArrayList<>();
+
+		StatementRecorder(DataSource target) {
+			super(target);
+		}
+
+		@Override
+		public Connection getConnection() throws SQLException {
+			Connection target = super.getConnection();
+			return (Connection) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] { Connection.class },
+					(proxy, method, args) -> {
+						if (method.getName().startsWith("prepare") && args != null && args[0] instanceof String sql) {
+							this.statements.add(sql);
+						}
+						try {
+							return method.invoke(target, args);
+						}
+						catch (InvocationTargetException ex) {
+							throw ex.getTargetException();
+						}
+					});
+		}
+
+	}
+
+}

@@ -1,0 +1,289 @@
+package dev.pgqueue.reliability;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.LongAdder;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.pgqueue.Job;
+import dev.pgqueue.JobPoller;
+import dev.pgqueue.JobRequest;
+import dev.pgqueue.QueueMode;
+import dev.pgqueue.QueueSettings;
+import dev.pgqueue.WorkerSettings;
+import dev.pgqueue.engine.JobHandler;
+import dev.pgqueue.engine.JobHandlerRegistry;
+import dev.pgqueue.engine.JobPollerFactory;
+import dev.pgqueue.engine.JobRepository;
+import dev.pgqueue.engine.JobRunner;
+import dev.pgqueue.engine.MaintenanceSettings;
+import dev.pgqueue.engine.NotificationListener;
+import dev.pgqueue.engine.QueueCatalog;
+import dev.pgqueue.engine.QueueMaintenance;
+import dev.pgqueue.metrics.QueueMetrics;
+import dev.pgqueue.schema.QueueMigrator;
+import dev.pgqueue.schema.SchemaName;
+import dev.pgqueue.test.TestDatabase;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * One worker of the reliability scenarios, in a JVM of its own: the engine wired by hand as an
+ * application has it (a HikariCP pool, the migrator, the repository with notifications, one poller,
+ * the background services with the rescuer, the notification listener), polling one queue whose
+ * handler records every run it finishes in the {@code ledger} table.
+ *
+ * <p>Arguments are {@code key=value} pairs, see {@link Options}; user name and password come from
+ * the same environment variables as the tests'. The worker runs until it gets SIGTERM (a graceful
+ * stop, as a container platform sends it), SIGKILL, or the test JVM that started it is gone.
+ */
+public final class WorkerProcess {
+
+	/** The queue every worker polls. */
+	public static final String QUEUE = "reliability";
+
+	/** The kind of every job; its handler writes the ledger. */
+	public static final String KIND = "ledger.write";
+
+	/** Printed once the poller runs. */
+	public static final String READY = "worker ready";
+
+	/** Starts the summary printed at a graceful stop. */
+	public static final String SUMMARY = "worker summary:";
+
+	/**
+	 * One row per attempt that finished its work; a second run of the same attempt counts in
+	 * {@code runs} instead of failing, so that duplicates are counted rather than hidden by a
+	 * rollback.
+	 */
+	public static final String LEDGER_DDL = """
+			CREATE TABLE ledger (
+			    job_id uuid NOT NULL,
+			    attempt int NOT NULL,
+			    worker_pid bigint NOT NULL,
+			    runs int NOT NULL DEFAULT 1,
+			    written_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+			    PRIMARY KEY (job_id, attempt))""";
+
+	private static final String LEDGER_INSERT = """
+			INSERT INTO ledger (job_id, attempt, worker_pid) VALUES (?, ?, ?)
+			ON CONFLICT (job_id, attempt) DO UPDATE SET runs = ledger.runs + 1""";
+
+	private static final long PID = ProcessHandle.current().pid();
+
+	private WorkerProcess() {
+	}
+
+	public static void main(String[] args) throws Exception {
+		Options options = Options.parse(args);
+		HikariDataSource pool = pool(options);
+		SchemaName schema = SchemaName.of(options.schema);
+		new QueueMigrator(pool, schema, true).afterPropertiesSet();
+
+		JdbcTemplate jdbc = new JdbcTemplate(pool);
+		JobRepository repository = new JobRepository(jdbc, schema, true);
+		JobHandlerRegistry handlers = new JobHandlerRegistry();
+		handlers.register(new LedgerHandler(jdbc, options.work));
+		Counters counters = new Counters();
+		QueueSettings queue = QueueSettings.defaults(QUEUE)
+			.withMode(options.mode)
+			.withConcurrency(options.concurrency)
+			.withBatchSize(options.batchSize)
+			.withPollInterval(Duration.ofMillis(200))
+			.withLeaseDuration(options.lease);
+		QueueCatalog catalog = new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE), List.of(queue));
+		WorkerSettings workerSettings = new WorkerSettings(options.shutdownTimeout, false, false);
+		JobPoller poller = new JobPollerFactory(catalog, repository, new JobRunner(handlers, counters),
+				new TransactionTemplate(new DataSourceTransactionManager(pool)), counters, workerSettings)
+			.create(QUEUE, handlers.kindsOf(QUEUE));
+		NotificationListener notifications = new NotificationListener(pool, repository.channel());
+		notifications.register(poller);
+		MaintenanceSettings defaults = MaintenanceSettings.DEFAULT;
+		QueueMaintenance maintenance = new QueueMaintenance(repository,
+				new MaintenanceSettings(Duration.ofMillis(500), options.rescueInterval, defaults.cleanupInterval(),
+						defaults.statsInterval(), defaults.completedRetention(), defaults.failedRetention(),
+						defaults.cleanupBatchSize()),
+				counters, handlers::queues);
+
+		// The order of the Spring lifecycle: listener first, pollers and services last; stop in reverse.
+		Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+			poller.stop();
+			maintenance.stop();
+			notifications.stop();
+			pool.close();
+			System.out.println(SUMMARY + " " + counters.summary());
+		}, "worker-shutdown"));
+		notifications.start();
+		maintenance.start();
+		poller.start();
+		System.out.println(READY + ": " + options.name + " pid " + PID + ", " + queue);
+
+		// Stop gracefully when the test JVM that started this worker is gone.
+		ProcessHandle.current().parent().ifPresent((parent) -> parent.onExit().thenRun(() -> System.exit(0)));
+		new CountDownLatch(1).await();
+	}
+
+	private static HikariDataSource pool(Options options) {
+		HikariConfig config = new HikariConfig();
+		config.setJdbcUrl(options.url);
+		String username = System.getenv(TestDatabase.USERNAME_VARIABLE);
+		String password = System.getenv(TestDatabase.PASSWORD_VARIABLE);
+		if (username != null && !username.isBlank()) {
+			config.setUsername(username);
+		}
+		if (password != null && !password.isBlank()) {
+			config.setPassword(password);
+		}
+		config.setSchema(options.schema);
+		config.setMaximumPoolSize(options.poolSize);
+		config.setMinimumIdle(0);
+		config.setConnectionTimeout(options.connectionTimeout.toMillis());
+		config.setPoolName("worker-" + options.name);
+		// Lets the tests find this worker's backends in pg_stat_activity.
+		config.addDataSourceProperty("ApplicationName", applicationName(options.schema, options.name));
+		return new HikariDataSource(config);
+	}
+
+	/** The application name of a worker's connections, as the tests look for them. */
+	public static String applicationName(String schema, String worker) {
+		return schema + "/" + worker;
+	}
+
+	/** Simulates some work, then records the attempt, in the job's transaction when there is one. */
+	private record LedgerHandler(JdbcTemplate jdbc, Duration work) implements JobHandler {
+
+		@Override
+		public String kind() {
+			return KIND;
+		}
+
+		@Override
+		public String queue() {
+			return QUEUE;
+		}
+
+		@Override
+		public void handle(Job job) throws InterruptedException {
+			long millis = this.work.toMillis();
+			if (millis > 0) {
+				Thread.sleep(ThreadLocalRandom.current().nextLong(millis / 2, millis + millis / 2 + 1));
+			}
+			this.jdbc.update(LEDGER_INSERT, job.id(), job.attempt(), PID);
+		}
+
+		@Override
+		public String description() {
+			return "ledger handler";
+		}
+
+	}
+
+	/** What the worker did, printed at a graceful stop. */
+	private static final class Counters implements QueueMetrics {
+
+		private final Map<JobOutcome, LongAdder> outcomes = new HashMap<>();
+
+		private final LongAdder claims = new LongAdder();
+
+		private final LongAdder rescued = new LongAdder();
+
+		Counters() {
+			for (JobOutcome outcome : JobOutcome.values()) {
+				this.outcomes.put(outcome, new LongAdder());
+			}
+		}
+
+		@Override
+		public void pollCycle(String queue, long nanos, int claimed) {
+			this.claims.increment();
+		}
+
+		@Override
+		public void jobFinished(String queue, String kind, JobOutcome outcome, long nanos) {
+			this.outcomes.get(outcome).increment();
+		}
+
+		@Override
+		public void jobRescued(String queue, String kind) {
+			this.rescued.increment();
+		}
+
+		String summary() {
+			StringBuilder summary = new StringBuilder("pid=" + PID + " claims=" + this.claims.sum());
+			this.outcomes.forEach((outcome, count) -> summary.append(' ')
+				.append(outcome.name().toLowerCase(Locale.ROOT))
+				.append('=')
+				.append(count.sum()));
+			return summary.append(" rescued=").append(this.rescued.sum()).toString();
+		}
+
+	}
+
+	/** The worker's settings, from {@code key=value} arguments. */
+	static final class Options {
+
+		String url;
+
+		String schema;
+
+		String name = "worker";
+
+		QueueMode mode = QueueMode.TRANSACTIONAL;
+
+		int concurrency = 2;
+
+		int batchSize = 20;
+
+		int poolSize = 8;
+
+		Duration work = Duration.ofMillis(2);
+
+		Duration lease = Duration.ofSeconds(5);
+
+		Duration rescueInterval = Duration.ofSeconds(1);
+
+		Duration shutdownTimeout = Duration.ofSeconds(10);
+
+		Duration connectionTimeout = Duration.ofSeconds(5);
+
+		static Options parse(String[] args) {
+			Options options = new Options();
+			for (String arg : args) {
+				int eq = arg.indexOf('=');
+				if (eq < 1) {
+					throw new IllegalArgumentException("Expected key=value, got '" + arg + "'");
+				}
+				String value = arg.substring(eq + 1);
+				switch (arg.substring(0, eq)) {
+					case "url" -> options.url = value;
+					case "schema" -> options.schema = value;
+					case "name" -> options.name = value;
+					case "mode" -> options.mode = QueueMode.valueOf(value.toUpperCase(Locale.ROOT));
+					case "concurrency" -> options.concurrency = Integer.parseInt(value);
+					case "batch-size" -> options.batchSize = Integer.parseInt(value);
+					case "pool-size" -> options.poolSize = Integer.parseInt(value);
+					case "work-ms" -> options.work = Duration.ofMillis(Long.parseLong(value));
+					case "lease-ms" -> options.lease = Duration.ofMillis(Long.parseLong(value));
+					case "rescue-ms" -> options.rescueInterval = Duration.ofMillis(Long.parseLong(value));
+					case "shutdown-ms" -> options.shutdownTimeout = Duration.ofMillis(Long.parseLong(value));
+					case "connection-timeout-ms" -> options.connectionTimeout = Duration.ofMillis(Long.parseLong(value));
+					default -> throw new IllegalArgumentException("Unknown worker option '" + arg + "'");
+				}
+			}
+			if (options.url == null || options.schema == null) {
+				throw new IllegalArgumentException("url= and schema= are required");
+			}
+			return options;
+		}
+
+	}
+
+}

@@ -1,0 +1,188 @@
+package dev.pgqueue.autoconfigure;
+
+import java.util.Set;
+import java.util.TreeSet;
+
+import javax.sql.DataSource;
+
+import dev.pgqueue.InvalidQueueConfigurationException;
+import dev.pgqueue.JobClient;
+import dev.pgqueue.JobPoller;
+import dev.pgqueue.JobRequest;
+import dev.pgqueue.QueueSettings;
+import dev.pgqueue.WorkerSettings;
+import dev.pgqueue.engine.JdbcJobClient;
+import dev.pgqueue.engine.JobHandlerRegistry;
+import dev.pgqueue.engine.JobPollerFactory;
+import dev.pgqueue.engine.JobRepository;
+import dev.pgqueue.engine.JobRunner;
+import dev.pgqueue.engine.NotificationListener;
+import dev.pgqueue.engine.QueueCatalog;
+import dev.pgqueue.engine.QueueMaintenance;
+import dev.pgqueue.listener.JobListenerMethodProcessor;
+import dev.pgqueue.metrics.QueueMetrics;
+import dev.pgqueue.schema.QueueMigrator;
+import dev.pgqueue.schema.SchemaName;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration;
+import org.springframework.boot.thread.Threading;
+import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+import org.springframework.util.unit.DataSize;
+
+/**
+ * Auto-configuration of pgqueue: the schema migrator, the repository, the {@link JobClient}, the
+ * discovery of {@code @JobListener} methods and, unless {@code pgqueue.enabled=false}, one
+ * {@link JobPoller} per queue plus the background services.
+ */
+@AutoConfiguration(after = { DataSourceAutoConfiguration.class, JdbcTemplateAutoConfiguration.class,
+		DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
+		JacksonAutoConfiguration.class })
+@ConditionalOnClass({ JobClient.class, JdbcTemplate.class })
+@ConditionalOnBean(DataSource.class)
+@EnableConfigurationProperties(QueueProperties.class)
+public final class QueueAutoConfiguration {
+
+	private static final Logger logger = LoggerFactory.getLogger(QueueAutoConfiguration.class);
+
+	@Bean
+	@ConditionalOnMissingBean
+	QueueMigrator pgqueueMigrator(DataSource dataSource, QueueProperties properties) {
+		return new QueueMigrator(dataSource, SchemaName.of(properties.getSchema().getName()),
+				properties.getSchema().isMigrate());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	JobRepository pgqueueJobRepository(DataSource dataSource, ObjectProvider<JdbcTemplate> jdbcTemplate,
+			QueueProperties properties) {
+		JdbcTemplate template = jdbcTemplate.getIfUnique(() -> new JdbcTemplate(dataSource));
+		return new JobRepository(template, SchemaName.of(properties.getSchema().getName()),
+				properties.getNotifications().isEnabled());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	JobHandlerRegistry pgqueueJobHandlerRegistry() {
+		return new JobHandlerRegistry();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	QueueCatalog pgqueueQueueCatalog(QueueProperties properties) {
+		return new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE),
+				properties.toQueueSettings());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(JobClient.class)
+	JdbcJobClient pgqueueJobClient(JobRepository repository, ObjectProvider<JsonMapper> jsonMapper,
+			QueueCatalog queues, JobHandlerRegistry handlers, QueueProperties properties) {
+		DataSize limit = properties.getMaxPayloadSize();
+		return new JdbcJobClient(repository, jsonMapper.getIfAvailable(JsonMapper::new), queues, handlers,
+				(limit != null) ? limit.toBytes() : 0);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	static JobListenerMethodProcessor pgqueueJobListenerMethodProcessor(ConfigurableListableBeanFactory beanFactory,
+			ObjectProvider<JobHandlerRegistry> registry, ObjectProvider<JsonMapper> jsonMapper,
+			ObjectProvider<JobPollerFactory> pollerFactory, ObjectProvider<QueueCatalog> queues,
+			ObjectProvider<NotificationListener> notifications) {
+		return new JobListenerMethodProcessor(registry.getObject(), jsonMapper.getIfAvailable(JsonMapper::new),
+				(handlers) -> registerPollers(beanFactory, handlers, pollerFactory.getIfAvailable(),
+						queues.getObject(), notifications.getIfAvailable()));
+	}
+
+	private static void registerPollers(ConfigurableListableBeanFactory beanFactory, JobHandlerRegistry handlers,
+			JobPollerFactory factory, QueueCatalog queues, NotificationListener notifications) {
+		Set<String> unused = new TreeSet<>(queues.configuredQueues());
+		unused.removeAll(handlers.queues());
+		if (!unused.isEmpty() && factory != null) {
+			String queue = unused.iterator().next();
+			throw new InvalidQueueConfigurationException("pgqueue.queues." + queue, "pgqueue.queues configures queue '"
+					+ queue + "', but no @JobListener in this application runs jobs in it (queues with listeners: "
+					+ handlers.queues() + ")", "Fix the queue's name, add a @JobListener(queue = \"" + queue
+							+ "\"), remove its configuration, or set pgqueue.enabled=false in an application that "
+							+ "only enqueues.");
+		}
+		if (factory == null) {
+			logger.info("pgqueue processing is off (pgqueue.enabled=false): jobs are enqueued but not run here");
+			return;
+		}
+		if (handlers.queues().isEmpty()) {
+			logger.info("pgqueue found no @JobListener methods; no queue is polled in this application");
+		}
+		for (String queue : handlers.queues()) {
+			JobPoller poller = factory.create(queue, handlers.kindsOf(queue));
+			beanFactory.registerSingleton("pgqueuePoller." + queue, poller);
+			if (notifications != null) {
+				notifications.register(poller);
+			}
+		}
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnBooleanProperty(name = "pgqueue.enabled", matchIfMissing = true)
+	static class ProcessingConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		JobRunner pgqueueJobRunner(JobHandlerRegistry handlers, ObjectProvider<QueueMetrics> metrics) {
+			return new JobRunner(handlers, metrics.getIfAvailable(() -> QueueMetrics.NONE));
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		JobPollerFactory pgqueueJobPollerFactory(QueueCatalog queues, JobRepository repository, JobRunner runner,
+				ObjectProvider<PlatformTransactionManager> transactionManager, ObjectProvider<QueueMetrics> metrics,
+				QueueProperties properties, Environment environment) {
+			PlatformTransactionManager manager = transactionManager.getIfUnique();
+			TransactionTemplate template = (manager != null) ? new TransactionTemplate(manager) : null;
+			WorkerSettings workerSettings = new WorkerSettings(properties.getShutdownTimeout(),
+					Threading.VIRTUAL.isActive(environment), properties.getRetention().getCompleted().isZero());
+			return new JobPollerFactory(queues, repository, runner, template,
+					metrics.getIfAvailable(() -> QueueMetrics.NONE), workerSettings);
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		@ConditionalOnBooleanProperty(name = "pgqueue.notifications.enabled", matchIfMissing = true)
+		NotificationListener pgqueueNotificationListener(DataSource dataSource, JobRepository repository) {
+			return new NotificationListener(dataSource, repository.channel());
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		QueueMaintenance pgqueueMaintenance(JobRepository repository, ObjectProvider<QueueMetrics> metrics,
+				QueueProperties properties, QueueCatalog queues, JobHandlerRegistry handlers) {
+			return new QueueMaintenance(repository,
+					properties.toMaintenanceSettings(), metrics.getIfAvailable(() -> QueueMetrics.NONE), () -> {
+						Set<String> known = new TreeSet<>(queues.configuredQueues());
+						known.addAll(handlers.queues());
+						return known;
+					}, handlers);
+		}
+
+	}
+
+}

@@ -1,0 +1,462 @@
+package dev.pgqueue.autoconfigure;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import dev.pgqueue.InvalidQueueConfigurationException;
+import dev.pgqueue.QueueMode;
+import dev.pgqueue.QueueSettings;
+import dev.pgqueue.RetryPolicy;
+import dev.pgqueue.engine.MaintenanceSettings;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.util.unit.DataSize;
+
+/**
+ * Configuration of pgqueue.
+ */
+@ConfigurationProperties("pgqueue")
+public class QueueProperties {
+
+	/**
+	 * Whether this application claims and runs jobs. When false, it only enqueues (a producer-only
+	 * application) and runs no pollers or background services.
+	 */
+	private boolean enabled = true;
+
+	/**
+	 * How long running jobs may take to finish when the application stops, before unfinished ones go
+	 * back to the queue without using an attempt. Keep it below
+	 * spring.lifecycle.timeout-per-shutdown-phase.
+	 */
+	private Duration shutdownTimeout = Duration.ofSeconds(20);
+
+	/**
+	 * Largest payload accepted at enqueue, as serialized JSON. Larger data belongs elsewhere, with its
+	 * key in the payload.
+	 */
+	private DataSize maxPayloadSize = DataSize.ofMegabytes(1);
+
+	private final Schema schema = new Schema();
+
+	private final Retention retention = new Retention();
+
+	private final Maintenance maintenance = new Maintenance();
+
+	private final Notifications notifications = new Notifications();
+
+	/**
+	 * Queues by name. A queue that a listener names but that is not configured here runs with the
+	 * defaults.
+	 */
+	private Map<String, Queue> queues = new LinkedHashMap<>();
+
+	public boolean isEnabled() {
+		return this.enabled;
+	}
+
+	public void setEnabled(boolean enabled) {
+		this.enabled = enabled;
+	}
+
+	public Duration getShutdownTimeout() {
+		return this.shutdownTimeout;
+	}
+
+	public void setShutdownTimeout(Duration shutdownTimeout) {
+		this.shutdownTimeout = shutdownTimeout;
+	}
+
+	public DataSize getMaxPayloadSize() {
+		return this.maxPayloadSize;
+	}
+
+	public void setMaxPayloadSize(DataSize maxPayloadSize) {
+		this.maxPayloadSize = maxPayloadSize;
+	}
+
+	public Schema getSchema() {
+		return this.schema;
+	}
+
+	public Retention getRetention() {
+		return this.retention;
+	}
+
+	public Maintenance getMaintenance() {
+		return this.maintenance;
+	}
+
+	public Notifications getNotifications() {
+		return this.notifications;
+	}
+
+	public Map<String, Queue> getQueues() {
+		return this.queues;
+	}
+
+	public void setQueues(Map<String, Queue> queues) {
+		this.queues = queues;
+	}
+
+	/** The configured queues as engine settings, validated. */
+	public List<QueueSettings> toQueueSettings() {
+		List<QueueSettings> settings = new ArrayList<>();
+		this.queues.forEach((name, queue) -> settings.add(queue.toSettings(name)));
+		return settings;
+	}
+
+	/** The background services' settings, validated. */
+	public MaintenanceSettings toMaintenanceSettings() {
+		return new MaintenanceSettings(this.maintenance.promoteInterval, this.maintenance.rescueInterval,
+				this.maintenance.cleanupInterval, this.maintenance.statsInterval, this.retention.completed,
+				this.retention.failed, this.maintenance.cleanupBatchSize);
+	}
+
+	public static class Schema {
+
+		/**
+		 * Schema holding the jobs table: lower-case letters, digits and underscores.
+		 */
+		private String name = "public";
+
+		/**
+		 * Whether pgqueue creates and upgrades its table with its own Flyway instance (history in
+		 * pgqueue_schema_history). Turn off when DDL is applied by other means; the table must then
+		 * exist at start-up.
+		 */
+		private boolean migrate = true;
+
+		public String getName() {
+			return this.name;
+		}
+
+		public void setName(String name) {
+			this.name = name;
+		}
+
+		public boolean isMigrate() {
+			return this.migrate;
+		}
+
+		public void setMigrate(boolean migrate) {
+			this.migrate = migrate;
+		}
+
+	}
+
+	public static class Notifications {
+
+		/**
+		 * Whether enqueues send NOTIFY and pollers LISTEN, so that a new job is picked up at once
+		 * rather than at the next poll. Turn off behind a connection pooler in transaction mode, where
+		 * LISTEN does not work; polling then carries on alone.
+		 */
+		private boolean enabled = true;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+	}
+
+	public static class Retention {
+
+		/**
+		 * How long completed jobs are kept before they are pruned. Zero deletes a completed job as it
+		 * finishes.
+		 */
+		private Duration completed = Duration.ofHours(1);
+
+		/**
+		 * How long failed jobs are kept, with their last error, before they are pruned.
+		 */
+		private Duration failed = Duration.ofDays(7);
+
+		public Duration getCompleted() {
+			return this.completed;
+		}
+
+		public void setCompleted(Duration completed) {
+			this.completed = completed;
+		}
+
+		public Duration getFailed() {
+			return this.failed;
+		}
+
+		public void setFailed(Duration failed) {
+			this.failed = failed;
+		}
+
+	}
+
+	public static class Maintenance {
+
+		/**
+		 * How often delayed jobs and retries that have become due are made available to pollers.
+		 * Bounds the extra latency of a delayed job.
+		 */
+		private Duration promoteInterval = Duration.ofSeconds(1);
+
+		/**
+		 * How often leased jobs whose lease expired (their worker died) are looked for and returned to
+		 * the queue.
+		 */
+		private Duration rescueInterval = Duration.ofSeconds(15);
+
+		/**
+		 * How often finished jobs past their retention are pruned (by one instance at a time).
+		 */
+		private Duration cleanupInterval = Duration.ofMinutes(1);
+
+		/**
+		 * How often queue depth and the age of the oldest due job are read for metrics and health.
+		 */
+		private Duration statsInterval = Duration.ofSeconds(15);
+
+		/**
+		 * Most finished jobs deleted by one prune statement.
+		 */
+		private int cleanupBatchSize = 10000;
+
+		public Duration getPromoteInterval() {
+			return this.promoteInterval;
+		}
+
+		public void setPromoteInterval(Duration promoteInterval) {
+			this.promoteInterval = promoteInterval;
+		}
+
+		public Duration getRescueInterval() {
+			return this.rescueInterval;
+		}
+
+		public void setRescueInterval(Duration rescueInterval) {
+			this.rescueInterval = rescueInterval;
+		}
+
+		public Duration getCleanupInterval() {
+			return this.cleanupInterval;
+		}
+
+		public void setCleanupInterval(Duration cleanupInterval) {
+			this.cleanupInterval = cleanupInterval;
+		}
+
+		public Duration getStatsInterval() {
+			return this.statsInterval;
+		}
+
+		public void setStatsInterval(Duration statsInterval) {
+			this.statsInterval = statsInterval;
+		}
+
+		public int getCleanupBatchSize() {
+			return this.cleanupBatchSize;
+		}
+
+		public void setCleanupBatchSize(int cleanupBatchSize) {
+			this.cleanupBatchSize = cleanupBatchSize;
+		}
+
+	}
+
+	public static class Queue {
+
+		/**
+		 * How jobs run: 'transactional' (claim, run and finish in one transaction; database effects
+		 * exactly once) or 'leased' (claim with a lease, run outside a transaction; at least once).
+		 */
+		private QueueMode mode = QueueMode.TRANSACTIONAL;
+
+		/**
+		 * Workers of this queue in each instance. In transactional mode, batches run at once, each
+		 * holding a pooled connection for as long as it runs; in leased mode, jobs run at once.
+		 */
+		private int concurrency = 4;
+
+		/**
+		 * Most jobs one claim statement takes.
+		 */
+		private int batchSize = 10;
+
+		/**
+		 * Pause after a poll that found less than a full batch, spread by ±10 %.
+		 */
+		private Duration pollInterval = Duration.ofSeconds(1);
+
+		/**
+		 * Leased mode: how long a job may run without its lease being extended. Leases of running
+		 * jobs are extended every third of this; a job whose lease expires is rescued.
+		 */
+		private Duration leaseDuration = Duration.ofMinutes(5);
+
+		/**
+		 * Attempts a job gets unless its request says otherwise.
+		 */
+		private int maxAttempts = 10;
+
+		/**
+		 * Exception types that fail a job at once, without retries, besides
+		 * NonRetryableJobException and payload mapping errors.
+		 */
+		private List<Class<? extends Throwable>> nonRetryableExceptions = new ArrayList<>();
+
+		private final Retry retry = new Retry();
+
+		public QueueMode getMode() {
+			return this.mode;
+		}
+
+		public void setMode(QueueMode mode) {
+			this.mode = mode;
+		}
+
+		public int getConcurrency() {
+			return this.concurrency;
+		}
+
+		public void setConcurrency(int concurrency) {
+			this.concurrency = concurrency;
+		}
+
+		public int getBatchSize() {
+			return this.batchSize;
+		}
+
+		public void setBatchSize(int batchSize) {
+			this.batchSize = batchSize;
+		}
+
+		public Duration getPollInterval() {
+			return this.pollInterval;
+		}
+
+		public void setPollInterval(Duration pollInterval) {
+			this.pollInterval = pollInterval;
+		}
+
+		public Duration getLeaseDuration() {
+			return this.leaseDuration;
+		}
+
+		public void setLeaseDuration(Duration leaseDuration) {
+			this.leaseDuration = leaseDuration;
+		}
+
+		public int getMaxAttempts() {
+			return this.maxAttempts;
+		}
+
+		public void setMaxAttempts(int maxAttempts) {
+			this.maxAttempts = maxAttempts;
+		}
+
+		public List<Class<? extends Throwable>> getNonRetryableExceptions() {
+			return this.nonRetryableExceptions;
+		}
+
+		public void setNonRetryableExceptions(List<Class<? extends Throwable>> nonRetryableExceptions) {
+			this.nonRetryableExceptions = nonRetryableExceptions;
+		}
+
+		public Retry getRetry() {
+			return this.retry;
+		}
+
+		QueueSettings toSettings(String name) {
+			String retryKey = "pgqueue.queues." + name + ".retry.";
+			if (!(this.retry.jitter >= 0.0 && this.retry.jitter <= 1.0)) {
+				throw new InvalidQueueConfigurationException(retryKey + "jitter",
+						retryKey + "jitter must be between 0 and 1, was " + this.retry.jitter,
+						"Set " + retryKey + "jitter to a fraction such as 0.2.");
+			}
+			if (!(this.retry.multiplier >= 1.0)) {
+				throw new InvalidQueueConfigurationException(retryKey + "multiplier",
+						retryKey + "multiplier must be at least 1, was " + this.retry.multiplier,
+						"Set " + retryKey + "multiplier to 1 (constant delay) or more.");
+			}
+			if (this.retry.initialDelay == null || this.retry.initialDelay.isNegative()) {
+				throw new InvalidQueueConfigurationException(retryKey + "initial-delay",
+						retryKey + "initial-delay must not be negative, was " + this.retry.initialDelay,
+						"Set " + retryKey + "initial-delay to a duration such as 1s.");
+			}
+			if (this.retry.maxDelay == null || this.retry.maxDelay.compareTo(this.retry.initialDelay) < 0) {
+				throw new InvalidQueueConfigurationException(retryKey + "max-delay", retryKey + "max-delay ("
+						+ this.retry.maxDelay + ") must not be shorter than " + retryKey + "initial-delay ("
+						+ this.retry.initialDelay + ")", "Raise " + retryKey + "max-delay or lower the initial delay.");
+			}
+			RetryPolicy policy = new RetryPolicy(this.retry.initialDelay, this.retry.maxDelay, this.retry.multiplier,
+					this.retry.jitter);
+			return new QueueSettings(name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+					this.leaseDuration, this.maxAttempts, policy, this.nonRetryableExceptions);
+		}
+
+	}
+
+	public static class Retry {
+
+		/**
+		 * Delay after the first failed attempt.
+		 */
+		private Duration initialDelay = Duration.ofSeconds(1);
+
+		/**
+		 * Longest delay between two attempts.
+		 */
+		private Duration maxDelay = Duration.ofHours(1);
+
+		/**
+		 * Factor by which the delay grows after each failed attempt.
+		 */
+		private double multiplier = 2.0;
+
+		/**
+		 * Fraction (0 to 1) of each delay by which it is randomly spread, so that jobs that failed
+		 * together do not come back together.
+		 */
+		private double jitter = 0.2;
+
+		public Duration getInitialDelay() {
+			return this.initialDelay;
+		}
+
+		public void setInitialDelay(Duration initialDelay) {
+			this.initialDelay = initialDelay;
+		}
+
+		public Duration getMaxDelay() {
+			return this.maxDelay;
+		}
+
+		public void setMaxDelay(Duration maxDelay) {
+			this.maxDelay = maxDelay;
+		}
+
+		public double getMultiplier() {
+			return this.multiplier;
+		}
+
+		public void setMultiplier(double multiplier) {
+			this.multiplier = multiplier;
+		}
+
+		public double getJitter() {
+			return this.jitter;
+		}
+
+		public void setJitter(double jitter) {
+			this.jitter = jitter;
+		}
+
+	}
+
+}

@@ -1,0 +1,710 @@
+package dev.pgqueue.autoconfigure;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+
+import javax.sql.DataSource;
+
+import dev.pgqueue.Job;
+import dev.pgqueue.InvalidQueueConfigurationException;
+import dev.pgqueue.JobClient;
+import dev.pgqueue.JobListener;
+import dev.pgqueue.JobPoller;
+import dev.pgqueue.JobRequest;
+import dev.pgqueue.QueueMode;
+import dev.pgqueue.QueueSettings;
+import dev.pgqueue.RetryPolicy;
+import dev.pgqueue.WorkerSettings;
+import dev.pgqueue.engine.JdbcJobClient;
+import dev.pgqueue.engine.JobHandlerRegistry;
+import dev.pgqueue.engine.JobPollerFactory;
+import dev.pgqueue.engine.JobRepository;
+import dev.pgqueue.engine.JobRunner;
+import dev.pgqueue.engine.MaintenanceSettings;
+import dev.pgqueue.engine.QueueCatalog;
+import dev.pgqueue.engine.QueueMaintenance;
+import dev.pgqueue.metrics.QueueMetrics;
+import dev.pgqueue.schema.QueueMigrator;
+import dev.pgqueue.schema.SchemaName;
+import dev.pgqueue.test.TestDatabase;
+import dev.pgqueue.test.TestSchema;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.flywaydb.core.Flyway;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.InitializingBean;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.annotation.Transactional;
+import org.springframework.transaction.support.TransactionTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Tests for {@link QueueAutoConfiguration} against a real PostgreSQL. Every context of this class
+ * shares one schema, which the first context to start creates; tests use kinds of their own so that
+ * one test's jobs never reach another's listeners.
+ */
+class QueueAutoConfigurationTests {
+
+	private static final Duration TIMEOUT = Duration.ofSeconds(30);
+
+	private static final FreshSchema SCHEMA = FreshSchema.named("pgqueue_autoconfig");
+
+	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+				DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
+				JdbcTemplateAutoConfiguration.class, JacksonAutoConfiguration.class, QueueAutoConfiguration.class,
+				QueueMetricsAutoConfiguration.class, QueueHealthAutoConfiguration.class))
+		.withPropertyValues(SCHEMA.properties())
+		.withPropertyValues("pgqueue.shutdown-timeout=5s");
+
+	@AfterAll
+	static void dropSchema() {
+		SCHEMA.drop();
+	}
+
+	@Test
+	void definesTheQueueBeansAndMigratesTheConfiguredSchemaWithoutAFlywayBean() {
+		this.contextRunner.run((context) -> {
+			assertThat(context).hasSingleBean(JobClient.class)
+				.hasSingleBean(JobRepository.class)
+				.hasSingleBean(QueueMigrator.class)
+				.hasSingleBean(JobHandlerRegistry.class)
+				.hasSingleBean(JobRunner.class)
+				.hasSingleBean(JobPollerFactory.class)
+				.hasSingleBean(QueueMaintenance.class)
+				.doesNotHaveBean(Flyway.class);
+			assertThat(SCHEMA.tables(jdbc(context))).contains("pgqueue_jobs", "pgqueue_schema_history");
+		});
+	}
+
+	@Test
+	void createsTheConfiguredSchemaWhenItDoesNotExistYet() {
+		FreshSchema schema = FreshSchema.named("pgqueue_created");
+		try {
+			this.contextRunner.withPropertyValues(schema.properties()).run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(schema.tables(jdbc(context))).contains("pgqueue_jobs", "pgqueue_schema_history");
+			});
+		}
+		finally {
+			schema.drop();
+		}
+	}
+
+	@Test
+	void migratesAlongsideTheApplicationsOwnFlywayMigrationsInTheSameSchema() {
+		FreshSchema schema = FreshSchema.named("pgqueue_flyway");
+		try {
+			this.contextRunner.withConfiguration(AutoConfigurations.of(FlywayAutoConfiguration.class))
+				.withPropertyValues(schema.properties())
+				.withPropertyValues("spring.flyway.schemas=" + schema.name())
+				.run((context) -> {
+					assertThat(context).hasNotFailed().hasSingleBean(Flyway.class);
+					assertThat(schema.tables(jdbc(context))).contains("flyway_schema_history", "app_orders",
+							"pgqueue_schema_history", "pgqueue_jobs");
+				});
+		}
+		finally {
+			schema.drop();
+		}
+	}
+
+	@Test
+	void aBeanThatEnqueuesWhileTheContextStartsFindsTheJobsTable() {
+		FreshSchema schema = FreshSchema.named("pgqueue_startup");
+		try {
+			// Registered ahead of every configuration, as an application's own beans are.
+			this.contextRunner.withPropertyValues(schema.properties())
+				.withBean(StartupEnqueuer.class)
+				.run((context) -> {
+					assertThat(context).hasNotFailed();
+					UUID id = context.getBean(StartupEnqueuer.class).enqueued;
+					assertThat(schema.stateOf(jdbc(context), id)).isEqualTo("available");
+				});
+		}
+		finally {
+			schema.drop();
+		}
+	}
+
+	@Test
+	void userDefinedJobClientMakesTheAutoConfiguredOneBackOff() {
+		this.contextRunner.withUserConfiguration(CustomJobClientConfiguration.class).run((context) -> {
+			assertThat(context).hasSingleBean(JobClient.class).doesNotHaveBean(JdbcJobClient.class);
+			assertThat(context.getBean(JobClient.class)).isSameAs(context.getBean("customJobClient"));
+		});
+	}
+
+	@Test
+	void userDefinedJobRepositoryMakesTheAutoConfiguredOneBackOff() {
+		this.contextRunner.withUserConfiguration(CustomJobRepositoryConfiguration.class).run((context) -> {
+			assertThat(context).hasSingleBean(JobRepository.class).doesNotHaveBean("pgqueueJobRepository");
+			assertThat(context.getBean(JobRepository.class)).isSameAs(context.getBean("customJobRepository"));
+		});
+	}
+
+	@Test
+	void userDefinedQueueMigratorMakesTheAutoConfiguredOneBackOff() {
+		this.contextRunner.withUserConfiguration(CustomQueueMigratorConfiguration.class).run((context) -> {
+			assertThat(context).hasSingleBean(QueueMigrator.class).doesNotHaveBean("pgqueueMigrator");
+			assertThat(context.getBean(QueueMigrator.class)).isSameAs(context.getBean("customQueueMigrator"));
+		});
+	}
+
+	@Test
+	void userDefinedJobHandlerRegistryMakesTheAutoConfiguredOneBackOff() {
+		this.contextRunner.withUserConfiguration(CustomJobHandlerRegistryConfiguration.class).run((context) -> {
+			assertThat(context).hasSingleBean(JobHandlerRegistry.class).doesNotHaveBean("pgqueueJobHandlerRegistry");
+			assertThat(context.getBean(JobHandlerRegistry.class))
+				.isSameAs(context.getBean("customJobHandlerRegistry"));
+		});
+	}
+
+	@Test
+	void userDefinedJobRunnerMakesTheAutoConfiguredOneBackOff() {
+		this.contextRunner.withUserConfiguration(CustomJobRunnerConfiguration.class).run((context) -> {
+			assertThat(context).hasSingleBean(JobRunner.class).doesNotHaveBean("pgqueueJobRunner");
+			assertThat(context.getBean(JobRunner.class)).isSameAs(context.getBean("customJobRunner"));
+		});
+	}
+
+	@Test
+	void userDefinedJobPollerFactoryMakesTheAutoConfiguredOneBackOff() {
+		this.contextRunner.withUserConfiguration(CustomJobPollerFactoryConfiguration.class).run((context) -> {
+			assertThat(context).hasSingleBean(JobPollerFactory.class).doesNotHaveBean("pgqueueJobPollerFactory");
+			assertThat(context.getBean(JobPollerFactory.class))
+				.isSameAs(context.getBean("customJobPollerFactory"));
+		});
+	}
+
+	@Test
+	void userDefinedQueueMaintenanceMakesTheAutoConfiguredOneBackOff() {
+		this.contextRunner.withUserConfiguration(CustomQueueMaintenanceConfiguration.class).run((context) -> {
+			assertThat(context).hasSingleBean(QueueMaintenance.class).doesNotHaveBean("pgqueueMaintenance");
+			assertThat(context.getBean(QueueMaintenance.class)).isSameAs(context.getBean("customQueueMaintenance"));
+		});
+	}
+
+	@Test
+	void registersAStartedPollerSingletonForEachQueueThatHasListeners() {
+		this.contextRunner.withUserConfiguration(GreetingListenerConfiguration.class, MailListenerConfiguration.class)
+			.run((context) -> {
+				assertThat(context.getBeansOfType(JobPoller.class)).containsOnlyKeys("pgqueuePoller.default",
+						"pgqueuePoller.mail");
+				JobPoller mail = context.getBean("pgqueuePoller.mail", JobPoller.class);
+				assertThat(mail.isRunning()).isTrue();
+				assertThat(mail.kinds()).containsExactly("mail.welcome");
+				JobPoller defaults = context.getBean("pgqueuePoller.default", JobPoller.class);
+				assertThat(defaults.isRunning()).isTrue();
+				assertThat(defaults.kinds()).containsExactly("greeting", "greeting.with-job");
+				assertThat(context.getBeanFactory().isSingleton("pgqueuePoller.mail")).isTrue();
+			});
+	}
+
+	@Test
+	void runsAnEnqueuedJobThroughItsListenerWithThePayloadMappedToARecord() {
+		this.contextRunner.withUserConfiguration(GreetingListenerConfiguration.class).run((context) -> {
+			Greeting greeting = new Greeting("Ada " + UUID.randomUUID(), 3);
+			UUID id = context.getBean(JobClient.class).enqueue("greeting", greeting);
+			GreetingListener listener = context.getBean(GreetingListener.class);
+			await().atMost(TIMEOUT).untilAsserted(() -> assertThat(listener.greetings).contains(greeting));
+			await().atMost(TIMEOUT).until(() -> "completed".equals(SCHEMA.stateOf(jdbc(context), id)));
+		});
+	}
+
+	@Test
+	void passesTheJobToAListenerThatTakesItAfterThePayload() {
+		this.contextRunner.withUserConfiguration(GreetingListenerConfiguration.class).run((context) -> {
+			Greeting greeting = new Greeting("Grace " + UUID.randomUUID(), 1);
+			UUID id = context.getBean(JobClient.class).enqueue("greeting.with-job", greeting);
+			GreetingListener listener = context.getBean(GreetingListener.class);
+			await().atMost(TIMEOUT).until(() -> listener.jobs.containsKey(id));
+			Job job = listener.jobs.get(id);
+			assertThat(job.kind()).isEqualTo("greeting.with-job");
+			assertThat(job.queue()).isEqualTo("default");
+			assertThat(job.attempt()).isEqualTo(1);
+			assertThat(listener.payloadsByJob.get(id)).isEqualTo(greeting);
+		});
+	}
+
+	@Test
+	void failsStartupWhenTwoListenersHandleTheSameKind() {
+		this.contextRunner.withUserConfiguration(DuplicateKindConfiguration.class).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(failureMessages(context)).contains("'duplicate.kind'")
+				.contains(FirstDuplicateListener.class.getName() + ".handle(String)")
+				.contains(SecondDuplicateListener.class.getName() + ".handle(String)");
+		});
+	}
+
+	@Test
+	void enqueuesButNeitherPollsNorMaintainsWhenProcessingIsDisabled() {
+		this.contextRunner.withPropertyValues("pgqueue.enabled=false")
+			.withUserConfiguration(GreetingListenerConfiguration.class)
+			.run((context) -> {
+				assertThat(context).hasSingleBean(JobClient.class)
+					.doesNotHaveBean(JobPoller.class)
+					.doesNotHaveBean(JobRunner.class)
+					.doesNotHaveBean(JobPollerFactory.class)
+					.doesNotHaveBean(QueueMaintenance.class)
+					.doesNotHaveBean(QueueHealthIndicator.class);
+				UUID id = context.getBean(JobClient.class).enqueue("producer-only.greeting", new Greeting("Linus", 1));
+				assertThat(SCHEMA.stateOf(jdbc(context), id)).isEqualTo("available");
+			});
+	}
+
+	@Test
+	void failsStartupWhenMigrationIsOffAndTheJobsTableIsMissing() {
+		try (TestSchema empty = TestDatabase.get().createSchema("pgqueue_unmigrated")) {
+			this.contextRunner.withPropertyValues("pgqueue.schema.name=" + empty.name(), "pgqueue.schema.migrate=false")
+				.run((context) -> {
+					assertThat(context).hasFailed();
+					assertThat(failureMessages(context)).contains(empty.name() + ".pgqueue_jobs")
+						.contains("pgqueue.schema.migrate");
+					assertThat(empty.jdbcTemplate()
+						.queryForObject("SELECT to_regclass('pgqueue_jobs') IS NULL", Boolean.class)).isTrue();
+				});
+		}
+	}
+
+	@Test
+	void startsWithMigrationOffWhenTheJobsTableAlreadyExists() {
+		this.contextRunner.run((migrated) -> assertThat(migrated).hasNotFailed());
+		this.contextRunner.withPropertyValues("pgqueue.schema.migrate=false").run((context) -> {
+			assertThat(context).hasNotFailed().hasSingleBean(QueueMigrator.class);
+			UUID id = context.getBean(JobClient.class).enqueue("migrate-off.greeting", new Greeting("Barbara", 2));
+			assertThat(SCHEMA.stateOf(jdbc(context), id)).isEqualTo("available");
+		});
+	}
+
+	@Test
+	void failsStartupOnAnInvalidSchemaName() {
+		this.contextRunner.withPropertyValues("pgqueue.schema.name=Bad-Name")
+			.run((context) -> assertThat(failureMessages(context)).contains("pgqueue.schema.name")
+				.contains("Bad-Name"));
+	}
+
+	@Test
+	void failsStartupOnAQueueConcurrencyBelowOne() {
+		this.contextRunner.withPropertyValues("pgqueue.queues.mail.concurrency=0")
+			.run((context) -> assertThat(failureMessages(context)).contains("pgqueue.queues.mail.concurrency"));
+	}
+
+	@Test
+	void failsStartupOnAConfiguredQueueThatNoListenerUses() {
+		this.contextRunner.withUserConfiguration(MailListenerConfiguration.class)
+			.withPropertyValues("pgqueue.queues.mial.concurrency=2")
+			.run((context) -> assertThat(context).getFailure()
+				.isInstanceOf(InvalidQueueConfigurationException.class)
+				.hasMessageContaining("queue 'mial'")
+				.hasMessageContaining("no @JobListener"));
+	}
+
+	@Test
+	void acceptsAConfiguredQueueWithoutListenersWhenProcessingIsDisabled() {
+		this.contextRunner.withPropertyValues("pgqueue.enabled=false", "pgqueue.queues.mail.max-attempts=3")
+			.run((context) -> assertThat(context).hasNotFailed().hasSingleBean(JobClient.class));
+	}
+
+	@Test
+	void failsStartupOnANegativeQueueBatchSize() {
+		this.contextRunner.withPropertyValues("pgqueue.queues.mail.batch-size=-1")
+			.run((context) -> assertThat(failureMessages(context)).contains("pgqueue.queues.mail.batch-size"));
+	}
+
+	@Test
+	void failsStartupOnARetryJitterAboveOne() {
+		this.contextRunner.withPropertyValues("pgqueue.queues.mail.retry.jitter=2")
+			.run((context) -> assertThat(failureMessages(context)).contains("pgqueue.queues.mail.retry.jitter"));
+	}
+
+	@Test
+	void bindsQueueSettingsIntoTheQueuesPoller() {
+		this.contextRunner.withUserConfiguration(ReportListenerConfiguration.class)
+			.withPropertyValues("pgqueue.queues.reports.mode=leased", "pgqueue.queues.reports.concurrency=3",
+					"pgqueue.queues.reports.batch-size=7", "pgqueue.queues.reports.poll-interval=250ms",
+					"pgqueue.queues.reports.lease-duration=30s", "pgqueue.queues.reports.max-attempts=5",
+					"pgqueue.queues.reports.retry.initial-delay=2s", "pgqueue.queues.reports.retry.max-delay=1m",
+					"pgqueue.queues.reports.retry.multiplier=3", "pgqueue.queues.reports.retry.jitter=0.5",
+					"pgqueue.queues.reports.non-retryable-exceptions=java.lang.IllegalArgumentException")
+			.run((context) -> {
+				JobPoller poller = context.getBean("pgqueuePoller.reports", JobPoller.class);
+				assertThat(poller.settings()).isEqualTo(new QueueSettings("reports", QueueMode.LEASED, 3, 7,
+						Duration.ofMillis(250), Duration.ofSeconds(30), 5,
+						new RetryPolicy(Duration.ofSeconds(2), Duration.ofMinutes(1), 3.0, 0.5),
+						List.of(IllegalArgumentException.class)));
+			});
+	}
+
+	@Test
+	void runsJobsOnVirtualThreadsWhenTheyAreEnabledAndTheJdkHasThem() {
+		this.contextRunner.withUserConfiguration(ThreadProbeConfiguration.class)
+			.withPropertyValues("spring.threads.virtual.enabled=true")
+			.run((context) -> {
+				UUID id = context.getBean(JobClient.class).enqueue("thread.probe", "which thread?");
+				ThreadProbe probe = context.getBean(ThreadProbe.class);
+				await().atMost(TIMEOUT).until(() -> probe.virtualByJob.containsKey(id));
+				assertThat(context.getBean("pgqueuePoller.default", JobPoller.class).isRunning()).isTrue();
+				assertThat(probe.threadNameByJob.get(id)).startsWith("pgqueue-default-");
+				boolean jdkHasVirtualThreads = Runtime.version().feature() >= 21;
+				assertThat(probe.virtualByJob.get(id)).isEqualTo(jdkHasVirtualThreads);
+			});
+	}
+
+	@Test
+	void enqueueJoinsATransactionalServiceAndRollsBackWithIt() {
+		this.contextRunner.withUserConfiguration(SignupServiceConfiguration.class).run((context) -> {
+			SignupService service = context.getBean(SignupService.class);
+			UUID committed = service.signUp("Edsger", false);
+			assertThat(SCHEMA.stateOf(jdbc(context), committed)).isEqualTo("available");
+			assertThatIllegalStateException().isThrownBy(() -> service.signUp("Tony", true))
+				.withMessage("sign-up rejected");
+			UUID rolledBack = service.lastEnqueued();
+			assertThat(rolledBack).isNotNull().isNotEqualTo(committed);
+			assertThat(SCHEMA.stateOf(jdbc(context), rolledBack)).isNull();
+		});
+	}
+
+	@Test
+	void enqueueJoinsATransactionTemplateAndRollsBackWithIt() {
+		this.contextRunner.run((context) -> {
+			TransactionTemplate transactions = context.getBean(TransactionTemplate.class);
+			JobClient jobClient = context.getBean(JobClient.class);
+			UUID committed = transactions.execute((status) -> jobClient.enqueue("tx.greeting", new Greeting("Niklaus", 1)));
+			UUID rolledBack = transactions.execute((status) -> {
+				UUID id = jobClient.enqueue("tx.greeting", new Greeting("Alan", 1));
+				status.setRollbackOnly();
+				return id;
+			});
+			assertThat(SCHEMA.stateOf(jdbc(context), committed)).isEqualTo("available");
+			assertThat(SCHEMA.stateOf(jdbc(context), rolledBack)).isNull();
+		});
+	}
+
+	@Test
+	void runsJobsWithoutMetricsWhenMicrometerIsAbsent() {
+		this.contextRunner.withClassLoader(new FilteredClassLoader(MeterRegistry.class))
+			.withUserConfiguration(GreetingListenerConfiguration.class)
+			.run((context) -> {
+				assertThat(context).hasNotFailed().doesNotHaveBean(QueueMetrics.class);
+				Greeting greeting = new Greeting("Margaret " + UUID.randomUUID(), 1);
+				UUID id = context.getBean(JobClient.class).enqueue("greeting", greeting);
+				await().atMost(TIMEOUT)
+					.untilAsserted(() -> assertThat(context.getBean(GreetingListener.class).greetings).contains(greeting));
+				await().atMost(TIMEOUT).until(() -> "completed".equals(SCHEMA.stateOf(jdbc(context), id)));
+			});
+	}
+
+	/** The messages of the start-up failure and all its causes, one per line. */
+	static String failureMessages(AssertableApplicationContext context) {
+		assertThat(context).hasFailed();
+		StringBuilder messages = new StringBuilder();
+		for (Throwable failure = context.getStartupFailure(); failure != null; failure = failure.getCause()) {
+			messages.append(failure.getMessage()).append('\n');
+		}
+		return messages.toString();
+	}
+
+	private static JdbcTemplate jdbc(AssertableApplicationContext context) {
+		return context.getBean(JdbcTemplate.class);
+	}
+
+	record Greeting(String name, int count) {
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class GreetingListenerConfiguration {
+
+		@Bean
+		GreetingListener greetingListener() {
+			return new GreetingListener();
+		}
+
+	}
+
+	static class GreetingListener {
+
+		final BlockingQueue<Greeting> greetings = new LinkedBlockingQueue<>();
+
+		final Map<UUID, Job> jobs = new ConcurrentHashMap<>();
+
+		final Map<UUID, Greeting> payloadsByJob = new ConcurrentHashMap<>();
+
+		@JobListener(kind = "greeting")
+		void greet(Greeting greeting) {
+			this.greetings.add(greeting);
+		}
+
+		@JobListener(kind = "greeting.with-job")
+		void greetWithJob(Greeting greeting, Job job) {
+			this.payloadsByJob.put(job.id(), greeting);
+			this.jobs.put(job.id(), job);
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class MailListenerConfiguration {
+
+		@Bean
+		MailListener mailListener() {
+			return new MailListener();
+		}
+
+	}
+
+	static class MailListener {
+
+		@JobListener(kind = "mail.welcome", queue = "mail")
+		void send(Greeting greeting) {
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class ReportListenerConfiguration {
+
+		@Bean
+		ReportListener reportListener() {
+			return new ReportListener();
+		}
+
+	}
+
+	static class ReportListener {
+
+		@JobListener(kind = "report.monthly", queue = "reports")
+		void render(Job job) {
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class DuplicateKindConfiguration {
+
+		@Bean
+		FirstDuplicateListener firstDuplicateListener() {
+			return new FirstDuplicateListener();
+		}
+
+		@Bean
+		SecondDuplicateListener secondDuplicateListener() {
+			return new SecondDuplicateListener();
+		}
+
+	}
+
+	static class FirstDuplicateListener {
+
+		@JobListener(kind = "duplicate.kind")
+		void handle(String payload) {
+		}
+
+	}
+
+	static class SecondDuplicateListener {
+
+		@JobListener(kind = "duplicate.kind")
+		void handle(String payload) {
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class ThreadProbeConfiguration {
+
+		@Bean
+		ThreadProbe threadProbe() {
+			return new ThreadProbe();
+		}
+
+	}
+
+	static class ThreadProbe {
+
+		final Map<UUID, Boolean> virtualByJob = new ConcurrentHashMap<>();
+
+		final Map<UUID, String> threadNameByJob = new ConcurrentHashMap<>();
+
+		@JobListener(kind = "thread.probe")
+		void probe(String payload, Job job) {
+			this.threadNameByJob.put(job.id(), Thread.currentThread().getName());
+			this.virtualByJob.put(job.id(), isVirtual(Thread.currentThread()));
+		}
+
+		/** Thread.isVirtual() exists from JDK 21; this code compiles for 17. */
+		private static boolean isVirtual(Thread thread) {
+			try {
+				return (Boolean) Thread.class.getMethod("isVirtual").invoke(thread);
+			}
+			catch (NoSuchMethodException ex) {
+				return false;
+			}
+			catch (ReflectiveOperationException ex) {
+				throw new IllegalStateException(ex);
+			}
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class SignupServiceConfiguration {
+
+		@Bean
+		SignupService signupService(JobClient jobClient) {
+			return new SignupService(jobClient);
+		}
+
+	}
+
+	static class SignupService {
+
+		private final JobClient jobClient;
+
+		private volatile UUID lastEnqueued;
+
+		SignupService(JobClient jobClient) {
+			this.jobClient = jobClient;
+		}
+
+		@Transactional
+		public UUID signUp(String name, boolean reject) {
+			UUID id = this.jobClient.enqueue("signup.welcome", new Greeting(name, 1));
+			this.lastEnqueued = id;
+			if (reject) {
+				throw new IllegalStateException("sign-up rejected");
+			}
+			return id;
+		}
+
+		public UUID lastEnqueued() {
+			return this.lastEnqueued;
+		}
+
+	}
+
+	static class StartupEnqueuer implements InitializingBean {
+
+		private final JobClient jobClient;
+
+		volatile UUID enqueued;
+
+		StartupEnqueuer(JobClient jobClient) {
+			this.jobClient = jobClient;
+		}
+
+		@Override
+		public void afterPropertiesSet() {
+			this.enqueued = this.jobClient.enqueue("startup.report", new Greeting("at start-up", 1));
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class CustomJobClientConfiguration {
+
+		@Bean
+		JobClient customJobClient() {
+			return new JobClient() {
+
+				@Override
+				public UUID enqueue(JobRequest request) {
+					return UUID.randomUUID();
+				}
+
+				@Override
+				public List<UUID> enqueueAll(List<JobRequest> requests) {
+					return requests.stream().map(this::enqueue).toList();
+				}
+
+			};
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class CustomJobRepositoryConfiguration {
+
+		@Bean
+		JobRepository customJobRepository(DataSource dataSource) {
+			return new JobRepository(new JdbcTemplate(dataSource), SchemaName.of(SCHEMA.name()));
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class CustomQueueMigratorConfiguration {
+
+		@Bean
+		QueueMigrator customQueueMigrator(DataSource dataSource) {
+			return new QueueMigrator(dataSource, SchemaName.of(SCHEMA.name()), true);
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class CustomJobHandlerRegistryConfiguration {
+
+		@Bean
+		JobHandlerRegistry customJobHandlerRegistry() {
+			return new JobHandlerRegistry();
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class CustomJobRunnerConfiguration {
+
+		@Bean
+		JobRunner customJobRunner(JobHandlerRegistry handlers) {
+			return new JobRunner(handlers, QueueMetrics.NONE);
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class CustomJobPollerFactoryConfiguration {
+
+		@Bean
+		JobPollerFactory customJobPollerFactory(QueueCatalog queues, JobRepository repository, JobRunner runner,
+				PlatformTransactionManager transactionManager) {
+			return new JobPollerFactory(queues, repository, runner, new TransactionTemplate(transactionManager),
+					QueueMetrics.NONE, new WorkerSettings(Duration.ofSeconds(5), false, false));
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class CustomQueueMaintenanceConfiguration {
+
+		@Bean
+		QueueMaintenance customQueueMaintenance(JobRepository repository) {
+			return new QueueMaintenance(repository, MaintenanceSettings.DEFAULT, QueueMetrics.NONE, Set::of);
+		}
+
+	}
+
+}

@@ -1,0 +1,121 @@
+package dev.pgqueue.autoconfigure;
+
+import java.time.Duration;
+import java.util.Map;
+
+import dev.pgqueue.JobClient;
+import dev.pgqueue.JobListener;
+import dev.pgqueue.JobPoller;
+import dev.pgqueue.JobRequest;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Tests for {@link QueueHealthIndicator} as {@link QueueHealthAutoConfiguration} contributes it.
+ */
+class QueueHealthIndicatorTests {
+
+	private static final Duration TIMEOUT = Duration.ofSeconds(30);
+
+	private static final FreshSchema SCHEMA = FreshSchema.named("pgqueue_health");
+
+	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+				DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
+				JdbcTemplateAutoConfiguration.class, JacksonAutoConfiguration.class, QueueAutoConfiguration.class,
+				QueueHealthAutoConfiguration.class))
+		.withPropertyValues(SCHEMA.properties())
+		.withPropertyValues("pgqueue.shutdown-timeout=5s", "pgqueue.maintenance.stats-interval=100ms",
+				"pgqueue.queues.billing.mode=leased", "pgqueue.queues.billing.concurrency=2",
+				"pgqueue.queues.billing.poll-interval=100ms")
+		.withUserConfiguration(InvoiceListener.class);
+
+	@AfterAll
+	static void dropSchema() {
+		SCHEMA.drop();
+	}
+
+	@Test
+	void isUpWithTheDetailsOfEachPolledQueue() {
+		this.contextRunner.run((context) -> {
+			// A kind that no listener here handles stays in the queue and makes its depth.
+			context.getBean(JobClient.class).enqueue(JobRequest.of("invoice.archive", 1).queue("billing"));
+			HealthIndicator indicator = context.getBean("pgqueueHealthIndicator", HealthIndicator.class);
+			await().atMost(TIMEOUT).untilAsserted(() -> {
+				Health health = indicator.health(true);
+				assertThat(health.getStatus()).isEqualTo(Status.UP);
+				assertThat(queueDetails(health, "billing")).containsEntry("depth", 1L)
+					.containsEntry("polling", true)
+					.containsEntry("mode", "leased")
+					.containsEntry("concurrency", 2)
+					.containsEntry("busyWorkers", 0)
+					.containsKeys("oldestAge", "scheduled", "running");
+			});
+		});
+	}
+
+	@Test
+	void isDownWhenAQueueWithListenersIsNoLongerPolled() {
+		this.contextRunner.run((context) -> {
+			HealthIndicator indicator = context.getBean("pgqueueHealthIndicator", HealthIndicator.class);
+			assertThat(indicator.health(true).getStatus()).isEqualTo(Status.UP);
+			context.getBean("pgqueuePoller.billing", JobPoller.class).stop();
+			Health health = indicator.health(true);
+			assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+			assertThat(queueDetails(health, "billing")).containsEntry("polling", false);
+		});
+	}
+
+	@Test
+	void isNotContributedWhenItsHealthIndicatorIsDisabled() {
+		this.contextRunner.withPropertyValues("management.health.pgqueue.enabled=false")
+			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(QueueHealthIndicator.class));
+	}
+
+	@Test
+	void isNotContributedWithoutSpringBootsHealthSupport() {
+		this.contextRunner.withClassLoader(new FilteredClassLoader(HealthIndicator.class))
+			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(QueueHealthIndicator.class));
+	}
+
+	@Test
+	void userDefinedPgqueueHealthIndicatorMakesTheAutoConfiguredOneBackOff() {
+		HealthIndicator custom = () -> Health.up().build();
+		this.contextRunner.withBean("pgqueueHealthIndicator", HealthIndicator.class, () -> custom)
+			.run((context) -> {
+				assertThat(context).doesNotHaveBean(QueueHealthIndicator.class);
+				assertThat(context.getBean("pgqueueHealthIndicator")).isSameAs(custom);
+			});
+	}
+
+	@SuppressWarnings("unchecked")
+	private static Map<String, Object> queueDetails(Health health, String queue) {
+		Map<String, Object> queues = (Map<String, Object>) health.getDetails().get("queues");
+		assertThat(queues).containsKey(queue);
+		return (Map<String, Object>) queues.get(queue);
+	}
+
+	static class InvoiceListener {
+
+		@JobListener(kind = "invoice.send", queue = "billing")
+		void send(String invoice) {
+		}
+
+	}
+
+}
