@@ -40,7 +40,11 @@ class TerminatedConnectionsTests {
 			for (int round = 1; round <= ROUNDS; round++) {
 				long progress = (long) JOBS * round / (ROUNDS + 2);
 				await().atMost(Duration.ofMinutes(1)).until(() -> workload.completed() >= progress);
-				terminated.add(terminateWorkerBackends(workload));
+				// The pools reconnect on demand: wait until every worker is connected again, or a
+				// round right after the last one would find only the connections reopened so far.
+				await().atMost(Duration.ofMinutes(1))
+					.until(() -> workerBackends(workload, false) >= workers.size());
+				terminated.add(workerBackends(workload, true));
 			}
 			workload.awaitDrained(Duration.ofMinutes(3));
 			Duration took = Duration.ofNanos(System.nanoTime() - start);
@@ -55,12 +59,15 @@ class TerminatedConnectionsTests {
 		}
 	}
 
-	/** Terminates every backend the scenario's workers hold; returns how many. */
-	private static int terminateWorkerBackends(Workload workload) throws SQLException {
+	/**
+	 * Counts the backends the scenario's workers hold and, when {@code terminate}, terminates them;
+	 * returns how many there were (or were terminated).
+	 */
+	private static int workerBackends(Workload workload, boolean terminate) throws SQLException {
+		String count = terminate ? "count(*) FILTER (WHERE pg_terminate_backend(pid))" : "count(*)";
 		try (Connection admin = TestDatabase.get().connect();
-				PreparedStatement statement = admin.prepareStatement("""
-						SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity
-						WHERE application_name LIKE ? AND pid <> pg_backend_pid()""")) {
+				PreparedStatement statement = admin.prepareStatement("SELECT " + count
+						+ " FROM pg_stat_activity WHERE application_name LIKE ? AND pid <> pg_backend_pid()")) {
 			statement.setString(1, WorkerProcess.applicationName(workload.schemaName(), "%"));
 			try (ResultSet rs = statement.executeQuery()) {
 				rs.next();
