@@ -13,8 +13,10 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -42,8 +44,19 @@ import org.springframework.transaction.support.TransactionTemplate;
  * <p>One thread polls: it never claims more than the free worker slots allow, polls again at once
  * while claims come back full, and otherwise waits a jittered poll interval (so that instances
  * started together do not poll in lock-step). In {@link QueueMode#TRANSACTIONAL transactional}
- * mode a slot runs a whole batch in one transaction with a savepoint per job; in
- * {@link QueueMode#LEASED leased} mode a slot runs one job whose claim was committed with a lease.
+ * mode a slot runs a whole batch in one transaction; in {@link QueueMode#LEASED leased} mode a
+ * slot runs one job at a time, whose claim was committed with a lease.
+ *
+ * <p><b>Claiming ahead (leased mode).</b> Claiming only for free slots costs a claim round trip per
+ * job when jobs are short, and leaves each freed worker idle for that round trip. With
+ * {@link QueueSettings#claimAhead()}, the poller also claims about as many jobs as its workers start
+ * during two claim round trips (plus 2 ms), at most the batch size, into a local FIFO. A worker that
+ * finishes takes the next job from it without a round trip, and the poller claims again when it is
+ * half empty. The estimate follows the observed start rate, so long jobs get no claim-ahead at all.
+ * Jobs claimed ahead are leased like running jobs (their leases are extended), go back to the queue
+ * without using an attempt if they wait more than {@link #CLAIM_AHEAD_MAX_WAIT} (or the poll
+ * interval, if longer), and go back at once
+ * when the poller stops.
  *
  * <p>Stopping is soft, then hard: claiming stops, running jobs get the shutdown timeout to finish,
  * then unfinished jobs go back to the queue without using an attempt and their threads are
@@ -57,6 +70,15 @@ public class JobPoller implements SmartLifecycle {
 	private static final Logger logger = LoggerFactory.getLogger(JobPoller.class);
 
 	private static final Duration MAX_ERROR_BACKOFF = Duration.ofSeconds(30);
+
+	/**
+	 * Longest a job claimed ahead waits for a worker before it goes back to the queue, unless the poll
+	 * interval is longer: a job may wait that long for any poller anyway.
+	 */
+	public static final Duration CLAIM_AHEAD_MAX_WAIT = Duration.ofSeconds(1);
+
+	/** Added to two claim round trips to size the claim-ahead: covers the hand-off and scheduling. */
+	private static final long CLAIM_AHEAD_SLACK_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
 
 	private final QueueSettings settings;
 
@@ -83,6 +105,23 @@ public class JobPoller implements SmartLifecycle {
 	private final Map<Long, RunningJob> runningJobs = new ConcurrentHashMap<>();
 
 	private final Map<Thread, Boolean> batchThreads = new ConcurrentHashMap<>();
+
+	/** Leased mode: jobs claimed ahead, in claim order, that no worker has started yet. */
+	private final LinkedBlockingQueue<RunningJob> claimedAhead = new LinkedBlockingQueue<>();
+
+	/** Leased mode: jobs workers have started, for the start rate that sizes the claim-ahead. */
+	private final AtomicLong startedJobs = new AtomicLong();
+
+	/** Jobs to hold claimed ahead, as last estimated by the poll thread. */
+	private volatile int claimAheadTarget;
+
+	private long lastClaimStart;
+
+	private long startedAtLastClaim;
+
+	private double startsPerNano;
+
+	private double claimNanos;
 
 	private volatile boolean running;
 
@@ -152,6 +191,11 @@ public class JobPoller implements SmartLifecycle {
 		return this.settings.concurrency() - this.slots.availablePermits();
 	}
 
+	/** Leased mode: jobs claimed ahead that wait for a free worker. */
+	public int claimedAheadJobs() {
+		return this.claimedAhead.size();
+	}
+
 	/** Asks the poller to poll now rather than at the end of its interval (for example on a notification). */
 	public void wakeUp() {
 		this.lock.lock();
@@ -166,6 +210,10 @@ public class JobPoller implements SmartLifecycle {
 
 	private void releaseSlot() {
 		this.slots.release();
+		signalSlotFreed();
+	}
+
+	private void signalSlotFreed() {
 		this.lock.lock();
 		try {
 			this.slotFreed = true;
@@ -280,14 +328,19 @@ public class JobPoller implements SmartLifecycle {
 	}
 
 	/**
-	 * Waits until a worker slot is free, extending leases meanwhile. A claim is made as soon as one
+	 * Waits until there is room for a claim, extending leases meanwhile. A claim is made as soon as one
 	 * slot is free: waiting for several would leave freed workers idle, and claims batch up by
 	 * themselves under load, since slots that free up while one claim runs are all filled by the next.
+	 * With jobs claimed ahead, the next claim is made when they are down to half the target.
 	 */
 	private boolean awaitFreeSlots() throws InterruptedException {
 		while (this.running) {
 			extendLeasesIfDue();
-			if (this.slots.availablePermits() > 0) {
+			if (this.settings.mode() == QueueMode.LEASED) {
+				returnStaleClaimedAhead();
+				dispatchClaimedAhead();
+			}
+			if (claimRoom() > 0) {
 				return true;
 			}
 			awaitSlot(Duration.ofMillis(Math.min(this.settings.pollInterval().toMillis(), 50)));
@@ -295,27 +348,128 @@ public class JobPoller implements SmartLifecycle {
 		return false;
 	}
 
+	/** How many jobs the next claim may take now; zero while there is no reason to claim. */
+	private int claimRoom() {
+		int free = this.slots.availablePermits();
+		if (this.settings.mode() != QueueMode.LEASED) {
+			return free;
+		}
+		int waiting = this.claimedAhead.size();
+		int target = this.claimAheadTarget;
+		if (waiting == 0 && free > 0) {
+			return Math.min(this.settings.batchSize(), free + target);
+		}
+		if (target > 0 && waiting <= target / 2) {
+			return Math.min(this.settings.batchSize(), free + target - waiting);
+		}
+		return 0;
+	}
+
 	private boolean claimLeased() {
-		int wanted = Math.min(this.settings.batchSize(), this.slots.availablePermits());
+		int wanted = claimRoom();
+		if (wanted == 0) {
+			return true;
+		}
 		long start = System.nanoTime();
 		List<ClaimedJob> jobs = this.repository.claimLeased(this.settings.name(), this.kinds, wanted, this.owner,
 				this.settings.leaseDuration());
-		this.metrics.pollCycle(this.settings.name(), System.nanoTime() - start, jobs.size());
+		long took = System.nanoTime() - start;
+		this.metrics.pollCycle(this.settings.name(), took, jobs.size());
+		estimateClaimAhead(start, took);
+		long claimedAt = System.nanoTime();
 		for (ClaimedJob job : jobs) {
-			this.slots.acquireUninterruptibly();
-			RunningJob runningJob = new RunningJob(job);
+			RunningJob runningJob = new RunningJob(job, claimedAt);
 			this.runningJobs.put(job.id(), runningJob);
+			this.claimedAhead.add(runningJob);
+		}
+		dispatchClaimedAhead();
+		return jobs.size() == wanted;
+	}
+
+	/**
+	 * Sizes the claim-ahead: the jobs workers start during two claim round trips plus a little slack,
+	 * from the start rate observed between claims (smoothed), at most the batch size.
+	 */
+	private void estimateClaimAhead(long claimStart, long claimTook) {
+		if (!this.settings.claimAhead()) {
+			return;
+		}
+		long started = this.startedJobs.get();
+		long elapsed = claimStart - this.lastClaimStart;
+		if (this.lastClaimStart != 0 && elapsed > 0) {
+			double rate = (double) (started - this.startedAtLastClaim) / elapsed;
+			this.startsPerNano = 0.5 * this.startsPerNano + 0.5 * rate;
+		}
+		this.lastClaimStart = claimStart;
+		this.startedAtLastClaim = started;
+		this.claimNanos = (this.claimNanos == 0) ? claimTook : 0.8 * this.claimNanos + 0.2 * claimTook;
+		double horizon = 2 * this.claimNanos + CLAIM_AHEAD_SLACK_NANOS;
+		this.claimAheadTarget = (int) Math.min(this.settings.batchSize(), Math.round(this.startsPerNano * horizon));
+	}
+
+	/** Starts jobs claimed ahead on free slots, oldest first. */
+	private void dispatchClaimedAhead() {
+		while (!this.claimedAhead.isEmpty() && this.slots.tryAcquire()) {
+			RunningJob next = this.claimedAhead.poll();
+			if (next == null) {
+				releaseSlot();
+				return;
+			}
 			try {
-				this.workers.execute(() -> runLeased(runningJob));
+				this.workers.execute(() -> work(next));
 			}
 			catch (RuntimeException ex) {
-				this.runningJobs.remove(job.id());
 				this.slots.release();
-				this.repository.releaseLeased(this.owner, List.of(job.id()));
+				List<RunningJob> unstarted = new ArrayList<>(List.of(next));
+				this.claimedAhead.drainTo(unstarted);
+				returnUnstarted(unstarted);
 				throw ex;
 			}
 		}
-		return jobs.size() == wanted;
+	}
+
+	/** Returns jobs that waited too long behind busy workers, so that other instances can run them. */
+	private void returnStaleClaimedAhead() {
+		long now = System.nanoTime();
+		long maxWait = Math.max(CLAIM_AHEAD_MAX_WAIT.toNanos(), this.settings.pollInterval().toNanos());
+		List<RunningJob> stale = new ArrayList<>();
+		RunningJob head;
+		while ((head = this.claimedAhead.peek()) != null && now - head.claimedAt > maxWait) {
+			if (this.claimedAhead.remove(head)) {
+				stale.add(head);
+			}
+		}
+		if (!stale.isEmpty()) {
+			logger.debug("Queue '{}': returning {} jobs claimed ahead that waited over {} ms for a worker",
+					this.settings.name(), stale.size(), TimeUnit.NANOSECONDS.toMillis(maxWait));
+			returnUnstarted(stale);
+		}
+	}
+
+	/** Puts jobs that no worker started back in the queue, without using an attempt. */
+	private void returnUnstarted(List<RunningJob> jobs) {
+		List<Long> ids = new ArrayList<>(jobs.size());
+		for (RunningJob job : jobs) {
+			synchronized (job) {
+				if (job.thread == null && !job.handlerDone) {
+					job.released = true;
+					ids.add(job.job.id());
+				}
+			}
+		}
+		if (ids.isEmpty()) {
+			return;
+		}
+		try {
+			this.repository.releaseLeased(this.owner, ids);
+		}
+		catch (DataAccessException ex) {
+			logger.warn("Queue '{}': could not return {} jobs claimed ahead; they run again once their leases "
+					+ "expire: {}", this.settings.name(), ids.size(), ex.toString());
+		}
+		finally {
+			ids.forEach(this.runningJobs::remove);
+		}
 	}
 
 	private boolean startTransactionalBatch() throws InterruptedException {
@@ -364,8 +518,50 @@ public class JobPoller implements SmartLifecycle {
 
 	// ---- leased mode
 
+	/**
+	 * A worker: runs the job it was given, then jobs claimed ahead while there are any, holding its
+	 * slot throughout.
+	 */
+	private void work(RunningJob first) {
+		RunningJob job = first;
+		while (true) {
+			try {
+				while (job != null) {
+					runLeased(job);
+					job = this.running ? takeClaimedAhead() : null;
+				}
+			}
+			finally {
+				releaseSlot();
+			}
+			// A claim may have queued jobs after this worker found none, while it still held its slot.
+			if (!this.running || this.claimedAhead.isEmpty() || !this.slots.tryAcquire()) {
+				return;
+			}
+			job = takeClaimedAhead();
+			if (job == null) {
+				releaseSlot();
+				return;
+			}
+		}
+	}
+
+	private RunningJob takeClaimedAhead() {
+		RunningJob next = this.claimedAhead.poll();
+		if (next != null && this.claimedAhead.size() <= this.claimAheadTarget / 2) {
+			signalSlotFreed();
+		}
+		return next;
+	}
+
 	private void runLeased(RunningJob runningJob) {
-		runningJob.thread = Thread.currentThread();
+		synchronized (runningJob) {
+			if (runningJob.released) {
+				return;
+			}
+			runningJob.thread = Thread.currentThread();
+		}
+		this.startedJobs.incrementAndGet();
 		ClaimedJob job = runningJob.job;
 		boolean submitted = false;
 		try {
@@ -385,7 +581,6 @@ public class JobPoller implements SmartLifecycle {
 				this.runningJobs.remove(job.id());
 			}
 			Thread.interrupted();
-			releaseSlot();
 		}
 	}
 
@@ -439,6 +634,11 @@ public class JobPoller implements SmartLifecycle {
 		long deadline = System.nanoTime() + timeout.toNanos();
 		try {
 			poller.join(Math.max(1, timeout.toMillis()));
+			if (!this.claimedAhead.isEmpty()) {
+				List<RunningJob> unstarted = new ArrayList<>();
+				this.claimedAhead.drainTo(unstarted);
+				returnUnstarted(unstarted);
+			}
 			int concurrency = this.settings.concurrency();
 			if (awaitRunningJobs(poller, deadline)) {
 				logger.info("Queue '{}' stopped; every running job finished", this.settings.name());
@@ -588,14 +788,17 @@ public class JobPoller implements SmartLifecycle {
 
 		private final ClaimedJob job;
 
+		private final long claimedAt;
+
 		private volatile Thread thread;
 
 		private volatile boolean released;
 
 		private volatile boolean handlerDone;
 
-		RunningJob(ClaimedJob job) {
+		RunningJob(ClaimedJob job, long claimedAt) {
 			this.job = job;
+			this.claimedAt = claimedAt;
 		}
 
 	}

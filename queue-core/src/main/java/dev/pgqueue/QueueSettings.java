@@ -20,9 +20,12 @@ import java.util.Objects;
  * @param retry backoff between attempts
  * @param nonRetryable exception types that fail a job at once, besides
  * {@link NonRetryableJobException}
+ * @param claimAhead leased mode: whether the poller may claim a few jobs beyond its free workers
+ * while jobs are short, so that a worker that finishes starts the next job without waiting for a
+ * claim (see {@link JobPoller})
  */
 public record QueueSettings(String name, QueueMode mode, int concurrency, int batchSize, Duration pollInterval,
-		Duration leaseDuration, int maxAttempts, RetryPolicy retry, List<Class<? extends Throwable>> nonRetryable) {
+		Duration leaseDuration, int maxAttempts, RetryPolicy retry, List<Class<? extends Throwable>> nonRetryable, boolean claimAhead) {
 
 	public static final int DEFAULT_CONCURRENCY = 4;
 
@@ -57,52 +60,57 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 	/** Settings with every default, for a queue that has no configuration of its own. */
 	public static QueueSettings defaults(String name) {
 		return new QueueSettings(name, QueueMode.TRANSACTIONAL, DEFAULT_CONCURRENCY, DEFAULT_BATCH_SIZE,
-				DEFAULT_POLL_INTERVAL, DEFAULT_LEASE_DURATION, DEFAULT_MAX_ATTEMPTS, RetryPolicy.DEFAULT, List.of());
+				DEFAULT_POLL_INTERVAL, DEFAULT_LEASE_DURATION, DEFAULT_MAX_ATTEMPTS, RetryPolicy.DEFAULT, List.of(), true);
 	}
 
 	public QueueSettings withName(String name) {
 		return new QueueSettings(name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
-				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable);
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead);
 	}
 
 	public QueueSettings withMode(QueueMode mode) {
 		return new QueueSettings(this.name, mode, this.concurrency, this.batchSize, this.pollInterval,
-				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable);
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead);
 	}
 
 	public QueueSettings withConcurrency(int concurrency) {
 		return new QueueSettings(this.name, this.mode, concurrency, this.batchSize, this.pollInterval,
-				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable);
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead);
 	}
 
 	public QueueSettings withBatchSize(int batchSize) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, batchSize, this.pollInterval,
-				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable);
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead);
 	}
 
 	public QueueSettings withPollInterval(Duration pollInterval) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, pollInterval,
-				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable);
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead);
 	}
 
 	public QueueSettings withLeaseDuration(Duration leaseDuration) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
-				leaseDuration, this.maxAttempts, this.retry, this.nonRetryable);
+				leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead);
 	}
 
 	public QueueSettings withMaxAttempts(int maxAttempts) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
-				this.leaseDuration, maxAttempts, this.retry, this.nonRetryable);
+				this.leaseDuration, maxAttempts, this.retry, this.nonRetryable, this.claimAhead);
 	}
 
 	public QueueSettings withRetry(RetryPolicy retry) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
-				this.leaseDuration, this.maxAttempts, retry, this.nonRetryable);
+				this.leaseDuration, this.maxAttempts, retry, this.nonRetryable, this.claimAhead);
 	}
 
 	public QueueSettings withNonRetryable(List<Class<? extends Throwable>> nonRetryable) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
-				this.leaseDuration, this.maxAttempts, this.retry, nonRetryable);
+				this.leaseDuration, this.maxAttempts, this.retry, nonRetryable, this.claimAhead);
+	}
+
+	public QueueSettings withClaimAhead(boolean claimAhead) {
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, claimAhead);
 	}
 
 	private static void requirePositive(String key, int value) {

@@ -305,6 +305,15 @@ public class QueueProperties {
 		private int maxAttempts = 10;
 
 		/**
+		 * Leased mode: whether the poller may claim a few jobs beyond its free workers while jobs
+		 * are short (about what the workers start during two claim round trips, at most batch-size),
+		 * so that a worker that finishes starts the next job at once. Jobs claimed ahead keep their
+		 * lease extended and go back to the queue if they wait more than a second. Turn it off to
+		 * never hold a job that no worker is running.
+		 */
+		private boolean claimAhead = true;
+
+		/**
 		 * Exception types that fail a job at once, without retries, besides
 		 * NonRetryableJobException and payload mapping errors.
 		 */
@@ -360,6 +369,14 @@ public class QueueProperties {
 			this.maxAttempts = maxAttempts;
 		}
 
+		public boolean isClaimAhead() {
+			return this.claimAhead;
+		}
+
+		public void setClaimAhead(boolean claimAhead) {
+			this.claimAhead = claimAhead;
+		}
+
 		public List<Class<? extends Throwable>> getNonRetryableExceptions() {
 			return this.nonRetryableExceptions;
 		}
@@ -397,7 +414,7 @@ public class QueueProperties {
 			RetryPolicy policy = new RetryPolicy(this.retry.initialDelay, this.retry.maxDelay, this.retry.multiplier,
 					this.retry.jitter);
 			return new QueueSettings(name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
-					this.leaseDuration, this.maxAttempts, policy, this.nonRetryableExceptions);
+					this.leaseDuration, this.maxAttempts, policy, this.nonRetryableExceptions, this.claimAhead);
 		}
 
 	}

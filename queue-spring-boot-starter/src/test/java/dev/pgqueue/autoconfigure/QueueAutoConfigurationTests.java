@@ -349,13 +349,14 @@ class QueueAutoConfigurationTests {
 					"pgqueue.queues.reports.lease-duration=30s", "pgqueue.queues.reports.max-attempts=5",
 					"pgqueue.queues.reports.retry.initial-delay=2s", "pgqueue.queues.reports.retry.max-delay=1m",
 					"pgqueue.queues.reports.retry.multiplier=3", "pgqueue.queues.reports.retry.jitter=0.5",
-					"pgqueue.queues.reports.non-retryable-exceptions=java.lang.IllegalArgumentException")
+					"pgqueue.queues.reports.non-retryable-exceptions=java.lang.IllegalArgumentException",
+					"pgqueue.queues.reports.claim-ahead=false")
 			.run((context) -> {
 				JobPoller poller = context.getBean("pgqueuePoller.reports", JobPoller.class);
 				assertThat(poller.settings()).isEqualTo(new QueueSettings("reports", QueueMode.LEASED, 3, 7,
 						Duration.ofMillis(250), Duration.ofSeconds(30), 5,
 						new RetryPolicy(Duration.ofSeconds(2), Duration.ofMinutes(1), 3.0, 0.5),
-						List.of(IllegalArgumentException.class)));
+						List.of(IllegalArgumentException.class), false));
 			});
 	}
 
