@@ -11,6 +11,7 @@ import dev.pgqueue.engine.JobPollerFactory;
 import dev.pgqueue.engine.JobRepository;
 import dev.pgqueue.engine.JobRunner;
 import dev.pgqueue.engine.NotificationListener;
+import dev.pgqueue.engine.PollerWakeUps;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.schema.SchemaName;
 import org.junit.jupiter.api.AfterAll;
@@ -113,6 +114,55 @@ class NotificationTests {
 		finally {
 			poller.stop();
 			listener.stop();
+		}
+	}
+
+	@Test
+	void enqueueInThisApplicationWakesItsPollerAfterCommitWithoutNotifications() {
+		AtomicInteger wakePolls = new AtomicInteger();
+		QueueMetrics countingPolls = new QueueMetrics() {
+			@Override
+			public void pollCycle(String queue, long nanos, int claimed) {
+				wakePolls.incrementAndGet();
+			}
+		};
+		// No notifications at all: only the client's in-process wake-up can beat the 5-minute interval.
+		JobPoller poller = new JobPollerFactory(fixture.catalog(), fixture.repository(),
+				new JobRunner(fixture.handlers(), QueueMetrics.NONE), fixture.transactionTemplate(), countingPolls,
+				new WorkerSettings(Duration.ofSeconds(5), false, false))
+			.create("wake", fixture.handlers().kindsOf("wake"));
+		PollerWakeUps wakeUps = new PollerWakeUps();
+		wakeUps.register(poller);
+		JdbcJobClient client = new JdbcJobClient(fixture.repository(), fixture.jsonMapper(), fixture.catalog(),
+				fixture.handlers(), JdbcJobClient.DEFAULT_MAX_PAYLOAD_BYTES, wakeUps);
+		poller.start();
+		try {
+			await().atMost(Duration.ofSeconds(10)).until(() -> wakePolls.get() >= 1);
+			int pollsBefore = wakePolls.get();
+			// Rolled back: no wake-up, so no poll, however long we wait (here half a second).
+			fixture.transactionTemplate().executeWithoutResult((status) -> {
+				client.enqueue("wake.me", "rolled back");
+				status.setRollbackOnly();
+			});
+			await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(2))
+				.until(() -> wakePolls.get() == pollsBefore);
+
+			// Committed: woken once the transaction commits, not before (the job is invisible until then).
+			fixture.transactionTemplate().executeWithoutResult((status) -> {
+				client.enqueue("wake.me", "local one");
+				client.enqueueAll(List.of(JobRequest.of("wake.me", "local two")));
+				assertThat(wakePolls.get()).isEqualTo(pollsBefore);
+			});
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> handledAt.containsKey("\"local one\"") && handledAt.containsKey("\"local two\""));
+
+			// Outside a transaction the insert has committed when enqueue returns.
+			client.enqueue("wake.me", "autocommit");
+			await().atMost(Duration.ofSeconds(10)).until(() -> handledAt.containsKey("\"autocommit\""));
+			assertThat(handledAt).doesNotContainKey("\"rolled back\"");
+		}
+		finally {
+			poller.stop();
 		}
 	}
 

@@ -20,6 +20,7 @@ import dev.pgqueue.engine.JobPollerFactory;
 import dev.pgqueue.engine.JobRepository;
 import dev.pgqueue.engine.JobRunner;
 import dev.pgqueue.engine.NotificationListener;
+import dev.pgqueue.engine.PollerWakeUps;
 import dev.pgqueue.engine.QueueCatalog;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.schema.SchemaName;
@@ -112,6 +113,19 @@ final class PgqueueEngine implements AutoCloseable {
 	JobClient client(DataSource pool, boolean notify) {
 		return new JdbcJobClient(new JobRepository(new JdbcTemplate(pool), this.schema, notify), this.jsonMapper,
 				catalog(), this.handlers);
+	}
+
+	/**
+	 * A client as the starter wires it in an application that also runs the queue: notifying on
+	 * commit, and waking the given pollers in-process after commit.
+	 */
+	JobClient localClient(DataSource pool, JobPoller... pollers) {
+		PollerWakeUps wakeUps = new PollerWakeUps();
+		for (JobPoller poller : pollers) {
+			wakeUps.register(poller);
+		}
+		return new JdbcJobClient(new JobRepository(new JdbcTemplate(pool), this.schema, true), this.jsonMapper,
+				catalog(), this.handlers, JdbcJobClient.DEFAULT_MAX_PAYLOAD_BYTES, wakeUps);
 	}
 
 	/**

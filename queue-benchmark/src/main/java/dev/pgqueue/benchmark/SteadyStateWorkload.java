@@ -25,10 +25,10 @@ import dev.pgqueue.metrics.QueueMetrics;
  * Workload 4: producers enqueue at a fixed rate while pollers run, and the latency from each
  * enqueue's commit to its handler's start is recorded.
  *
- * <p>pgqueue is measured four ways: polling alone at the default interval and every 100 ms; with
- * LISTEN/NOTIFY (the starter's default: inserts notify on commit, a listener wakes the poller); and
- * woken by {@link JobPoller#wakeUp()} in-process right after each commit, a notification that costs
- * nothing, which bounds what any wake-up mechanism can reach. The baseline is raw loops that poll
+ * <p>pgqueue is measured four ways: polling alone at the default interval and every 100 ms; as the
+ * starter runs by default with producers in the same application (the client wakes the poller
+ * in-process after commit, and inserts notify too); and with producers in another application, so
+ * that only LISTEN/NOTIFY wakes the poller. The baseline is raw loops that poll
  * again 1 ms after an empty claim: the best that polling can do, at a database cost no application
  * would accept.
  */
@@ -82,18 +82,17 @@ final class SteadyStateWorkload implements Workload {
 		try (PgqueueEngine engine = new PgqueueEngine(consumers, schema.name(), settings,
 				DrainWorkload.deletes(mode), QueueMetrics.NONE, (job) -> started.putIfAbsent(job.id(), System.nanoTime()))) {
 			JobPoller poller = engine.poller();
-			if (pickup == Pickup.NOTIFY) {
+			poller.start();
+			JobClient client = switch (pickup) {
+				case DEFAULT_POLL, FAST_POLL -> engine.client(producers, false);
+				case SAME_INSTANCE -> engine.localClient(producers, poller);
+				case OTHER_INSTANCE -> engine.client(producers, true);
+			};
+			if (pickup == Pickup.SAME_INSTANCE || pickup == Pickup.OTHER_INSTANCE) {
 				engine.listen(listener, poller);
 			}
-			poller.start();
-			JobClient client = engine.client(producers, pickup == Pickup.NOTIFY);
-			Runnable afterCommit = (pickup == Pickup.WAKE_UP) ? poller::wakeUp : () -> {
-			};
-			return produce(profile, started, pickup.pollInterval, () -> {
-				UUID id = client.enqueue(BenchSchema.KIND, new EnqueueWorkload.Payload(1));
-				afterCommit.run();
-				return id;
-			}, null);
+			return produce(profile, started, pickup.pollInterval,
+					() -> client.enqueue(BenchSchema.KIND, new EnqueueWorkload.Payload(1)), null);
 		}
 	}
 
@@ -237,11 +236,14 @@ final class SteadyStateWorkload implements Workload {
 
 		FAST_POLL("poll 100 ms", Duration.ofMillis(100)),
 
-		/** LISTEN/NOTIFY, polling at the default interval as the fallback: the starter's default. */
-		NOTIFY("notify", QueueSettings.DEFAULT_POLL_INTERVAL),
+		/**
+		 * The starter's default with producers in the same application: the client wakes the poller
+		 * in-process after commit; inserts notify and a listener runs, as for other producers.
+		 */
+		SAME_INSTANCE("notify, same app", QueueSettings.DEFAULT_POLL_INTERVAL),
 
-		/** Polls at the default interval but is woken after each commit, as a notification would. */
-		WAKE_UP("wake-up", QueueSettings.DEFAULT_POLL_INTERVAL);
+		/** Producers in another application: only LISTEN/NOTIFY wakes the poller. */
+		OTHER_INSTANCE("notify, other app", QueueSettings.DEFAULT_POLL_INTERVAL);
 
 		final String label;
 

@@ -2,7 +2,9 @@ package dev.pgqueue.engine;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.Objects;
 import java.util.UUID;
 
@@ -18,6 +20,9 @@ import tools.jackson.databind.json.JsonMapper;
  *
  * <p>Public ids are random (version 4) UUIDs made here rather than by the database, so a many-job
  * enqueue needs no {@code RETURNING} and keeps the requests' order.
+ *
+ * <p>Given this application's {@link PollerWakeUps}, it wakes the pollers of a queue it enqueued due
+ * jobs in as soon as the enqueue commits, without waiting for the notification to come back.
  */
 public class JdbcJobClient implements JobClient {
 
@@ -34,6 +39,8 @@ public class JdbcJobClient implements JobClient {
 
 	private final long maxPayloadBytes;
 
+	private final PollerWakeUps wakeUps;
+
 	/** A client that accepts payloads up to {@value #DEFAULT_MAX_PAYLOAD_BYTES} bytes of JSON. */
 	public JdbcJobClient(JobRepository repository, JsonMapper jsonMapper, QueueCatalog queues,
 			JobHandlerRegistry handlers) {
@@ -45,6 +52,16 @@ public class JdbcJobClient implements JobClient {
 	 */
 	public JdbcJobClient(JobRepository repository, JsonMapper jsonMapper, QueueCatalog queues,
 			JobHandlerRegistry handlers, long maxPayloadBytes) {
+		this(repository, jsonMapper, queues, handlers, maxPayloadBytes, null);
+	}
+
+	/**
+	 * @param maxPayloadBytes largest serialized payload accepted, in bytes of UTF-8 JSON
+	 * @param wakeUps this application's pollers, woken after commit for jobs due now; {@code null}
+	 * to leave waking to notifications and polling
+	 */
+	public JdbcJobClient(JobRepository repository, JsonMapper jsonMapper, QueueCatalog queues,
+			JobHandlerRegistry handlers, long maxPayloadBytes, PollerWakeUps wakeUps) {
 		if (maxPayloadBytes < 1) {
 			throw new InvalidQueueConfigurationException("pgqueue.max-payload-size",
 					"pgqueue.max-payload-size must be positive, was " + maxPayloadBytes + " bytes",
@@ -55,12 +72,16 @@ public class JdbcJobClient implements JobClient {
 		this.queues = queues;
 		this.handlers = handlers;
 		this.maxPayloadBytes = maxPayloadBytes;
+		this.wakeUps = wakeUps;
 	}
 
 	@Override
 	public UUID enqueue(JobRequest request) {
 		NewJob job = resolve(request);
 		this.repository.insert(job);
+		if (this.wakeUps != null && job.isDueNow()) {
+			this.wakeUps.wakeAfterCommit(List.of(job.queue()));
+		}
 		return job.publicId();
 	}
 
@@ -75,6 +96,11 @@ public class JdbcJobClient implements JobClient {
 			ids.add(job.publicId());
 		}
 		this.repository.insertAll(jobs);
+		if (this.wakeUps != null) {
+			Set<String> queues = new LinkedHashSet<>();
+			jobs.stream().filter(NewJob::isDueNow).forEach((job) -> queues.add(job.queue()));
+			this.wakeUps.wakeAfterCommit(queues);
+		}
 		return ids;
 	}
 

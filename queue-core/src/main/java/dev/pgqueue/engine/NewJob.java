@@ -12,4 +12,16 @@ import java.util.UUID;
  */
 public record NewJob(UUID publicId, String kind, String queue, String payloadJson, int priority, Instant runAt,
 		Duration delay, int maxAttempts) {
+
+	/**
+	 * Whether the job will be available at once (by this JVM's clock, which only decides whether to
+	 * wake a poller: a wrong guess costs an empty poll or a poll interval, never a job).
+	 */
+	public boolean isDueNow() {
+		if (this.delay != null && !this.delay.isZero() && !this.delay.isNegative()) {
+			return false;
+		}
+		return this.runAt == null || !this.runAt.isAfter(Instant.now());
+	}
+
 }

@@ -4,10 +4,6 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 
 import javax.sql.DataSource;
 
@@ -31,6 +27,13 @@ import org.springframework.context.SmartLifecycle;
  *
  * <p>Needs a session-level connection: turn notifications off behind a connection pooler in
  * transaction mode (PgBouncer), where {@code LISTEN} does not work.
+ *
+ * <p>Delivery lags under a steady stream. pgjdbc's {@code getNotifications} returns only once no
+ * further message arrives within 1 ms, so while notifications come in less than a millisecond apart
+ * (about 1 000 notifying commits per second) they accumulate in the driver: measured here at 1 000/s,
+ * 7–14 ms p50 and 45–130 ms p99 from commit to receipt, against 1.1 ms at 300/s. Jobs enqueued in
+ * this application therefore wake its pollers in-process ({@link PollerWakeUps}); notifications
+ * matter for jobs enqueued elsewhere.
  */
 public class NotificationListener implements SmartLifecycle {
 
@@ -42,7 +45,7 @@ public class NotificationListener implements SmartLifecycle {
 
 	private final String channel;
 
-	private final Map<String, List<JobPoller>> pollers = new ConcurrentHashMap<>();
+	private final PollerWakeUps pollers;
 
 	private volatile boolean running;
 
@@ -50,14 +53,21 @@ public class NotificationListener implements SmartLifecycle {
 
 	private volatile Connection connection;
 
+	/** A listener that wakes the pollers registered with it. */
 	public NotificationListener(DataSource dataSource, String channel) {
+		this(dataSource, channel, new PollerWakeUps());
+	}
+
+	/** A listener that wakes the pollers of {@code pollers}. */
+	public NotificationListener(DataSource dataSource, String channel, PollerWakeUps pollers) {
 		this.dataSource = dataSource;
 		this.channel = channel;
+		this.pollers = pollers;
 	}
 
 	/** Wakes this poller when its queue is notified. */
 	public void register(JobPoller poller) {
-		this.pollers.computeIfAbsent(poller.settings().name(), (queue) -> new CopyOnWriteArrayList<>()).add(poller);
+		this.pollers.register(poller);
 	}
 
 	@Override
@@ -116,12 +126,12 @@ public class NotificationListener implements SmartLifecycle {
 				}
 				failures = 0;
 				// Jobs committed while we were not listening would otherwise wait for the poll interval.
-				wakeAll();
+				this.pollers.wakeAll();
 				while (this.running) {
 					PGNotification[] notifications = pg.getNotifications(RECEIVE_TIMEOUT_MILLIS);
 					if (notifications != null) {
 						for (PGNotification notification : notifications) {
-							wake(notification.getParameter());
+							this.pollers.wake(notification.getParameter());
 						}
 					}
 				}
@@ -146,17 +156,6 @@ public class NotificationListener implements SmartLifecycle {
 				this.connection = null;
 			}
 		}
-	}
-
-	private void wake(String queue) {
-		List<JobPoller> queuePollers = this.pollers.get(queue);
-		if (queuePollers != null) {
-			queuePollers.forEach(JobPoller::wakeUp);
-		}
-	}
-
-	private void wakeAll() {
-		this.pollers.values().forEach((queuePollers) -> queuePollers.forEach(JobPoller::wakeUp));
 	}
 
 	/** How long a notification may wait before the listener looks; for documentation and tests. */

@@ -85,7 +85,7 @@ public class TransactionalBatchRunner {
 		// listeners' work but keeps the claim's row locks, so no other poller can take these jobs
 		// between the optimistic run and the careful one.
 		Object batchStart = status.createSavepoint();
-		Retry retry = runOptimistically(status, jobs);
+		Retry retry = runOptimistically(status, jobs, batchStart);
 		if (retry == RELEASE_ALL) {
 			status.rollbackToSavepoint(batchStart);
 			return;
@@ -97,7 +97,7 @@ public class TransactionalBatchRunner {
 	}
 
 	/** Runs the batch without savepoints; returns null when every job completed and was recorded. */
-	private Retry runOptimistically(TransactionStatus status, List<ClaimedJob> jobs) {
+	private Retry runOptimistically(TransactionStatus status, List<ClaimedJob> jobs, Object batchStart) {
 		List<Long> completed = new ArrayList<>(jobs.size());
 		for (ClaimedJob job : jobs) {
 			if (this.aborting.getAsBoolean()) {
@@ -121,13 +121,20 @@ public class TransactionalBatchRunner {
 			completed.add(job.id());
 		}
 		try {
+			// Released before the completion, so that the rows are deleted (or updated) by the
+			// transaction that locked them. Otherwise a subtransaction would write rows its parent
+			// locked, PostgreSQL would record both in a MultiXact, and every other poller's claim would
+			// have to look those up while stepping over the rows: 4 ms p50 pickup instead of 0.26 ms at
+			// 1 000 jobs/s in the steady-state benchmark.
+			status.releaseSavepoint(batchStart);
 			this.repository.completeLocked(completed, this.deleteCompleted);
 		}
-		catch (DataAccessException ex) {
+		catch (TransactionException | DataAccessException ex) {
 			if (!inFailedTransaction(ex)) {
 				throw ex;
 			}
 			// A listener caught the exception of its own failed statement: find which, carefully.
+			// (The release failed too, so the batch's savepoint is still there to roll back to.)
 			return new Retry(null, null);
 		}
 		return null;

@@ -17,6 +17,7 @@ import dev.pgqueue.engine.JobPollerFactory;
 import dev.pgqueue.engine.JobRepository;
 import dev.pgqueue.engine.JobRunner;
 import dev.pgqueue.engine.NotificationListener;
+import dev.pgqueue.engine.PollerWakeUps;
 import dev.pgqueue.engine.QueueCatalog;
 import dev.pgqueue.engine.QueueMaintenance;
 import dev.pgqueue.listener.JobListenerMethodProcessor;
@@ -96,10 +97,16 @@ public final class QueueAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(JobClient.class)
 	JdbcJobClient pgqueueJobClient(JobRepository repository, ObjectProvider<JsonMapper> jsonMapper,
-			QueueCatalog queues, JobHandlerRegistry handlers, QueueProperties properties) {
+			QueueCatalog queues, JobHandlerRegistry handlers, QueueProperties properties, PollerWakeUps wakeUps) {
 		DataSize limit = properties.getMaxPayloadSize();
 		return new JdbcJobClient(repository, jsonMapper.getIfAvailable(JsonMapper::new), queues, handlers,
-				(limit != null) ? limit.toBytes() : 0);
+				(limit != null) ? limit.toBytes() : 0, wakeUps);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	PollerWakeUps pgqueuePollerWakeUps() {
+		return new PollerWakeUps();
 	}
 
 	@Bean
@@ -107,14 +114,14 @@ public final class QueueAutoConfiguration {
 	static JobListenerMethodProcessor pgqueueJobListenerMethodProcessor(ConfigurableListableBeanFactory beanFactory,
 			ObjectProvider<JobHandlerRegistry> registry, ObjectProvider<JsonMapper> jsonMapper,
 			ObjectProvider<JobPollerFactory> pollerFactory, ObjectProvider<QueueCatalog> queues,
-			ObjectProvider<NotificationListener> notifications) {
+			ObjectProvider<PollerWakeUps> wakeUps) {
 		return new JobListenerMethodProcessor(registry.getObject(), jsonMapper.getIfAvailable(JsonMapper::new),
 				(handlers) -> registerPollers(beanFactory, handlers, pollerFactory.getIfAvailable(),
-						queues.getObject(), notifications.getIfAvailable()));
+						queues.getObject(), wakeUps.getObject()));
 	}
 
 	private static void registerPollers(ConfigurableListableBeanFactory beanFactory, JobHandlerRegistry handlers,
-			JobPollerFactory factory, QueueCatalog queues, NotificationListener notifications) {
+			JobPollerFactory factory, QueueCatalog queues, PollerWakeUps wakeUps) {
 		Set<String> unused = new TreeSet<>(queues.configuredQueues());
 		unused.removeAll(handlers.queues());
 		if (!unused.isEmpty() && factory != null) {
@@ -135,9 +142,7 @@ public final class QueueAutoConfiguration {
 		for (String queue : handlers.queues()) {
 			JobPoller poller = factory.create(queue, handlers.kindsOf(queue));
 			beanFactory.registerSingleton("pgqueuePoller." + queue, poller);
-			if (notifications != null) {
-				notifications.register(poller);
-			}
+			wakeUps.register(poller);
 		}
 	}
 
@@ -167,8 +172,9 @@ public final class QueueAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		@ConditionalOnBooleanProperty(name = "pgqueue.notifications.enabled", matchIfMissing = true)
-		NotificationListener pgqueueNotificationListener(DataSource dataSource, JobRepository repository) {
-			return new NotificationListener(dataSource, repository.channel());
+		NotificationListener pgqueueNotificationListener(DataSource dataSource, JobRepository repository,
+				PollerWakeUps wakeUps) {
+			return new NotificationListener(dataSource, repository.channel(), wakeUps);
 		}
 
 		@Bean
