@@ -20,10 +20,11 @@ import org.springframework.transaction.support.TransactionTemplate;
  * transaction, so that each listener's own database work commits exactly when its job completes.
  *
  * <p>A failing job must not take its neighbours' work down with it. Savepoints do that, but cost a
- * round trip per job. So a batch first runs <em>optimistically</em>, without savepoints; almost
- * every batch succeeds whole and commits with no per-job statement at all. When a job fails (or a
- * listener leaves the transaction unusable), the batch rolls back to one savepoint taken right after
- * the claim (its row locks stay) and runs again <em>carefully</em>, each job behind a savepoint. The
+ * round trip per job. So a batch first runs <em>optimistically</em>, behind one savepoint taken
+ * right after the claim and released right before the completion statement; almost every batch
+ * succeeds whole and commits with no per-job statement at all. When a job fails (or a listener
+ * leaves the transaction unusable), the batch rolls back to that savepoint (its row locks stay) and
+ * runs again <em>carefully</em>, each job behind a savepoint. The
  * failed job is not run twice: its outcome from the first run is recorded as it is. Neighbours that
  * had already run do run again, but their database work from the first run was rolled back, so
  * database effects still happen exactly once; effects outside the database were at-least-once
