@@ -16,10 +16,10 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
+import dev.pgqueue.engine.ClaimAheadEstimate;
 import dev.pgqueue.engine.ClaimedJob;
 import dev.pgqueue.engine.Completer;
 import dev.pgqueue.engine.JobRepository;
@@ -77,8 +77,9 @@ public class JobPoller implements SmartLifecycle {
 	 */
 	public static final Duration CLAIM_AHEAD_MAX_WAIT = Duration.ofSeconds(1);
 
-	/** Added to two claim round trips to size the claim-ahead: covers the hand-off and scheduling. */
-	private static final long CLAIM_AHEAD_SLACK_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+	/** Most workers that claim their own next job at once (each borrows a pooled connection). */
+	static final int MAX_WORKER_CLAIMS = 4;
+
 
 	private final QueueSettings settings;
 
@@ -98,6 +99,12 @@ public class JobPoller implements SmartLifecycle {
 
 	private final Semaphore slots;
 
+	/** Leased mode: how many workers may claim their next jobs themselves at once, besides the poll thread. */
+	private final Semaphore workerClaims;
+
+	/** Leased mode: whether the last claim took all it asked for, so that more jobs are likely due. */
+	private volatile boolean backlog;
+
 	private final ReentrantLock lock = new ReentrantLock();
 
 	private final Condition signal = this.lock.newCondition();
@@ -109,19 +116,8 @@ public class JobPoller implements SmartLifecycle {
 	/** Leased mode: jobs claimed ahead, in claim order, that no worker has started yet. */
 	private final LinkedBlockingQueue<RunningJob> claimedAhead = new LinkedBlockingQueue<>();
 
-	/** Leased mode: jobs workers have started, for the start rate that sizes the claim-ahead. */
-	private final AtomicLong startedJobs = new AtomicLong();
-
-	/** Jobs to hold claimed ahead, as last estimated by the poll thread. */
-	private volatile int claimAheadTarget;
-
-	private long lastClaimStart;
-
-	private long startedAtLastClaim;
-
-	private double startsPerNano;
-
-	private double claimNanos;
+	/** Leased mode: how many jobs to hold claimed ahead. */
+	private final ClaimAheadEstimate aheadEstimate;
 
 	private volatile boolean running;
 
@@ -129,7 +125,8 @@ public class JobPoller implements SmartLifecycle {
 
 	private boolean wakeRequested;
 
-	private boolean slotFreed;
+	/** Set by workers, cleared by the poll thread once it has looked; read without the lock. */
+	private volatile boolean slotFreed;
 
 	private Thread pollThread;
 
@@ -170,6 +167,10 @@ public class JobPoller implements SmartLifecycle {
 		this.owner = ManagementFactory.getRuntimeMXBean().getName() + "/" + settings.name() + "/"
 				+ UUID.randomUUID().toString().substring(0, 8);
 		this.slots = new Semaphore(settings.concurrency());
+		this.aheadEstimate = new ClaimAheadEstimate(settings.batchSize());
+		int claimers = (settings.mode() == QueueMode.LEASED && settings.claimAhead())
+				? Math.min(MAX_WORKER_CLAIMS, settings.concurrency() - 1) : 0;
+		this.workerClaims = new Semaphore(claimers);
 	}
 
 	public QueueSettings settings() {
@@ -214,6 +215,11 @@ public class JobPoller implements SmartLifecycle {
 	}
 
 	private void signalSlotFreed() {
+		if (this.slotFreed) {
+			// The poll thread has not looked since the last signal: it will see this change too.
+			// Saves hundreds of workers taking the lock thousands of times a second.
+			return;
+		}
 		this.lock.lock();
 		try {
 			this.slotFreed = true;
@@ -355,7 +361,7 @@ public class JobPoller implements SmartLifecycle {
 			return free;
 		}
 		int waiting = this.claimedAhead.size();
-		int target = this.claimAheadTarget;
+		int target = this.aheadEstimate.target();
 		if (waiting == 0 && free > 0) {
 			return Math.min(this.settings.batchSize(), free + target);
 		}
@@ -370,41 +376,35 @@ public class JobPoller implements SmartLifecycle {
 		if (wanted == 0) {
 			return true;
 		}
-		long start = System.nanoTime();
-		List<ClaimedJob> jobs = this.repository.claimLeased(this.settings.name(), this.kinds, wanted, this.owner,
-				this.settings.leaseDuration());
-		long took = System.nanoTime() - start;
-		this.metrics.pollCycle(this.settings.name(), took, jobs.size());
-		estimateClaimAhead(start, took);
-		long claimedAt = System.nanoTime();
-		for (ClaimedJob job : jobs) {
-			RunningJob runningJob = new RunningJob(job, claimedAt);
-			this.runningJobs.put(job.id(), runningJob);
-			this.claimedAhead.add(runningJob);
-		}
+		List<RunningJob> jobs = claim(wanted, this.settings.claimAhead());
+		this.claimedAhead.addAll(jobs);
 		dispatchClaimedAhead();
 		return jobs.size() == wanted;
 	}
 
 	/**
-	 * Sizes the claim-ahead: the jobs workers start during two claim round trips plus a little slack,
-	 * from the start rate observed between claims (smoothed), at most the batch size.
+	 * Leases up to {@code wanted} jobs and registers them as this poller's (their leases extended
+	 * from now on); notes whether the claim found a backlog.
+	 * @param estimate whether the claim feeds the claim-ahead estimate (the poll thread's claims do)
 	 */
-	private void estimateClaimAhead(long claimStart, long claimTook) {
-		if (!this.settings.claimAhead()) {
-			return;
+	private List<RunningJob> claim(int wanted, boolean estimate) {
+		long start = System.nanoTime();
+		List<ClaimedJob> jobs = this.repository.claimLeased(this.settings.name(), this.kinds, wanted, this.owner,
+				this.settings.leaseDuration());
+		long took = System.nanoTime() - start;
+		this.metrics.pollCycle(this.settings.name(), took, jobs.size());
+		this.backlog = jobs.size() == wanted;
+		if (estimate) {
+			this.aheadEstimate.claimed(start, took);
 		}
-		long started = this.startedJobs.get();
-		long elapsed = claimStart - this.lastClaimStart;
-		if (this.lastClaimStart != 0 && elapsed > 0) {
-			double rate = (double) (started - this.startedAtLastClaim) / elapsed;
-			this.startsPerNano = 0.5 * this.startsPerNano + 0.5 * rate;
+		long claimedAt = System.nanoTime();
+		List<RunningJob> claimed = new ArrayList<>(jobs.size());
+		for (ClaimedJob job : jobs) {
+			RunningJob runningJob = new RunningJob(job, claimedAt);
+			this.runningJobs.put(job.id(), runningJob);
+			claimed.add(runningJob);
 		}
-		this.lastClaimStart = claimStart;
-		this.startedAtLastClaim = started;
-		this.claimNanos = (this.claimNanos == 0) ? claimTook : 0.8 * this.claimNanos + 0.2 * claimTook;
-		double horizon = 2 * this.claimNanos + CLAIM_AHEAD_SLACK_NANOS;
-		this.claimAheadTarget = (int) Math.min(this.settings.batchSize(), Math.round(this.startsPerNano * horizon));
+		return claimed;
 	}
 
 	/** Starts jobs claimed ahead on free slots, oldest first. */
@@ -420,9 +420,8 @@ public class JobPoller implements SmartLifecycle {
 			}
 			catch (RuntimeException ex) {
 				this.slots.release();
-				List<RunningJob> unstarted = new ArrayList<>(List.of(next));
-				this.claimedAhead.drainTo(unstarted);
-				returnUnstarted(unstarted);
+				returnUnstarted(List.of(next));
+				returnClaimedAhead();
 				throw ex;
 			}
 		}
@@ -444,6 +443,13 @@ public class JobPoller implements SmartLifecycle {
 					this.settings.name(), stale.size(), TimeUnit.NANOSECONDS.toMillis(maxWait));
 			returnUnstarted(stale);
 		}
+	}
+
+	/** Empties the FIFO of jobs claimed ahead back to the queue. */
+	private void returnClaimedAhead() {
+		List<RunningJob> unstarted = new ArrayList<>();
+		this.claimedAhead.drainTo(unstarted);
+		returnUnstarted(unstarted);
 	}
 
 	/** Puts jobs that no worker started back in the queue, without using an attempt. */
@@ -529,6 +535,9 @@ public class JobPoller implements SmartLifecycle {
 				while (job != null) {
 					runLeased(job);
 					job = this.running ? takeClaimedAhead() : null;
+					if (job == null && this.running) {
+						job = claimOwnNext();
+					}
 				}
 			}
 			finally {
@@ -546,9 +555,55 @@ public class JobPoller implements SmartLifecycle {
 		}
 	}
 
+	/**
+	 * Claims this worker's next job itself, when nothing is claimed ahead: its own and as many more as
+	 * the claim-ahead estimate asks for (at most batch-size), which go to the FIFO. The poll thread
+	 * makes one claim at a time of at most batch-size jobs, so with jobs shorter than a claim round
+	 * trip its round trips would bound the queue's throughput whatever the concurrency (batch-size 1:
+	 * one job per round trip). A few workers that just finished a job claim meanwhile, as workers
+	 * with a connection each would. Only while the last claim took all it asked for: a queue that
+	 * keeps up (a steady trickle, or empty) is left to the poll thread and its wake-ups, and costs no
+	 * extra claims. Returns null when it claimed nothing.
+	 */
+	private RunningJob claimOwnNext() {
+		if (!this.backlog || !this.workerClaims.tryAcquire()) {
+			return null;
+		}
+		try {
+			int wanted = Math.max(1, Math.min(this.settings.batchSize(), this.aheadEstimate.target() + 1));
+			List<RunningJob> claimed = claim(wanted, false);
+			if (claimed.isEmpty()) {
+				return null;
+			}
+			if (!this.running || this.aborting) {
+				// Stopped while claiming: the jobs go back rather than start during shutdown.
+				returnUnstarted(claimed);
+				return null;
+			}
+			if (claimed.size() > 1) {
+				this.claimedAhead.addAll(claimed.subList(1, claimed.size()));
+				if (!this.running) {
+					// Stopped meanwhile, perhaps after the FIFO was emptied back to the queue.
+					returnClaimedAhead();
+				}
+				// The poll thread hands them to free workers.
+				signalSlotFreed();
+			}
+			return claimed.get(0);
+		}
+		catch (DataAccessException ex) {
+			// The poll thread reports failures and backs off; this worker just stops claiming.
+			logger.debug("Queue '{}': a worker's claim failed: {}", this.settings.name(), ex.toString());
+			return null;
+		}
+		finally {
+			this.workerClaims.release();
+		}
+	}
+
 	private RunningJob takeClaimedAhead() {
 		RunningJob next = this.claimedAhead.poll();
-		if (next != null && this.claimedAhead.size() <= this.claimAheadTarget / 2) {
+		if (next != null && this.claimedAhead.size() <= this.aheadEstimate.target() / 2) {
 			signalSlotFreed();
 		}
 		return next;
@@ -561,7 +616,7 @@ public class JobPoller implements SmartLifecycle {
 			}
 			runningJob.thread = Thread.currentThread();
 		}
-		this.startedJobs.incrementAndGet();
+		this.aheadEstimate.jobStarted();
 		ClaimedJob job = runningJob.job;
 		boolean submitted = false;
 		try {
@@ -634,11 +689,7 @@ public class JobPoller implements SmartLifecycle {
 		long deadline = System.nanoTime() + timeout.toNanos();
 		try {
 			poller.join(Math.max(1, timeout.toMillis()));
-			if (!this.claimedAhead.isEmpty()) {
-				List<RunningJob> unstarted = new ArrayList<>();
-				this.claimedAhead.drainTo(unstarted);
-				returnUnstarted(unstarted);
-			}
+			returnClaimedAhead();
 			int concurrency = this.settings.concurrency();
 			if (awaitRunningJobs(poller, deadline)) {
 				logger.info("Queue '{}' stopped; every running job finished", this.settings.name());

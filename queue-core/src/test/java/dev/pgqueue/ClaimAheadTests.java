@@ -34,6 +34,9 @@ class ClaimAheadTests {
 
 	private static final Map<String, List<Integer>> claims = new ConcurrentHashMap<>();
 
+	/** Claims made on the queue's worker threads rather than its poll thread, by queue. */
+	private static final Map<String, AtomicInteger> workerClaims = new ConcurrentHashMap<>();
+
 	private static QueueFixture fixture;
 
 	@BeforeAll
@@ -44,6 +47,10 @@ class ClaimAheadTests {
 				if (claimed > 0) {
 					claims.computeIfAbsent(queue, (q) -> java.util.Collections.synchronizedList(new ArrayList<>()))
 						.add(claimed);
+				}
+				// Empty ones too: a worker that claims into an empty queue costs a round trip all the same.
+				if (Thread.currentThread().getName().startsWith("pgqueue-" + queue + "-")) {
+					workerClaims.computeIfAbsent(queue, (q) -> new AtomicInteger()).incrementAndGet();
 				}
 			}
 		});
@@ -170,6 +177,68 @@ class ClaimAheadTests {
 			poller.stop();
 		}
 		await().atMost(WAIT).until(() -> "completed".equals(fixture.row(blocked.blockerId()).get("state")));
+	}
+
+	@Test
+	void withBatchSizeOneIdleWorkersClaimTheirOwnNextJobInParallel() {
+		String queue = "single";
+		fixture.configure(QueueSettings.defaults(queue).withMode(QueueMode.LEASED).withConcurrency(4).withBatchSize(1)
+			.withPollInterval(Duration.ofMillis(50)));
+		Map<UUID, AtomicInteger> runs = new ConcurrentHashMap<>();
+		AtomicInteger running = new AtomicInteger();
+		AtomicInteger mostAtOnce = new AtomicInteger();
+		// The first two jobs wait for each other, so two must run at once before the queue moves on.
+		CountDownLatch twoRunning = new CountDownLatch(2);
+		fixture.handle(queue + ".job", queue, (job) -> {
+			mostAtOnce.accumulateAndGet(running.incrementAndGet(), Math::max);
+			runs.computeIfAbsent(job.id(), (id) -> new AtomicInteger()).incrementAndGet();
+			twoRunning.countDown();
+			twoRunning.await(10, TimeUnit.SECONDS);
+			running.decrementAndGet();
+		});
+		int jobs = 400;
+		enqueue(queue + ".job", queue, jobs);
+		JobPoller poller = fixture.poller(queue);
+		poller.start();
+		try {
+			await().atMost(WAIT).until(() -> fixture.jdbc()
+				.queryForObject("SELECT count(*) FROM " + fixture.table() + " WHERE queue = ? AND state = 'completed' "
+						+ "AND attempt = 1", Long.class, queue) == jobs);
+		}
+		finally {
+			poller.stop();
+		}
+		assertThat(runs).hasSize(jobs).allSatisfy((id, count) -> assertThat(count).hasValue(1));
+		// Every claim takes one job (the batch size), made by the poll thread or by a worker for itself.
+		assertThat(claims.get(queue)).hasSize(jobs).containsOnly(1);
+		assertThat(workerClaims.getOrDefault(queue, new AtomicInteger()).get())
+			.as("claims made on worker threads, alongside the poll thread's").isGreaterThan(jobs / 4);
+		assertThat(mostAtOnce.get()).isGreaterThan(1);
+	}
+
+	@Test
+	void aQueueThatKeepsUpCostsNoWorkerClaims() {
+		String queue = "trickle";
+		fixture.configure(QueueSettings.defaults(queue).withMode(QueueMode.LEASED).withConcurrency(8).withBatchSize(10)
+			.withPollInterval(Duration.ofMillis(50)));
+		Set<UUID> ran = ConcurrentHashMap.newKeySet();
+		fixture.handle(queue + ".job", queue, (job) -> ran.add(job.id()));
+		JobPoller poller = fixture.poller(queue);
+		poller.start();
+		try {
+			// One job at a time, the next once the last has run: a claim asks for 8 (the free workers)
+			// and finds one, never all it asks for, so there is no backlog for workers to claim into.
+			for (int i = 0; i < 15; i++) {
+				fixture.client().enqueue(queue + ".job", i);
+				int done = i + 1;
+				await().atMost(WAIT).until(() -> ran.size() == done);
+			}
+		}
+		finally {
+			poller.stop();
+		}
+		assertThat(claims.get(queue)).isNotEmpty();
+		assertThat(workerClaims.get(queue)).as("claims made on worker threads").isNull();
 	}
 
 	private static List<UUID> enqueue(String kind, String queue, int count) {

@@ -134,7 +134,7 @@ class NotificationTests {
 		PollerWakeUps wakeUps = new PollerWakeUps();
 		wakeUps.register(poller);
 		JdbcJobClient client = new JdbcJobClient(fixture.repository(), fixture.jsonMapper(), fixture.catalog(),
-				fixture.handlers(), JdbcJobClient.DEFAULT_MAX_PAYLOAD_BYTES, wakeUps);
+				fixture.handlers(), JdbcJobClient.DEFAULT_MAX_PAYLOAD_BYTES, wakeUps, null);
 		poller.start();
 		try {
 			await().atMost(Duration.ofSeconds(10)).until(() -> wakePolls.get() >= 1);

@@ -7,6 +7,8 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.pgqueue.metrics.QueueMetrics;
+import dev.pgqueue.metrics.QueueMetrics.JobOutcome;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -26,9 +28,19 @@ class TransactionalRollbackTests {
 
 	private static final Map<UUID, AtomicInteger> runs = new ConcurrentHashMap<>();
 
+	/** Finished jobs as the metrics count them, by queue and outcome. */
+	private static final Map<String, Map<JobOutcome, AtomicInteger>> counted = new ConcurrentHashMap<>();
+
 	@BeforeAll
 	static void setUp() {
-		fixture = QueueFixture.create("tx_rollback");
+		fixture = QueueFixture.create("tx_rollback").metrics(new QueueMetrics() {
+			@Override
+			public void jobFinished(String queue, String kind, JobOutcome outcome, long nanos) {
+				counted.computeIfAbsent(queue, (name) -> new ConcurrentHashMap<>())
+					.computeIfAbsent(outcome, (name) -> new AtomicInteger())
+					.incrementAndGet();
+			}
+		});
 		fixture.jdbc()
 			.execute("CREATE TABLE ledger (job_id uuid PRIMARY KEY, txid bigint NOT NULL DEFAULT txid_current())");
 		fixture.jdbc().execute("CREATE TABLE notes (job_id uuid NOT NULL, note text NOT NULL)");
@@ -170,6 +182,12 @@ class TransactionalRollbackTests {
 		// statements (a transaction the failing listener had left aborted).
 		assertThat(runs.get(before)).hasValue(2);
 		assertThat(runs.get(after).get()).isBetween(1, 2);
+		// Counted by what stands, not by how often the listeners ran: two completed, one retried.
+		String queue = (String) fixture.row(before).get("queue");
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(() -> assertThat(counted.get(queue)).hasSize(2)
+				.hasEntrySatisfying(JobOutcome.COMPLETED, (count) -> assertThat(count).hasValue(2))
+				.hasEntrySatisfying(JobOutcome.RETRIED, (count) -> assertThat(count).hasValue(1)));
 		Long[] transactions = List.of(before, after)
 			.stream()
 			.map((id) -> fixture.jdbc().queryForObject("SELECT txid FROM ledger WHERE job_id = ?", Long.class, id))

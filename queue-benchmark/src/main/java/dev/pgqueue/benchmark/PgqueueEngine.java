@@ -20,6 +20,7 @@ import dev.pgqueue.engine.JobPollerFactory;
 import dev.pgqueue.engine.JobRepository;
 import dev.pgqueue.engine.JobRunner;
 import dev.pgqueue.engine.NotificationListener;
+import dev.pgqueue.engine.NotificationThrottle;
 import dev.pgqueue.engine.PollerWakeUps;
 import dev.pgqueue.engine.QueueCatalog;
 import dev.pgqueue.metrics.QueueMetrics;
@@ -53,6 +54,8 @@ final class PgqueueEngine implements AutoCloseable {
 	private final List<JobPoller> pollers = new ArrayList<>();
 
 	private final List<NotificationListener> listeners = new ArrayList<>();
+
+	private final List<NotificationThrottle> throttles = new ArrayList<>();
 
 	/**
 	 * @param dataSource the pool every statement of the engine uses
@@ -103,16 +106,21 @@ final class PgqueueEngine implements AutoCloseable {
 
 	/**
 	 * A client that enqueues through {@code pool} (producers may use a pool of their own), notifying
-	 * the queue on commit as the starter does by default.
+	 * the queue at most every {@link NotificationThrottle#DEFAULT_INTERVAL} as the starter does by
+	 * default.
 	 */
 	JobClient client(DataSource pool) {
-		return client(pool, true);
+		return client(pool, NotificationThrottle.DEFAULT_INTERVAL);
 	}
 
-	/** A client that enqueues through {@code pool}, with or without notifications. */
-	JobClient client(DataSource pool, boolean notify) {
-		return new JdbcJobClient(new JobRepository(new JdbcTemplate(pool), this.schema, notify), this.jsonMapper,
-				catalog(), this.handlers);
+	/**
+	 * A client that enqueues through {@code pool}, notifying each queue at most once per interval
+	 * (zero: on every enqueue), or never when the interval is {@code null}.
+	 */
+	JobClient client(DataSource pool, Duration notifyInterval) {
+		JobRepository repository = new JobRepository(new JdbcTemplate(pool), this.schema, notifyInterval != null);
+		return new JdbcJobClient(repository, this.jsonMapper, catalog(), this.handlers,
+				JdbcJobClient.DEFAULT_MAX_PAYLOAD_BYTES, null, throttle(repository, notifyInterval));
 	}
 
 	/**
@@ -124,8 +132,19 @@ final class PgqueueEngine implements AutoCloseable {
 		for (JobPoller poller : pollers) {
 			wakeUps.register(poller);
 		}
-		return new JdbcJobClient(new JobRepository(new JdbcTemplate(pool), this.schema, true), this.jsonMapper,
-				catalog(), this.handlers, JdbcJobClient.DEFAULT_MAX_PAYLOAD_BYTES, wakeUps);
+		JobRepository repository = new JobRepository(new JdbcTemplate(pool), this.schema, true);
+		return new JdbcJobClient(repository, this.jsonMapper, catalog(), this.handlers,
+				JdbcJobClient.DEFAULT_MAX_PAYLOAD_BYTES, wakeUps,
+				throttle(repository, NotificationThrottle.DEFAULT_INTERVAL));
+	}
+
+	private NotificationThrottle throttle(JobRepository repository, Duration interval) {
+		if (interval == null) {
+			return null;
+		}
+		NotificationThrottle throttle = new NotificationThrottle(repository, interval);
+		this.throttles.add(throttle);
+		return throttle;
 	}
 
 	/**
@@ -167,6 +186,8 @@ final class PgqueueEngine implements AutoCloseable {
 			}
 		});
 		this.pollers.clear();
+		this.throttles.forEach(NotificationThrottle::close);
+		this.throttles.clear();
 		this.listeners.forEach(NotificationListener::stop);
 		this.listeners.clear();
 	}

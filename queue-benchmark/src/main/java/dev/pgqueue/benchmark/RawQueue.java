@@ -33,8 +33,6 @@ final class RawQueue implements AutoCloseable {
 
 	private final String table;
 
-	private final boolean notifies;
-
 	private final String claimLockedSql;
 
 	private final String claimLeasedSql;
@@ -46,19 +44,14 @@ final class RawQueue implements AutoCloseable {
 	/** Prepared on first use: a loop that borrows a connection per statement prepares only what it runs. */
 	private final Map<String, PreparedStatement> prepared = new HashMap<>();
 
-	/** Statements run on {@code connection}, which the caller keeps for as long as it uses this. */
-	RawQueue(Connection connection, String table) {
-		this(connection, table, null);
-	}
-
 	/**
-	 * @param channel the notification channel inserts notify, as the engine's do when notifications
-	 * are on, or {@code null}
+	 * Statements run on {@code connection}, which the caller keeps for as long as it uses this.
+	 * Inserts do not notify: the engine's mostly do not either, as it notifies a queue at most once
+	 * per interval.
 	 */
-	RawQueue(Connection connection, String table, String channel) {
+	RawQueue(Connection connection, String table) {
 		this.connection = connection;
 		this.table = table;
-		this.notifies = channel != null;
 		String dueAt = "coalesce(r.run_at, now() + coalesce(r.delay_us, 0) * interval '1 microsecond')";
 		String claimable = """
 				SELECT %s FROM %s
@@ -85,7 +78,7 @@ final class RawQueue implements AutoCloseable {
 				             ?::smallint AS priority, ?::timestamptz AS run_at, ?::bigint AS delay_us,
 				             ?::integer AS max_attempts) r
 				""".formatted(table, dueAt);
-		this.insertOneSql = (channel != null) ? notifying(insertOne, channel) : insertOne;
+		this.insertOneSql = insertOne;
 		String insertMany = """
 				INSERT INTO %1$s (public_id, kind, queue, payload, priority, run_at, max_attempts, state)
 				SELECT r.public_id, r.kind, r.queue, r.payload::jsonb, r.priority, %2$s, r.max_attempts,
@@ -94,27 +87,7 @@ final class RawQueue implements AutoCloseable {
 				            ?::bigint[], ?::integer[])
 				     AS r(public_id, kind, queue, payload, priority, run_at, delay_us, max_attempts)
 				""".formatted(table, dueAt);
-		this.insertManySql = (channel != null) ? notifying(insertMany, channel) : insertMany;
-	}
-
-	/** The engine's wrapper that makes an insert notify the queues that received due jobs. */
-	private static String notifying(String insert, String channel) {
-		return "WITH inserted AS (" + insert.strip() + " RETURNING queue, state)\n"
-				+ "SELECT pg_notify('" + channel + "', q.queue) FROM (SELECT DISTINCT queue FROM inserted "
-				+ "WHERE state = 'available') q";
-	}
-
-	private void executeInsert(PreparedStatement ps) throws SQLException {
-		if (this.notifies) {
-			try (ResultSet rs = ps.executeQuery()) {
-				while (rs.next()) {
-					// The notification is sent; its row says nothing.
-				}
-			}
-		}
-		else {
-			ps.executeUpdate();
-		}
+		this.insertManySql = insertMany;
 	}
 
 	private PreparedStatement statement(String sql) throws SQLException {
@@ -215,7 +188,7 @@ final class RawQueue implements AutoCloseable {
 		ps.setNull(6, Types.TIMESTAMP_WITH_TIMEZONE);
 		ps.setNull(7, Types.BIGINT);
 		ps.setInt(8, 10);
-		executeInsert(ps);
+		ps.executeUpdate();
 	}
 
 	/** Inserts {@code count} due jobs with one multi-row statement. */
@@ -245,7 +218,7 @@ final class RawQueue implements AutoCloseable {
 		ps.setArray(6, this.connection.createArrayOf("timestamptz", runAts));
 		ps.setArray(7, this.connection.createArrayOf("int8", delays));
 		ps.setArray(8, this.connection.createArrayOf("int4", maxAttempts));
-		executeInsert(ps);
+		ps.executeUpdate();
 	}
 
 	/** Reads every column the engine reads, so that both pay for decoding the same rows. */

@@ -9,7 +9,6 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.QueueMode;
-import dev.pgqueue.engine.JobRepository;
 import dev.pgqueue.metrics.QueueMetrics;
 
 /**
@@ -78,7 +77,7 @@ final class RoundTripWorkload implements Workload {
 				String pgqueueCalls = counting.byMethod().toString();
 				counting.reset();
 				try (Connection connection = counting.getConnection()) {
-					RawQueue queue = new RawQueue(connection, schema.table(), JobRepository.channel(schema.name()));
+					RawQueue queue = new RawQueue(connection, schema.table());
 					for (int done = 0; done < jobs; done += batchSize) {
 						if (batchSize == 1) {
 							queue.insertOne(UUID.randomUUID(), EnqueueWorkload.PAYLOAD_JSON);

@@ -14,6 +14,9 @@ import dev.pgqueue.JobRequest;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.json.JsonMapper;
 
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+
 /**
  * The {@link JobClient} that inserts into the jobs table through {@link JobRepository}, joining the
  * caller's transaction.
@@ -22,7 +25,9 @@ import tools.jackson.databind.json.JsonMapper;
  * enqueue needs no {@code RETURNING} and keeps the requests' order.
  *
  * <p>Given this application's {@link PollerWakeUps}, it wakes the pollers of a queue it enqueued due
- * jobs in as soon as the enqueue commits, without waiting for the notification to come back.
+ * jobs in as soon as the enqueue commits, without waiting for the notification to come back. Given a
+ * {@link NotificationThrottle}, it notifies each queue at most once per interval, however fast it
+ * enqueues: an enqueue in between leaves its notification to the throttle once it commits.
  */
 public class JdbcJobClient implements JobClient {
 
@@ -41,6 +46,8 @@ public class JdbcJobClient implements JobClient {
 
 	private final PollerWakeUps wakeUps;
 
+	private final NotificationThrottle throttle;
+
 	/** A client that accepts payloads up to {@value #DEFAULT_MAX_PAYLOAD_BYTES} bytes of JSON. */
 	public JdbcJobClient(JobRepository repository, JsonMapper jsonMapper, QueueCatalog queues,
 			JobHandlerRegistry handlers) {
@@ -52,16 +59,18 @@ public class JdbcJobClient implements JobClient {
 	 */
 	public JdbcJobClient(JobRepository repository, JsonMapper jsonMapper, QueueCatalog queues,
 			JobHandlerRegistry handlers, long maxPayloadBytes) {
-		this(repository, jsonMapper, queues, handlers, maxPayloadBytes, null);
+		this(repository, jsonMapper, queues, handlers, maxPayloadBytes, null, null);
 	}
 
 	/**
 	 * @param maxPayloadBytes largest serialized payload accepted, in bytes of UTF-8 JSON
 	 * @param wakeUps this application's pollers, woken after commit for jobs due now; {@code null}
 	 * to leave waking to notifications and polling
+	 * @param throttle spaces out this client's notifications; {@code null} to notify on every enqueue
+	 * (when the repository notifies at all)
 	 */
 	public JdbcJobClient(JobRepository repository, JsonMapper jsonMapper, QueueCatalog queues,
-			JobHandlerRegistry handlers, long maxPayloadBytes, PollerWakeUps wakeUps) {
+			JobHandlerRegistry handlers, long maxPayloadBytes, PollerWakeUps wakeUps, NotificationThrottle throttle) {
 		if (maxPayloadBytes < 1) {
 			throw new InvalidQueueConfigurationException("pgqueue.max-payload-size",
 					"pgqueue.max-payload-size must be positive, was " + maxPayloadBytes + " bytes",
@@ -73,15 +82,16 @@ public class JdbcJobClient implements JobClient {
 		this.handlers = handlers;
 		this.maxPayloadBytes = maxPayloadBytes;
 		this.wakeUps = wakeUps;
+		this.throttle = (repository.notifies()) ? throttle : null;
 	}
 
 	@Override
 	public UUID enqueue(JobRequest request) {
 		NewJob job = resolve(request);
-		this.repository.insert(job);
-		if (this.wakeUps != null && job.isDueNow()) {
-			this.wakeUps.wakeAfterCommit(List.of(job.queue()));
-		}
+		Set<String> dueQueues = job.isDueNow() ? Set.of(job.queue()) : Set.of();
+		boolean notify = notifyNow(dueQueues);
+		this.repository.insert(job, notify);
+		afterCommit(dueQueues, notify);
 		return job.publicId();
 	}
 
@@ -95,13 +105,87 @@ public class JdbcJobClient implements JobClient {
 			jobs.add(job);
 			ids.add(job.publicId());
 		}
-		this.repository.insertAll(jobs);
-		if (this.wakeUps != null) {
-			Set<String> queues = new LinkedHashSet<>();
-			jobs.stream().filter(NewJob::isDueNow).forEach((job) -> queues.add(job.queue()));
-			this.wakeUps.wakeAfterCommit(queues);
-		}
+		Set<String> dueQueues = new LinkedHashSet<>();
+		jobs.stream().filter(NewJob::isDueNow).forEach((job) -> dueQueues.add(job.queue()));
+		boolean notify = notifyNow(dueQueues);
+		this.repository.insertAll(jobs, notify);
+		afterCommit(dueQueues, notify);
 		return ids;
+	}
+
+	private boolean notifyNow(Set<String> dueQueues) {
+		if (dueQueues.isEmpty()) {
+			return false;
+		}
+		return this.throttle == null || this.throttle.tryNotifyNow(dueQueues);
+	}
+
+	/**
+	 * Once the caller's transaction commits (never if it rolls back), or now outside one: wakes this
+	 * application's pollers of the due queues, and has the throttle notify those the insert did not.
+	 */
+	private void afterCommit(Set<String> dueQueues, boolean notified) {
+		boolean wake = this.wakeUps != null && this.wakeUps.hasPollers();
+		// A notifying insert still counts: it covers the transaction's other inserts into its queues.
+		if (dueQueues.isEmpty() || (!wake && this.throttle == null)) {
+			return;
+		}
+		if (!TransactionSynchronizationManager.isSynchronizationActive()) {
+			new Committed().add(dueQueues, notified).run();
+			return;
+		}
+		Committed committed = (Committed) TransactionSynchronizationManager.getResource(this);
+		if (committed == null) {
+			Committed created = new Committed();
+			TransactionSynchronizationManager.bindResource(this, created);
+			TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+
+				@Override
+				public void afterCommit() {
+					created.run();
+				}
+
+				@Override
+				public void afterCompletion(int status) {
+					TransactionSynchronizationManager.unbindResourceIfPossible(JdbcJobClient.this);
+				}
+
+			});
+			committed = created;
+		}
+		committed.add(dueQueues, notified);
+	}
+
+	/** The queues one transaction enqueued due jobs in, and those its inserts notified. */
+	private final class Committed implements Runnable {
+
+		private final Set<String> due = new LinkedHashSet<>();
+
+		private final Set<String> notified = new LinkedHashSet<>();
+
+		Committed add(Set<String> queues, boolean notifiedByInsert) {
+			this.due.addAll(queues);
+			if (notifiedByInsert) {
+				// Delivered at commit, so it covers the transaction's other jobs in these queues too.
+				this.notified.addAll(queues);
+			}
+			return this;
+		}
+
+		@Override
+		public void run() {
+			if (wakeUps != null) {
+				this.due.forEach(wakeUps::wake);
+			}
+			if (throttle != null) {
+				Set<String> unnotified = new LinkedHashSet<>(this.due);
+				unnotified.removeAll(this.notified);
+				if (!unnotified.isEmpty()) {
+					throttle.notifyLater(unnotified);
+				}
+			}
+		}
+
 	}
 
 	private NewJob resolve(JobRequest request) {

@@ -52,7 +52,11 @@ public class JobRepository {
 
 	private final String insertOne;
 
+	private final String insertOneNotifying;
+
 	private final String insertMany;
+
+	private final String insertManyNotifying;
 
 	private final String claimLocked;
 
@@ -64,8 +68,9 @@ public class JobRepository {
 	}
 
 	/**
-	 * @param notify whether inserting due jobs sends a notification on {@link #channel()} (delivered
-	 * when the inserting transaction commits) naming their queue
+	 * @param notify whether notifications are on: inserts of due jobs may send one on
+	 * {@link #channel()} (delivered when the inserting transaction commits) naming their queue, and
+	 * promotions of scheduled jobs always do
 	 */
 	public JobRepository(JdbcTemplate jdbc, SchemaName schema, boolean notify) {
 		this.jdbc = jdbc;
@@ -81,7 +86,8 @@ public class JobRepository {
 				             ?::smallint AS priority, ?::timestamptz AS run_at, ?::bigint AS delay_us,
 				             ?::integer AS max_attempts) r
 				""".formatted(this.table, dueAt);
-		this.insertOne = notify ? notifying(insertOne) : insertOne;
+		this.insertOne = insertOne;
+		this.insertOneNotifying = notifying(insertOne);
 		String insertMany = """
 				INSERT INTO %1$s (public_id, kind, queue, payload, priority, run_at, max_attempts, state)
 				SELECT r.public_id, r.kind, r.queue, r.payload::jsonb, r.priority, %2$s, r.max_attempts,
@@ -90,7 +96,8 @@ public class JobRepository {
 				            ?::bigint[], ?::integer[])
 				     AS r(public_id, kind, queue, payload, priority, run_at, delay_us, max_attempts)
 				""".formatted(this.table, dueAt);
-		this.insertMany = notify ? notifying(insertMany) : insertMany;
+		this.insertMany = insertMany;
+		this.insertManyNotifying = notifying(insertMany);
 		// Matches pgqueue_jobs_claim_idx: equality on queue, the index's order, only available rows.
 		String claimable = """
 				SELECT %s FROM %s
@@ -135,20 +142,33 @@ public class JobRepository {
 				+ "WHERE state = 'available') q";
 	}
 
-	/** Inserts one job, in the caller's transaction if there is one. */
-	public void insert(NewJob job) {
+	/** Whether notifications are on for this schema's jobs table. */
+	public boolean notifies() {
+		return this.notify;
+	}
+
+	/**
+	 * Inserts one job, in the caller's transaction if there is one.
+	 * @param notify whether the same statement notifies the job's queue, if the job is due and
+	 * notifications are on
+	 */
+	public void insert(NewJob job, boolean notify) {
 		Object[] arguments = { job.publicId(), job.kind(), job.queue(), job.payloadJson(), job.priority(),
 				timestamp(job.runAt()), delayMicros(job.delay()), job.maxAttempts() };
-		if (this.notify) {
-			this.jdbc.query(this.insertOne, IGNORE_ROWS, arguments);
+		if (notify && this.notify) {
+			this.jdbc.query(this.insertOneNotifying, IGNORE_ROWS, arguments);
 		}
 		else {
 			this.jdbc.update(this.insertOne, arguments);
 		}
 	}
 
-	/** Inserts many jobs with one statement, in the caller's transaction if there is one. */
-	public void insertAll(List<NewJob> jobs) {
+	/**
+	 * Inserts many jobs with one statement, in the caller's transaction if there is one.
+	 * @param notify whether the same statement notifies the queues that received due jobs, if
+	 * notifications are on
+	 */
+	public void insertAll(List<NewJob> jobs, boolean notify) {
 		if (jobs.isEmpty()) {
 			return;
 		}
@@ -172,8 +192,9 @@ public class JobRepository {
 			delays[i] = delayMicros(job.delay());
 			maxAttempts[i] = job.maxAttempts();
 		}
+		boolean notifying = notify && this.notify;
 		PreparedStatementCreator statement = (Connection con) -> {
-			PreparedStatement ps = con.prepareStatement(this.insertMany);
+			PreparedStatement ps = con.prepareStatement(notifying ? this.insertManyNotifying : this.insertMany);
 			ps.setArray(1, con.createArrayOf("uuid", ids));
 			ps.setArray(2, con.createArrayOf("text", kinds));
 			ps.setArray(3, con.createArrayOf("text", queues));
@@ -184,12 +205,29 @@ public class JobRepository {
 			ps.setArray(8, con.createArrayOf("int4", maxAttempts));
 			return ps;
 		};
-		if (this.notify) {
+		if (notifying) {
 			this.jdbc.query(statement, IGNORE_ROWS);
 		}
 		else {
 			this.jdbc.update(statement);
 		}
+	}
+
+	/**
+	 * Notifies the queues on {@link #channel()}, in the caller's transaction if there is one (the
+	 * notifications are then delivered when it commits).
+	 */
+	public void notifyQueues(Collection<String> queues) {
+		if (queues.isEmpty()) {
+			return;
+		}
+		String[] names = queues.toArray(String[]::new);
+		this.jdbc.query((Connection con) -> {
+			PreparedStatement ps = con.prepareStatement("SELECT pg_notify(?, q) FROM unnest(?::text[]) q");
+			ps.setString(1, channel());
+			ps.setArray(2, con.createArrayOf("text", names));
+			return ps;
+		}, IGNORE_ROWS);
 	}
 
 	/**

@@ -34,13 +34,29 @@ public class JobRunner {
 		this.metrics = metrics;
 	}
 
-	/** Runs the job and returns its outcome; never throws. */
+	/** Runs the job, records its outcome in the metrics and the log, and returns it; never throws. */
 	public Outcome run(Job job, QueueSettings settings) {
+		Attempt attempt = runUnrecorded(job, settings);
+		record(attempt);
+		return attempt.outcome();
+	}
+
+	/**
+	 * Runs the job and returns its outcome without recording it: for a caller whose transaction
+	 * decides later whether the outcome stands. Pass the attempt that stands to {@link #record}.
+	 * Never throws.
+	 */
+	public Attempt runUnrecorded(Job job, QueueSettings settings) {
 		long start = System.nanoTime();
 		Outcome outcome = attempt(job, settings);
-		this.metrics.jobFinished(job.queue(), job.kind(), outcome.kind(), System.nanoTime() - start);
-		log(job, outcome);
-		return outcome;
+		return new Attempt(job, outcome, System.nanoTime() - start);
+	}
+
+	/** Counts the attempt in the metrics and logs its failure, if it failed. */
+	public void record(Attempt attempt) {
+		Job job = attempt.job();
+		this.metrics.jobFinished(job.queue(), job.kind(), attempt.outcome().kind(), attempt.nanos());
+		log(job, attempt.outcome());
 	}
 
 	/**
@@ -48,8 +64,8 @@ public class JobRunner {
 	 * transaction marked rollback-only (a nested {@code @Transactional} method failed and the handler
 	 * swallowed the exception): its work was undone, so it counts as a failed attempt.
 	 */
-	public Outcome rollbackOnly(Job job, QueueSettings settings) {
-		return failedAfterReturning(job, settings,
+	public Attempt rollbackOnly(Attempt returned, QueueSettings settings) {
+		return failedAfterReturning(returned, settings,
 				"The handler returned, but marked the transaction rollback-only (a nested @Transactional "
 						+ "call failed and its exception was caught); its work was rolled back");
 	}
@@ -59,19 +75,18 @@ public class JobRunner {
 	 * statements had failed (the handler caught the exception): PostgreSQL aborted the transaction,
 	 * so the handler's work was rolled back and the attempt counts as failed.
 	 */
-	public Outcome transactionAborted(Job job, QueueSettings settings) {
-		return failedAfterReturning(job, settings, "The handler returned, but a statement it ran had failed and "
-				+ "aborted the transaction (its exception was caught); its work was rolled back. Let the exception "
-				+ "propagate, or run the statement in a nested transaction (PROPAGATION_NESTED) so that its failure "
-				+ "undoes only that statement");
+	public Attempt transactionAborted(Attempt returned, QueueSettings settings) {
+		return failedAfterReturning(returned, settings, "The handler returned, but a statement it ran had failed "
+				+ "and aborted the transaction (its exception was caught); its work was rolled back. Let the "
+				+ "exception propagate, or run the statement in a nested transaction (PROPAGATION_NESTED) so that its "
+				+ "failure undoes only that statement");
 	}
 
-	private Outcome failedAfterReturning(Job job, QueueSettings settings, String error) {
+	private Attempt failedAfterReturning(Attempt returned, QueueSettings settings, String error) {
+		Job job = returned.job();
 		Outcome outcome = job.isLastAttempt() ? Outcome.fail(error, null)
 				: Outcome.retry(settings.retry().delayAfter(job.attempt()), error, null);
-		this.metrics.jobFinished(job.queue(), job.kind(), outcome.kind(), 0);
-		log(job, outcome);
-		return outcome;
+		return new Attempt(job, outcome, returned.nanos());
 	}
 
 	private Outcome attempt(Job job, QueueSettings settings) {
@@ -153,6 +168,15 @@ public class JobRunner {
 
 	private static String humanize(Duration duration) {
 		return duration.toString().substring(2).toLowerCase(java.util.Locale.ROOT);
+	}
+
+	/**
+	 * One run of a job's handler: what became of it and how long the handler took.
+	 * @param job the job as claimed
+	 * @param outcome what becomes of the job
+	 * @param nanos how long the handler ran
+	 */
+	public record Attempt(Job job, Outcome outcome, long nanos) {
 	}
 
 }

@@ -28,12 +28,12 @@ import org.springframework.context.SmartLifecycle;
  * <p>Needs a session-level connection: turn notifications off behind a connection pooler in
  * transaction mode (PgBouncer), where {@code LISTEN} does not work.
  *
- * <p>Delivery lags under a steady stream. pgjdbc's {@code getNotifications} returns only once no
- * further message arrives within 1 ms, so while notifications come in less than a millisecond apart
- * (about 1 000 notifying commits per second) they accumulate in the driver: measured here at 1 000/s,
- * 7–14 ms p50 and 45–130 ms p99 from commit to receipt, against 1.1 ms at 300/s. Jobs enqueued in
- * this application therefore wake its pollers in-process ({@link PollerWakeUps}); notifications
- * matter for jobs enqueued elsewhere.
+ * <p>Delivery lags when notifications come close together. pgjdbc's {@code getNotifications}
+ * returns only once no further message arrives within 1 ms, so while notifications come less than a
+ * millisecond apart they accumulate in the driver: measured at 1 000 notifying commits per second,
+ * 7–14 ms p50 and 45–130 ms p99 from commit to receipt, against 1.1 ms at 300/s. Hence
+ * {@link NotificationThrottle} spaces out each application's notifications of a queue, and jobs
+ * enqueued in this application wake its pollers in-process ({@link PollerWakeUps}).
  */
 public class NotificationListener implements SmartLifecycle {
 

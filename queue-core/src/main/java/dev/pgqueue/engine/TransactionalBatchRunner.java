@@ -7,6 +7,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.IntConsumer;
 
 import dev.pgqueue.QueueSettings;
+import dev.pgqueue.engine.JobRunner.Attempt;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.metrics.QueueMetrics.JobOutcome;
 
@@ -70,42 +71,55 @@ public class TransactionalBatchRunner {
 	 * @param onClaimed told how many jobs the claim returned, as soon as it has
 	 */
 	public void run(IntConsumer onClaimed) {
-		this.transactionTemplate.executeWithoutResult((status) -> runBatch(status, onClaimed));
+		List<Attempt> standing = this.transactionTemplate.execute((status) -> runBatch(status, onClaimed));
+		// Counted and logged once committed, and only the attempts whose outcome stands: a neighbour
+		// undone by the careful run and run again is one job finished, not two.
+		if (standing != null) {
+			standing.forEach(this.runner::record);
+		}
 	}
 
-	private void runBatch(TransactionStatus status, IntConsumer onClaimed) {
+	/** Runs the batch; returns the attempts whose outcomes it recorded. */
+	private List<Attempt> runBatch(TransactionStatus status, IntConsumer onClaimed) {
 		long start = System.nanoTime();
 		List<ClaimedJob> jobs = this.repository.claimLocked(this.settings.name(), this.kinds,
 				this.settings.batchSize());
 		this.metrics.pollCycle(this.settings.name(), System.nanoTime() - start, jobs.size());
 		onClaimed.accept(jobs.size());
 		if (jobs.isEmpty()) {
-			return;
+			return List.of();
 		}
 		// One savepoint for the whole batch, taken after the claim: rolling back to it undoes the
 		// listeners' work but keeps the claim's row locks, so no other poller can take these jobs
 		// between the optimistic run and the careful one.
 		Object batchStart = status.createSavepoint();
-		Retry retry = runOptimistically(status, jobs, batchStart);
+		List<Attempt> attempts = new ArrayList<>(jobs.size());
+		Retry retry = runOptimistically(status, jobs, batchStart, attempts);
 		if (retry == RELEASE_ALL) {
 			status.rollbackToSavepoint(batchStart);
-			return;
+			return List.of();
 		}
 		if (retry != null) {
 			status.rollbackToSavepoint(batchStart);
-			runCarefully(status, jobs, retry);
+			return runCarefully(status, jobs, retry);
 		}
+		return attempts;
 	}
 
-	/** Runs the batch without savepoints; returns null when every job completed and was recorded. */
-	private Retry runOptimistically(TransactionStatus status, List<ClaimedJob> jobs, Object batchStart) {
+	/**
+	 * Runs the batch without savepoints, adding each attempt to {@code attempts}; returns null when
+	 * every job completed and was recorded.
+	 */
+	private Retry runOptimistically(TransactionStatus status, List<ClaimedJob> jobs, Object batchStart,
+			List<Attempt> attempts) {
 		List<Long> completed = new ArrayList<>(jobs.size());
 		for (ClaimedJob job : jobs) {
 			if (this.aborting.getAsBoolean()) {
 				// Shutdown: leave the rest untouched; the commit releases them as they were.
 				break;
 			}
-			Outcome outcome = this.runner.run(job.job(), this.settings);
+			Attempt attempt = this.runner.runUnrecorded(job.job(), this.settings);
+			Outcome outcome = attempt.outcome();
 			if (this.aborting.getAsBoolean()) {
 				Thread.interrupted();
 				if (!outcome.succeeded()) {
@@ -117,9 +131,10 @@ public class TransactionalBatchRunner {
 			}
 			if (!outcome.succeeded() || status.isRollbackOnly()) {
 				boolean knownFailure = !outcome.succeeded() && !inFailedTransaction(outcome.cause());
-				return new Retry(knownFailure ? job.id() : null, knownFailure ? outcome : null);
+				return new Retry(knownFailure ? job.id() : null, knownFailure ? attempt : null);
 			}
 			completed.add(job.id());
+			attempts.add(attempt);
 		}
 		try {
 			// Released before the completion, so that the rows are deleted (or updated) by the
@@ -141,8 +156,10 @@ public class TransactionalBatchRunner {
 		return null;
 	}
 
-	private void runCarefully(TransactionStatus status, List<ClaimedJob> jobs, Retry retry) {
+	/** Runs the batch with a savepoint per job; returns the attempts whose outcomes it recorded. */
+	private List<Attempt> runCarefully(TransactionStatus status, List<ClaimedJob> jobs, Retry retry) {
 		List<Long> completed = new ArrayList<>(jobs.size());
+		List<Attempt> succeeded = new ArrayList<>(jobs.size());
 		List<Failure> failures = new ArrayList<>();
 		Done unconfirmed = null;
 		for (ClaimedJob job : jobs) {
@@ -150,7 +167,7 @@ public class TransactionalBatchRunner {
 				break;
 			}
 			if (retry.failedId() != null && job.id() == retry.failedId()) {
-				failures.add(new Failure(job, retry.failedOutcome()));
+				failures.add(new Failure(job, retry.failedAttempt()));
 				continue;
 			}
 			Object savepoint;
@@ -158,11 +175,12 @@ public class TransactionalBatchRunner {
 				savepoint = status.createSavepoint();
 			}
 			catch (TransactionException ex) {
-				undoAborted(status, unconfirmed, ex, completed, failures);
+				undoAborted(status, unconfirmed, ex, completed, succeeded, failures);
 				savepoint = status.createSavepoint();
 			}
 			unconfirmed = null;
-			Outcome outcome = this.runner.run(job.job(), this.settings);
+			Attempt attempt = this.runner.runUnrecorded(job.job(), this.settings);
+			Outcome outcome = attempt.outcome();
 			if (this.aborting.getAsBoolean()) {
 				// An interrupt meant for the listener must not break the statements below.
 				Thread.interrupted();
@@ -171,6 +189,7 @@ public class TransactionalBatchRunner {
 				// Not released: a release is one more round trip, and the commit releases every
 				// savepoint anyway. Savepoints of later jobs nest inside, which rollbacks allow.
 				completed.add(job.id());
+				succeeded.add(attempt);
 				unconfirmed = new Done(job, savepoint);
 				continue;
 			}
@@ -181,21 +200,25 @@ public class TransactionalBatchRunner {
 				break;
 			}
 			if (outcome.succeeded()) {
-				outcome = this.runner.rollbackOnly(job.job(), this.settings);
+				attempt = this.runner.rollbackOnly(attempt, this.settings);
 			}
-			failures.add(new Failure(job, outcome));
+			failures.add(new Failure(job, attempt));
 		}
 		try {
 			this.repository.completeLocked(completed, this.deleteCompleted);
 		}
 		catch (DataAccessException ex) {
-			undoAborted(status, unconfirmed, ex, completed, failures);
+			undoAborted(status, unconfirmed, ex, completed, succeeded, failures);
 			this.repository.completeLocked(completed, this.deleteCompleted);
 		}
+		List<Attempt> recorded = new ArrayList<>(succeeded);
 		for (Failure failure : failures) {
-			this.repository.recordLockedFailure(failure.job().id(), failure.outcome().nextState(),
-					failure.outcome().retryDelay(), failure.outcome().error());
+			Outcome outcome = failure.attempt().outcome();
+			this.repository.recordLockedFailure(failure.job().id(), outcome.nextState(), outcome.retryDelay(),
+					outcome.error());
+			recorded.add(failure.attempt());
 		}
+		return recorded;
 	}
 
 	/**
@@ -207,13 +230,14 @@ public class TransactionalBatchRunner {
 	 * @throws RuntimeException {@code failure} when it has another cause
 	 */
 	private void undoAborted(TransactionStatus status, Done last, RuntimeException failure, List<Long> completed,
-			List<Failure> failures) {
+			List<Attempt> succeeded, List<Failure> failures) {
 		if (last == null || !inFailedTransaction(failure)) {
 			throw failure;
 		}
 		status.rollbackToSavepoint(last.savepoint());
 		completed.remove(completed.size() - 1);
-		failures.add(new Failure(last.job(), this.runner.transactionAborted(last.job().job(), this.settings)));
+		Attempt returned = succeeded.remove(succeeded.size() - 1);
+		failures.add(new Failure(last.job(), this.runner.transactionAborted(returned, this.settings)));
 	}
 
 	private static boolean inFailedTransaction(Throwable failure) {
@@ -229,13 +253,13 @@ public class TransactionalBatchRunner {
 	 * What a failed optimistic run hands to the careful one: the job whose listener failed and its
 	 * outcome (both null when the failure could not be pinned on one job).
 	 */
-	private record Retry(Long failedId, Outcome failedOutcome) {
+	private record Retry(Long failedId, Attempt failedAttempt) {
 	}
 
 	/** The optimistic run was interrupted by shutdown: undo the whole batch and release its jobs. */
 	private static final Retry RELEASE_ALL = new Retry(null, null);
 
-	private record Failure(ClaimedJob job, Outcome outcome) {
+	private record Failure(ClaimedJob job, Attempt attempt) {
 	}
 
 	/** A job counted as completed, and the savepoint taken before its listener ran. */

@@ -17,6 +17,7 @@ import dev.pgqueue.engine.JobPollerFactory;
 import dev.pgqueue.engine.JobRepository;
 import dev.pgqueue.engine.JobRunner;
 import dev.pgqueue.engine.NotificationListener;
+import dev.pgqueue.engine.NotificationThrottle;
 import dev.pgqueue.engine.PollerWakeUps;
 import dev.pgqueue.engine.QueueCatalog;
 import dev.pgqueue.engine.QueueMaintenance;
@@ -97,10 +98,18 @@ public final class QueueAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(JobClient.class)
 	JdbcJobClient pgqueueJobClient(JobRepository repository, ObjectProvider<JsonMapper> jsonMapper,
-			QueueCatalog queues, JobHandlerRegistry handlers, QueueProperties properties, PollerWakeUps wakeUps) {
+			QueueCatalog queues, JobHandlerRegistry handlers, QueueProperties properties, PollerWakeUps wakeUps,
+			ObjectProvider<NotificationThrottle> throttle) {
 		DataSize limit = properties.getMaxPayloadSize();
 		return new JdbcJobClient(repository, jsonMapper.getIfAvailable(JsonMapper::new), queues, handlers,
-				(limit != null) ? limit.toBytes() : 0, wakeUps);
+				(limit != null) ? limit.toBytes() : 0, wakeUps, throttle.getIfAvailable());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBooleanProperty(name = "pgqueue.notifications.enabled", matchIfMissing = true)
+	NotificationThrottle pgqueueNotificationThrottle(JobRepository repository, QueueProperties properties) {
+		return new NotificationThrottle(repository, properties.getNotifications().getMinInterval());
 	}
 
 	@Bean

@@ -11,6 +11,7 @@ import dev.pgqueue.QueueMode;
 import dev.pgqueue.QueueSettings;
 import dev.pgqueue.RetryPolicy;
 import dev.pgqueue.engine.MaintenanceSettings;
+import dev.pgqueue.engine.NotificationThrottle;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
@@ -157,12 +158,27 @@ public class QueueProperties {
 		 */
 		private boolean enabled = true;
 
+		/**
+		 * Shortest time between two notifications this application sends for one queue. Enqueues in
+		 * between are announced together by one notification at the end of the interval, which keeps
+		 * delivery prompt under a steady stream of enqueues. Zero notifies on every enqueue.
+		 */
+		private Duration minInterval = NotificationThrottle.DEFAULT_INTERVAL;
+
 		public boolean isEnabled() {
 			return this.enabled;
 		}
 
 		public void setEnabled(boolean enabled) {
 			this.enabled = enabled;
+		}
+
+		public Duration getMinInterval() {
+			return this.minInterval;
+		}
+
+		public void setMinInterval(Duration minInterval) {
+			this.minInterval = minInterval;
 		}
 
 	}
@@ -308,8 +324,9 @@ public class QueueProperties {
 		 * Leased mode: whether the poller may claim a few jobs beyond its free workers while jobs
 		 * are short (about what the workers start during two claim round trips, at most batch-size),
 		 * so that a worker that finishes starts the next job at once. Jobs claimed ahead keep their
-		 * lease extended and go back to the queue if they wait more than a second. Turn it off to
-		 * never hold a job that no worker is running.
+		 * lease extended and go back to the queue if they wait more than a second. While there is a
+		 * backlog, up to 4 workers that find nothing claimed ahead also claim for themselves. Turn it
+		 * off to never hold a job that no worker is running.
 		 */
 		private boolean claimAhead = true;
 

@@ -27,6 +27,8 @@ import dev.pgqueue.engine.JobPollerFactory;
 import dev.pgqueue.engine.JobRepository;
 import dev.pgqueue.engine.JobRunner;
 import dev.pgqueue.engine.MaintenanceSettings;
+import dev.pgqueue.engine.NotificationListener;
+import dev.pgqueue.engine.NotificationThrottle;
 import dev.pgqueue.engine.QueueCatalog;
 import dev.pgqueue.engine.QueueMaintenance;
 import dev.pgqueue.metrics.QueueMetrics;
@@ -274,6 +276,26 @@ class QueueAutoConfigurationTests {
 				UUID id = context.getBean(JobClient.class).enqueue("producer-only.greeting", new Greeting("Linus", 1));
 				assertThat(SCHEMA.stateOf(jdbc(context), id)).isEqualTo("available");
 			});
+	}
+
+	@Test
+	void throttlesNotificationsByDefaultAndNeitherNotifiesNorListensWhenTheyAreOff() {
+		this.contextRunner.run((context) -> assertThat(context).hasSingleBean(NotificationThrottle.class)
+			.hasSingleBean(NotificationListener.class));
+		this.contextRunner.withPropertyValues("pgqueue.notifications.enabled=false").run((context) -> {
+			assertThat(context).hasNotFailed()
+				.doesNotHaveBean(NotificationThrottle.class)
+				.doesNotHaveBean(NotificationListener.class);
+			assertThat(context.getBean(JobRepository.class).notifies()).isFalse();
+		});
+	}
+
+	@Test
+	void failsStartupOnANegativeNotificationIntervalNamingTheSetting() {
+		this.contextRunner.withPropertyValues("pgqueue.notifications.min-interval=-5ms").run((context) -> {
+			assertThat(failureMessages(context)).contains("pgqueue.notifications.min-interval")
+				.contains("zero or positive");
+		});
 	}
 
 	@Test

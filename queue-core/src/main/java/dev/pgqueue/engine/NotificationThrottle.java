@@ -1,0 +1,190 @@
+package dev.pgqueue.engine;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+
+import dev.pgqueue.InvalidQueueConfigurationException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Sends at most one notification per queue per interval from this application, however fast it
+ * enqueues, without leaving any committed job unannounced.
+ *
+ * <p>An enqueue of due jobs asks {@link #tryNotifyNow}: when the queue has not been notified for an
+ * interval, its insert notifies in the same statement (delivered at commit, so no poller is woken
+ * before it can see the job). Otherwise the insert does not notify, and once it commits the
+ * enqueue calls {@link #notifyLater}: one notification is sent for the queue, on a connection of its
+ * own, when the interval since the last one has passed. It is sent after that commit, so it covers
+ * every job suppressed before it.
+ *
+ * <p>Why: a listener's driver hands over notifications only once none has arrived for about a
+ * millisecond (see {@link NotificationListener}). At one notifying commit per millisecond or more,
+ * notifications pile up in the driver and pickup waits tens of milliseconds. Spacing them at least
+ * the interval apart keeps delivery immediate, costs a job enqueued in between at most the interval,
+ * and spares PostgreSQL most of the work NOTIFY adds to a commit (every notifying commit holds one
+ * server-wide lock while it completes).
+ */
+public class NotificationThrottle implements AutoCloseable {
+
+	/** Default shortest time between two notifications of a queue. */
+	public static final Duration DEFAULT_INTERVAL = Duration.ofMillis(2);
+
+	private static final Logger logger = LoggerFactory.getLogger(NotificationThrottle.class);
+
+	private final JobRepository repository;
+
+	private final long intervalNanos;
+
+	private final Map<String, QueueState> queues = new ConcurrentHashMap<>();
+
+	private final ScheduledThreadPoolExecutor scheduler;
+
+	private volatile boolean closed;
+
+	/**
+	 * @param repository where notifications are sent
+	 * @param interval shortest time between two notifications of a queue; zero notifies every
+	 * enqueue in its own statement
+	 */
+	public NotificationThrottle(JobRepository repository, Duration interval) {
+		if (interval == null || interval.isNegative()) {
+			throw new InvalidQueueConfigurationException("pgqueue.notifications.min-interval",
+					"pgqueue.notifications.min-interval must be zero or positive, was " + interval,
+					"Set pgqueue.notifications.min-interval to a duration such as 2ms, or to 0 to notify on every "
+							+ "enqueue.");
+		}
+		this.repository = repository;
+		this.intervalNanos = interval.toNanos();
+		this.scheduler = new ScheduledThreadPoolExecutor(1, (task) -> {
+			Thread thread = new Thread(task, "pgqueue-notify");
+			thread.setDaemon(true);
+			return thread;
+		});
+		this.scheduler.setRemoveOnCancelPolicy(true);
+	}
+
+	/**
+	 * Whether an enqueue of due jobs into these queues, about to run, should notify them in its own
+	 * statement. If so, the queues count as notified now; if not, the caller must call
+	 * {@link #notifyLater} once its transaction has committed.
+	 */
+	public boolean tryNotifyNow(Collection<String> queueNames) {
+		if (this.intervalNanos == 0 || this.closed) {
+			return true;
+		}
+		long now = System.nanoTime();
+		List<QueueState> states = queueNames.stream()
+			.map((queue) -> this.queues.computeIfAbsent(queue, (name) -> new QueueState()))
+			.toList();
+		if (states.stream().noneMatch((state) -> state.isDue(now, this.intervalNanos))) {
+			return false;
+		}
+		// One statement notifies every queue it inserts into.
+		states.forEach((state) -> state.notified(now));
+		return true;
+	}
+
+	/**
+	 * Arranges a notification for queues that received due jobs in a committed transaction that did
+	 * not notify them: sent when the interval since the queue's last notification has passed, or
+	 * folded into one already arranged.
+	 */
+	public void notifyLater(Collection<String> queueNames) {
+		if (this.closed) {
+			send(List.copyOf(queueNames));
+			return;
+		}
+		long now = System.nanoTime();
+		for (String queue : queueNames) {
+			QueueState state = this.queues.computeIfAbsent(queue, (name) -> new QueueState());
+			synchronized (state) {
+				if (state.pending) {
+					continue;
+				}
+				state.pending = true;
+				long delay = state.notified ? Math.max(0, state.lastNotifiedAt + this.intervalNanos - now) : 0;
+				try {
+					this.scheduler.schedule(() -> sendPending(queue, state), delay, TimeUnit.NANOSECONDS);
+				}
+				catch (RejectedExecutionException ex) {
+					// Closed meanwhile: send it now rather than lose it.
+					state.pending = false;
+					send(List.of(queue));
+				}
+			}
+		}
+	}
+
+	private void sendPending(String queue, QueueState state) {
+		synchronized (state) {
+			if (!state.pending) {
+				return;
+			}
+			// Cleared before sending: a commit from now on arranges a notification of its own, and
+			// one that came before is covered by this one, which starts after it.
+			state.pending = false;
+			state.notified = true;
+			state.lastNotifiedAt = System.nanoTime();
+		}
+		send(List.of(queue));
+	}
+
+	private void send(List<String> queueNames) {
+		try {
+			this.repository.notifyQueues(queueNames);
+		}
+		catch (RuntimeException ex) {
+			// Pollers still find the jobs at their poll interval.
+			logger.warn("pgqueue could not notify queue(s) {} of new jobs; their pollers pick them up at the next "
+					+ "poll instead: {}", queueNames, ex.toString());
+		}
+	}
+
+	/** Sends the notifications still waiting for their interval, then stops. */
+	@Override
+	public void close() {
+		this.closed = true;
+		this.scheduler.shutdownNow();
+		List<String> pending = new ArrayList<>();
+		this.queues.forEach((queue, state) -> {
+			synchronized (state) {
+				if (state.pending) {
+					state.pending = false;
+					pending.add(queue);
+				}
+			}
+		});
+		if (!pending.isEmpty()) {
+			send(pending);
+		}
+	}
+
+	/** One queue's notifications from this application; guarded by its own monitor. */
+	private static final class QueueState {
+
+		boolean notified;
+
+		long lastNotifiedAt;
+
+		boolean pending;
+
+		synchronized boolean isDue(long now, long intervalNanos) {
+			return !this.notified || now - this.lastNotifiedAt >= intervalNanos;
+		}
+
+		synchronized void notified(long now) {
+			this.notified = true;
+			this.lastNotifiedAt = now;
+		}
+
+	}
+
+}

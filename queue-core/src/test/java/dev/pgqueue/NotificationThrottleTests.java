@@ -1,0 +1,229 @@
+package dev.pgqueue;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import dev.pgqueue.engine.JdbcJobClient;
+import dev.pgqueue.engine.JobRepository;
+import dev.pgqueue.engine.NotificationThrottle;
+import dev.pgqueue.schema.SchemaName;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * An application notifies a queue at most once per interval however fast it enqueues, and every
+ * committed job is still announced by a notification sent after its commit.
+ */
+class NotificationThrottleTests {
+
+	private static final Duration INTERVAL = Duration.ofSeconds(1);
+
+	private static QueueFixture fixture;
+
+	private static JobRepository repository;
+
+	private Listening listening;
+
+	@BeforeAll
+	static void setUp() {
+		fixture = QueueFixture.create("throttle");
+		repository = new JobRepository(new JdbcTemplate(fixture.dataSource()), SchemaName.of(fixture.schema().name()),
+				true);
+	}
+
+	@AfterAll
+	static void tearDown() {
+		fixture.close();
+	}
+
+	@BeforeEach
+	void listen() throws SQLException {
+		this.listening = new Listening(fixture.dataSource().getConnection(), repository.channel());
+	}
+
+	@AfterEach
+	void stopListening() throws Exception {
+		this.listening.close();
+	}
+
+	@Test
+	void aBurstOfCommitsIsAnnouncedOnceAtOnceAndOnceAfterTheInterval() {
+		try (NotificationThrottle throttle = new NotificationThrottle(repository, INTERVAL)) {
+			JdbcJobClient client = client(throttle);
+			long firstAt = System.nanoTime();
+			for (int i = 0; i < 20; i++) {
+				int n = i;
+				fixture.transactionTemplate().executeWithoutResult((status) -> client.enqueue("burst.job", n));
+			}
+			long lastCommitAt = System.nanoTime();
+			assertThat(Duration.ofNanos(lastCommitAt - firstAt)).as("the burst must fit in one interval")
+				.isLessThan(INTERVAL);
+
+			// The first insert notified at its commit; the other 19 left it to the throttle.
+			await().atMost(Duration.ofSeconds(5)).until(() -> this.listening.received().size() >= 1);
+			assertThat(this.listening.received()).hasSize(1);
+
+			await().atMost(Duration.ofSeconds(5)).until(() -> this.listening.received().size() >= 2);
+			Arrival trailing = this.listening.received().get(1);
+			assertThat(trailing.queue()).isEqualTo(JobRequest.DEFAULT_QUEUE);
+			assertThat(trailing.at()).as("sent after the last commit").isGreaterThan(lastCommitAt);
+			assertThat(Duration.ofNanos(trailing.at() - firstAt)).isGreaterThanOrEqualTo(INTERVAL.minusMillis(50));
+			await().during(Duration.ofMillis(1500)).atMost(Duration.ofSeconds(3))
+				.until(() -> this.listening.received().size() == 2);
+		}
+	}
+
+	@Test
+	void aRolledBackEnqueueIsNeverAnnounced() {
+		try (NotificationThrottle throttle = new NotificationThrottle(repository, INTERVAL)) {
+			JdbcJobClient client = client(throttle);
+			fixture.transactionTemplate().executeWithoutResult((status) -> {
+				// The first notifies within the transaction, the second leaves it to the throttle.
+				client.enqueue("rollback.job", 1);
+				client.enqueue("rollback.job", 2);
+				status.setRollbackOnly();
+			});
+			await().during(INTERVAL.plusMillis(500)).atMost(INTERVAL.plusSeconds(2))
+				.until(() -> this.listening.received().isEmpty());
+		}
+	}
+
+	@Test
+	void aTransactionWhoseFirstInsertNotifiedNeedsNoLateNotification() {
+		try (NotificationThrottle throttle = new NotificationThrottle(repository, INTERVAL)) {
+			JdbcJobClient client = client(throttle);
+			fixture.transactionTemplate().executeWithoutResult((status) -> {
+				client.enqueue("covered.job", 1);
+				client.enqueue("covered.job", 2);
+				client.enqueueAll(List.of(JobRequest.of("covered.job", 3)));
+			});
+			await().atMost(Duration.ofSeconds(5)).until(() -> this.listening.received().size() >= 1);
+			await().during(INTERVAL.plusMillis(500)).atMost(INTERVAL.plusSeconds(2))
+				.until(() -> this.listening.received().size() == 1);
+		}
+	}
+
+	@Test
+	void jobsScheduledForLaterAreNotAnnounced() {
+		try (NotificationThrottle throttle = new NotificationThrottle(repository, INTERVAL)) {
+			JdbcJobClient client = client(throttle);
+			client.enqueue(JobRequest.of("later.job", 1).delay(Duration.ofHours(1)));
+			await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(2))
+				.until(() -> this.listening.received().isEmpty());
+		}
+	}
+
+	@Test
+	void closingSendsTheWaitingNotificationAtOnce() {
+		Duration longInterval = Duration.ofMinutes(5);
+		NotificationThrottle throttle = new NotificationThrottle(repository, longInterval);
+		JdbcJobClient client = client(throttle);
+		client.enqueue("close.job", 1);
+		client.enqueue("close.job", 2);
+		await().atMost(Duration.ofSeconds(5)).until(() -> this.listening.received().size() >= 1);
+		long closedAt = System.nanoTime();
+		throttle.close();
+		await().atMost(Duration.ofSeconds(5)).until(() -> this.listening.received().size() >= 2);
+		assertThat(this.listening.received().get(1).at()).isGreaterThan(closedAt);
+		// After closing, every enqueue is announced on its own.
+		client.enqueue("close.job", 3);
+		await().atMost(Duration.ofSeconds(5)).until(() -> this.listening.received().size() >= 3);
+	}
+
+	@Test
+	void zeroIntervalNotifiesEveryCommit() {
+		try (NotificationThrottle throttle = new NotificationThrottle(repository, Duration.ZERO)) {
+			JdbcJobClient client = client(throttle);
+			for (int i = 0; i < 5; i++) {
+				client.enqueue("each.job", i);
+			}
+			await().atMost(Duration.ofSeconds(5)).until(() -> this.listening.received().size() >= 5);
+			await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(2))
+				.until(() -> this.listening.received().size() == 5);
+		}
+	}
+
+	@Test
+	void aNegativeIntervalIsRejectedNamingTheSetting() {
+		assertThatThrownBy(() -> new NotificationThrottle(repository, Duration.ofMillis(-1)))
+			.isInstanceOf(InvalidQueueConfigurationException.class)
+			.hasMessageContaining("pgqueue.notifications.min-interval")
+			.hasMessageContaining("PT-0.001S");
+	}
+
+	private static JdbcJobClient client(NotificationThrottle throttle) {
+		return new JdbcJobClient(repository, fixture.jsonMapper(), fixture.catalog(), fixture.handlers(),
+				JdbcJobClient.DEFAULT_MAX_PAYLOAD_BYTES, null, throttle);
+	}
+
+	private record Arrival(String queue, long at) {
+	}
+
+	/** A connection listening on the channel, recording each notification as it arrives. */
+	private static final class Listening implements AutoCloseable {
+
+		private final Connection connection;
+
+		private final List<Arrival> received = new CopyOnWriteArrayList<>();
+
+		private final Thread thread;
+
+		private volatile boolean running = true;
+
+		Listening(Connection connection, String channel) throws SQLException {
+			this.connection = connection;
+			connection.setAutoCommit(true);
+			try (Statement statement = connection.createStatement()) {
+				statement.execute("LISTEN \"" + channel + "\"");
+			}
+			PGConnection pg = connection.unwrap(PGConnection.class);
+			this.thread = new Thread(() -> {
+				try {
+					while (this.running) {
+						PGNotification[] notifications = pg.getNotifications(50);
+						long now = System.nanoTime();
+						if (notifications != null) {
+							for (PGNotification notification : notifications) {
+								this.received.add(new Arrival(notification.getParameter(), now));
+							}
+						}
+					}
+				}
+				catch (SQLException ex) {
+					if (this.running) {
+						throw new IllegalStateException(ex);
+					}
+				}
+			}, "test-listener");
+			this.thread.start();
+		}
+
+		List<Arrival> received() {
+			return this.received;
+		}
+
+		@Override
+		public void close() throws Exception {
+			this.running = false;
+			this.thread.join(5_000);
+			this.connection.close();
+		}
+
+	}
+
+}
