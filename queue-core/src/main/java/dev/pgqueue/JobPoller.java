@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -56,7 +57,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  * Jobs claimed ahead are leased like running jobs (their leases are extended), go back to the queue
  * without using an attempt if they wait more than {@link #CLAIM_AHEAD_MAX_WAIT} (or the poll
  * interval, if longer), and go back at once
- * when the poller stops.
+ * when the poller stops. A job claimed ahead whose lease this poller knows it lost (the process was
+ * paused, or cut off from the database, for longer than the lease, so the job may have been rescued
+ * and run elsewhere) is never started here.
  *
  * <p>Stopping is soft, then hard: claiming stops, running jobs get the shutdown timeout to finish,
  * then unfinished jobs go back to the queue without using an attempt and their threads are
@@ -79,7 +82,6 @@ public class JobPoller implements SmartLifecycle {
 
 	/** Most workers that claim their own next job at once (each borrows a pooled connection). */
 	static final int MAX_WORKER_CLAIMS = 4;
-
 
 	private final QueueSettings settings;
 
@@ -398,9 +400,11 @@ public class JobPoller implements SmartLifecycle {
 			this.aheadEstimate.claimed(start, took);
 		}
 		long claimedAt = System.nanoTime();
+		// Counted from before the claim: the database's lease began later, so this errs on the safe side.
+		long leaseUntil = start + this.settings.leaseDuration().toNanos();
 		List<RunningJob> claimed = new ArrayList<>(jobs.size());
 		for (ClaimedJob job : jobs) {
-			RunningJob runningJob = new RunningJob(job, claimedAt);
+			RunningJob runningJob = new RunningJob(job, claimedAt, leaseUntil);
 			this.runningJobs.put(job.id(), runningJob);
 			claimed.add(runningJob);
 		}
@@ -455,11 +459,16 @@ public class JobPoller implements SmartLifecycle {
 	/** Puts jobs that no worker started back in the queue, without using an attempt. */
 	private void returnUnstarted(List<RunningJob> jobs) {
 		List<Long> ids = new ArrayList<>(jobs.size());
+		long now = System.nanoTime();
 		for (RunningJob job : jobs) {
 			synchronized (job) {
 				if (job.thread == null && !job.handlerDone) {
 					job.released = true;
 					ids.add(job.job.id());
+					if (job.leaseLost(now)) {
+						// The guarded release below returns it only if nobody rescued it meanwhile.
+						warnLeaseLostBeforeStart(job, now);
+					}
 				}
 			}
 		}
@@ -610,11 +619,24 @@ public class JobPoller implements SmartLifecycle {
 	}
 
 	private void runLeased(RunningJob runningJob) {
+		long now = System.nanoTime();
+		boolean leaseLost;
 		synchronized (runningJob) {
 			if (runningJob.released) {
 				return;
 			}
-			runningJob.thread = Thread.currentThread();
+			leaseLost = runningJob.leaseLost(now);
+			if (leaseLost) {
+				runningJob.released = true;
+			}
+			else {
+				runningJob.thread = Thread.currentThread();
+			}
+		}
+		if (leaseLost) {
+			warnLeaseLostBeforeStart(runningJob, now);
+			this.runningJobs.remove(runningJob.job.id());
+			return;
 		}
 		this.aheadEstimate.jobStarted();
 		ClaimedJob job = runningJob.job;
@@ -645,16 +667,58 @@ public class JobPoller implements SmartLifecycle {
 		}
 		this.nextLeaseExtension = System.nanoTime() + leaseExtensionPeriod();
 		List<Long> ids = new ArrayList<>(this.runningJobs.keySet());
-		if (!ids.isEmpty()) {
-			try {
-				this.repository.extendLeases(this.owner, ids, this.settings.leaseDuration());
-			}
-			catch (DataAccessException ex) {
-				logger.warn("Queue '{}': could not extend the leases of {} running jobs; retrying: {}",
-						this.settings.name(), ids.size(), ex.toString());
-				this.nextLeaseExtension = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+		if (ids.isEmpty()) {
+			return;
+		}
+		long sentAt = System.nanoTime();
+		Set<Long> extended;
+		try {
+			extended = this.repository.extendLeases(this.owner, ids, this.settings.leaseDuration());
+		}
+		catch (DataAccessException ex) {
+			logger.warn("Queue '{}': could not extend the leases of {} running jobs; retrying: {}",
+					this.settings.name(), ids.size(), ex.toString());
+			this.nextLeaseExtension = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+			return;
+		}
+		long leaseUntil = sentAt + this.settings.leaseDuration().toNanos();
+		for (Long id : ids) {
+			RunningJob job = this.runningJobs.get(id);
+			if (job != null) {
+				// Not extended: finished meanwhile, or no longer ours; only the latter matters, to jobs not started yet.
+				job.leaseUntil = extended.contains(id) ? leaseUntil : sentAt;
 			}
 		}
+		if (extended.size() < ids.size()) {
+			dropLostClaimedAhead();
+		}
+	}
+
+	/**
+	 * Takes jobs claimed ahead whose lease was lost out of the FIFO: they are someone else's now (a
+	 * rescuer returned them after this process missed their lease), so starting them here would run
+	 * them twice.
+	 */
+	private void dropLostClaimedAhead() {
+		long now = System.nanoTime();
+		for (RunningJob job : this.claimedAhead) {
+			if (job.leaseLost(now) && this.claimedAhead.remove(job)) {
+				synchronized (job) {
+					job.released = true;
+				}
+				warnLeaseLostBeforeStart(job, now);
+				this.runningJobs.remove(job.job.id());
+			}
+		}
+	}
+
+	private void warnLeaseLostBeforeStart(RunningJob job, long now) {
+		logger.warn("Job {} of kind '{}' in queue '{}' was not started: its lease was lost while it waited for a "
+				+ "worker, {} ms after it was claimed (it expired while this process was paused or could not reach the "
+				+ "database, so the job may be another instance's now); it was not run here and goes back to the queue, released now if it is "
+				+ "still this instance's, or by the rescuer",
+				job.job.job().id(), job.job.job().kind(), this.settings.name(),
+				TimeUnit.NANOSECONDS.toMillis(now - job.claimedAt));
 	}
 
 	/**
@@ -841,15 +905,23 @@ public class JobPoller implements SmartLifecycle {
 
 		private final long claimedAt;
 
+		/** When this poller's lease ends as far as it knows, in {@link System#nanoTime()}. */
+		private volatile long leaseUntil;
+
 		private volatile Thread thread;
 
 		private volatile boolean released;
 
 		private volatile boolean handlerDone;
 
-		RunningJob(ClaimedJob job, long claimedAt) {
+		RunningJob(ClaimedJob job, long claimedAt, long leaseUntil) {
 			this.job = job;
 			this.claimedAt = claimedAt;
+			this.leaseUntil = leaseUntil;
+		}
+
+		boolean leaseLost(long now) {
+			return now - this.leaseUntil >= 0;
 		}
 
 	}

@@ -180,6 +180,47 @@ class ClaimAheadTests {
 	}
 
 	@Test
+	void jobsClaimedAheadWhoseLeaseWasLostAreNeverStartedHere() throws Exception {
+		// A poll interval longer than the test: no stale return can take the jobs out of the FIFO.
+		fixture.configure(leased("lost").withPollInterval(Duration.ofSeconds(20)).withLeaseDuration(Duration.ofSeconds(3)));
+		Blocked blocked = new Blocked();
+		Set<UUID> ran = ConcurrentHashMap.newKeySet();
+		fixture.handle("lost.job", "lost", (job) -> {
+			ran.add(job.id());
+			blocked.handle(job);
+		});
+		blocked.enqueue("lost");
+		JobPoller poller = fixture.poller("lost");
+		poller.start();
+		List<UUID> taken;
+		try {
+			blocked.awaitHeldAhead(poller);
+			// What a rescuer and another instance do to jobs whose lease ran out while this process was
+			// paused: the rows are someone else's now, while the poller still holds them in its FIFO.
+			taken = fixture.jdbc().queryForList("UPDATE " + fixture.table() + " SET lease_owner = 'other-instance', "
+					+ "lease_until = now() + interval '1 hour' WHERE queue = 'lost' AND state = 'running' "
+					+ "AND lease_owner = ? AND public_id <> ? RETURNING public_id", UUID.class, poller.owner(),
+					blocked.blockerId());
+			assertThat(taken).isNotEmpty();
+			// The next lease extension finds them gone and drops them from the FIFO.
+			await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(10))
+				.until(() -> poller.claimedAheadJobs() == 0);
+			blocked.release();
+			await().atMost(WAIT).until(() -> "completed".equals(fixture.row(blocked.blockerId()).get("state")));
+		}
+		finally {
+			blocked.release();
+			poller.stop();
+		}
+		assertThat(ran).as("jobs run by this poller").contains(blocked.blockerId()).doesNotContainAnyElementsOf(taken);
+		for (UUID id : taken) {
+			assertThat(fixture.row(id)).as("job %s", id).containsEntry("state", "running")
+				.containsEntry("lease_owner", "other-instance")
+				.containsEntry("attempt", 1);
+		}
+	}
+
+	@Test
 	void withBatchSizeOneIdleWorkersClaimTheirOwnNextJobInParallel() {
 		String queue = "single";
 		fixture.configure(QueueSettings.defaults(queue).withMode(QueueMode.LEASED).withConcurrency(4).withBatchSize(1)

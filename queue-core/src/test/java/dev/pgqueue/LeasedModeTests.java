@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -453,8 +454,8 @@ class LeasedModeTests {
 		}
 
 		@Override
-		public int extendLeases(String owner, Collection<Long> ids, Duration lease) {
-			return 0;
+		public Set<Long> extendLeases(String owner, Collection<Long> ids, Duration lease) {
+			return Set.of();
 		}
 
 	}

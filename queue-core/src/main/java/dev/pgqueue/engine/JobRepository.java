@@ -10,8 +10,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 
 import dev.pgqueue.JobState;
@@ -329,20 +331,25 @@ public class JobRepository {
 				retryDelay.toMillis(), next.sqlValue(), error, id, attempt) == 1;
 	}
 
-	/** Extends the leases {@code owner} holds on the given running jobs. */
-	public int extendLeases(String owner, Collection<Long> ids, Duration lease) {
+	/**
+	 * Extends the leases {@code owner} holds on the given running jobs; returns the ids whose lease it
+	 * extended. A job missing from the result is no longer this owner's (finished, released, or rescued
+	 * after its lease expired).
+	 */
+	public Set<Long> extendLeases(String owner, Collection<Long> ids, Duration lease) {
 		if (ids.isEmpty()) {
-			return 0;
+			return Set.of();
 		}
-		return this.jdbc.update((Connection con) -> {
+		List<Long> extended = this.jdbc.query((Connection con) -> {
 			PreparedStatement ps = con.prepareStatement("UPDATE " + this.table
 					+ " SET lease_until = clock_timestamp() + ? * interval '1 millisecond'"
-					+ " WHERE id = ANY(?) AND state = 'running' AND lease_owner = ?");
+					+ " WHERE id = ANY(?) AND state = 'running' AND lease_owner = ? RETURNING id");
 			ps.setLong(1, lease.toMillis());
 			ps.setArray(2, idArray(con, ids));
 			ps.setString(3, owner);
 			return ps;
-		});
+		}, (rs, row) -> rs.getLong(1));
+		return new HashSet<>(extended);
 	}
 
 	/**
