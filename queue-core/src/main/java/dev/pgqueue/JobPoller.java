@@ -2,10 +2,8 @@ package dev.pgqueue;
 
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -14,7 +12,6 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
@@ -25,6 +22,8 @@ import dev.pgqueue.engine.ClaimedJob;
 import dev.pgqueue.engine.Completer;
 import dev.pgqueue.engine.JobRepository;
 import dev.pgqueue.engine.JobRunner;
+import dev.pgqueue.engine.LeasedJobs;
+import dev.pgqueue.engine.LeasedJobs.Held;
 import dev.pgqueue.engine.Outcome;
 import dev.pgqueue.engine.TransactionalBatchRunner;
 import dev.pgqueue.metrics.QueueMetrics;
@@ -56,10 +55,10 @@ import org.springframework.transaction.support.TransactionTemplate;
  * half empty. The estimate follows the observed start rate, so long jobs get no claim-ahead at all.
  * Jobs claimed ahead are leased like running jobs (their leases are extended), go back to the queue
  * without using an attempt if they wait more than {@link #CLAIM_AHEAD_MAX_WAIT} (or the poll
- * interval, if longer), and go back at once
- * when the poller stops. A job claimed ahead whose lease this poller knows it lost (the process was
- * paused, or cut off from the database, for longer than the lease, so the job may have been rescued
- * and run elsewhere) is never started here.
+ * interval, if longer), and go back at once when the poller stops. A job claimed ahead whose lease
+ * this poller knows it lost (the process was paused, or cut off from the database, for longer than
+ * the lease, so the job may have been rescued and run elsewhere) is never started here;
+ * {@link LeasedJobs} keeps that account.
  *
  * <p>Stopping is soft, then hard: claiming stops, running jobs get the shutdown timeout to finish,
  * then unfinished jobs go back to the queue without using an attempt and their threads are
@@ -111,12 +110,10 @@ public class JobPoller implements SmartLifecycle {
 
 	private final Condition signal = this.lock.newCondition();
 
-	private final Map<Long, RunningJob> runningJobs = new ConcurrentHashMap<>();
+	/** Leased mode: the jobs this poller holds, running or claimed ahead, and their leases. */
+	private final LeasedJobs leased;
 
 	private final Map<Thread, Boolean> batchThreads = new ConcurrentHashMap<>();
-
-	/** Leased mode: jobs claimed ahead, in claim order, that no worker has started yet. */
-	private final LinkedBlockingQueue<RunningJob> claimedAhead = new LinkedBlockingQueue<>();
 
 	/** Leased mode: how many jobs to hold claimed ahead. */
 	private final ClaimAheadEstimate aheadEstimate;
@@ -169,6 +166,7 @@ public class JobPoller implements SmartLifecycle {
 		this.owner = ManagementFactory.getRuntimeMXBean().getName() + "/" + settings.name() + "/"
 				+ UUID.randomUUID().toString().substring(0, 8);
 		this.slots = new Semaphore(settings.concurrency());
+		this.leased = new LeasedJobs(repository, settings.name(), this.owner, settings.leaseDuration());
 		this.aheadEstimate = new ClaimAheadEstimate(settings.batchSize());
 		int claimers = (settings.mode() == QueueMode.LEASED && settings.claimAhead())
 				? Math.min(MAX_WORKER_CLAIMS, settings.concurrency() - 1) : 0;
@@ -196,7 +194,7 @@ public class JobPoller implements SmartLifecycle {
 
 	/** Leased mode: jobs claimed ahead that wait for a free worker. */
 	public int claimedAheadJobs() {
-		return this.claimedAhead.size();
+		return this.leased.aheadCount();
 	}
 
 	/** Asks the poller to poll now rather than at the end of its interval (for example on a notification). */
@@ -242,7 +240,7 @@ public class JobPoller implements SmartLifecycle {
 		this.workers = newWorkers();
 		if (this.settings.mode() == QueueMode.LEASED) {
 			this.completer = new Completer(this.repository, this.lifecycle.deleteCompleted(), this.settings.name(),
-					(finished) -> this.runningJobs.remove(finished.job().id()), this.lifecycle::newThread);
+					(finished) -> this.leased.recorded(finished.job().id()), this.lifecycle::newThread);
 		}
 		this.pollThread = this.lifecycle.newThread("pgqueue-poller-" + this.settings.name(), this::pollLoop);
 		this.pollThread.start();
@@ -345,7 +343,7 @@ public class JobPoller implements SmartLifecycle {
 		while (this.running) {
 			extendLeasesIfDue();
 			if (this.settings.mode() == QueueMode.LEASED) {
-				returnStaleClaimedAhead();
+				this.leased.returnStale(claimAheadMaxWait());
 				dispatchClaimedAhead();
 			}
 			if (claimRoom() > 0) {
@@ -362,7 +360,7 @@ public class JobPoller implements SmartLifecycle {
 		if (this.settings.mode() != QueueMode.LEASED) {
 			return free;
 		}
-		int waiting = this.claimedAhead.size();
+		int waiting = this.leased.aheadCount();
 		int target = this.aheadEstimate.target();
 		if (waiting == 0 && free > 0) {
 			return Math.min(this.settings.batchSize(), free + target);
@@ -378,8 +376,8 @@ public class JobPoller implements SmartLifecycle {
 		if (wanted == 0) {
 			return true;
 		}
-		List<RunningJob> jobs = claim(wanted, this.settings.claimAhead());
-		this.claimedAhead.addAll(jobs);
+		List<Held> jobs = claim(wanted, this.settings.claimAhead());
+		this.leased.holdAhead(jobs);
 		dispatchClaimedAhead();
 		return jobs.size() == wanted;
 	}
@@ -389,7 +387,7 @@ public class JobPoller implements SmartLifecycle {
 	 * from now on); notes whether the claim found a backlog.
 	 * @param estimate whether the claim feeds the claim-ahead estimate (the poll thread's claims do)
 	 */
-	private List<RunningJob> claim(int wanted, boolean estimate) {
+	private List<Held> claim(int wanted, boolean estimate) {
 		long start = System.nanoTime();
 		List<ClaimedJob> jobs = this.repository.claimLeased(this.settings.name(), this.kinds, wanted, this.owner,
 				this.settings.leaseDuration());
@@ -399,22 +397,13 @@ public class JobPoller implements SmartLifecycle {
 		if (estimate) {
 			this.aheadEstimate.claimed(start, took);
 		}
-		long claimedAt = System.nanoTime();
-		// Counted from before the claim: the database's lease began later, so this errs on the safe side.
-		long leaseUntil = start + this.settings.leaseDuration().toNanos();
-		List<RunningJob> claimed = new ArrayList<>(jobs.size());
-		for (ClaimedJob job : jobs) {
-			RunningJob runningJob = new RunningJob(job, claimedAt, leaseUntil);
-			this.runningJobs.put(job.id(), runningJob);
-			claimed.add(runningJob);
-		}
-		return claimed;
+		return this.leased.claimed(jobs, start);
 	}
 
 	/** Starts jobs claimed ahead on free slots, oldest first. */
 	private void dispatchClaimedAhead() {
-		while (!this.claimedAhead.isEmpty() && this.slots.tryAcquire()) {
-			RunningJob next = this.claimedAhead.poll();
+		while (this.leased.aheadCount() > 0 && this.slots.tryAcquire()) {
+			Held next = this.leased.nextAhead();
 			if (next == null) {
 				releaseSlot();
 				return;
@@ -424,67 +413,20 @@ public class JobPoller implements SmartLifecycle {
 			}
 			catch (RuntimeException ex) {
 				this.slots.release();
-				returnUnstarted(List.of(next));
-				returnClaimedAhead();
+				this.leased.returnUnstarted(List.of(next));
+				this.leased.returnAhead();
 				throw ex;
 			}
 		}
 	}
 
-	/** Returns jobs that waited too long behind busy workers, so that other instances can run them. */
-	private void returnStaleClaimedAhead() {
-		long now = System.nanoTime();
-		long maxWait = Math.max(CLAIM_AHEAD_MAX_WAIT.toNanos(), this.settings.pollInterval().toNanos());
-		List<RunningJob> stale = new ArrayList<>();
-		RunningJob head;
-		while ((head = this.claimedAhead.peek()) != null && now - head.claimedAt > maxWait) {
-			if (this.claimedAhead.remove(head)) {
-				stale.add(head);
-			}
-		}
-		if (!stale.isEmpty()) {
-			logger.debug("Queue '{}': returning {} jobs claimed ahead that waited over {} ms for a worker",
-					this.settings.name(), stale.size(), TimeUnit.NANOSECONDS.toMillis(maxWait));
-			returnUnstarted(stale);
-		}
-	}
-
-	/** Empties the FIFO of jobs claimed ahead back to the queue. */
-	private void returnClaimedAhead() {
-		List<RunningJob> unstarted = new ArrayList<>();
-		this.claimedAhead.drainTo(unstarted);
-		returnUnstarted(unstarted);
-	}
-
-	/** Puts jobs that no worker started back in the queue, without using an attempt. */
-	private void returnUnstarted(List<RunningJob> jobs) {
-		List<Long> ids = new ArrayList<>(jobs.size());
-		long now = System.nanoTime();
-		for (RunningJob job : jobs) {
-			synchronized (job) {
-				if (job.thread == null && !job.handlerDone) {
-					job.released = true;
-					ids.add(job.job.id());
-					if (job.leaseLost(now)) {
-						// The guarded release below returns it only if nobody rescued it meanwhile.
-						warnLeaseLostBeforeStart(job, now);
-					}
-				}
-			}
-		}
-		if (ids.isEmpty()) {
-			return;
-		}
-		try {
-			this.repository.releaseLeased(this.owner, ids);
-		}
-		catch (DataAccessException ex) {
-			logger.warn("Queue '{}': could not return {} jobs claimed ahead; they run again once their leases "
-					+ "expire: {}", this.settings.name(), ids.size(), ex.toString());
-		}
-		finally {
-			ids.forEach(this.runningJobs::remove);
-		}
+	/**
+	 * How long a job claimed ahead may wait for a worker before it goes back to the queue, so that
+	 * other instances can run it.
+	 */
+	private Duration claimAheadMaxWait() {
+		return (this.settings.pollInterval().compareTo(CLAIM_AHEAD_MAX_WAIT) > 0) ? this.settings.pollInterval()
+				: CLAIM_AHEAD_MAX_WAIT;
 	}
 
 	private boolean startTransactionalBatch() throws InterruptedException {
@@ -537,8 +479,8 @@ public class JobPoller implements SmartLifecycle {
 	 * A worker: runs the job it was given, then jobs claimed ahead while there are any, holding its
 	 * slot throughout.
 	 */
-	private void work(RunningJob first) {
-		RunningJob job = first;
+	private void work(Held first) {
+		Held job = first;
 		while (true) {
 			try {
 				while (job != null) {
@@ -553,7 +495,7 @@ public class JobPoller implements SmartLifecycle {
 				releaseSlot();
 			}
 			// A claim may have queued jobs after this worker found none, while it still held its slot.
-			if (!this.running || this.claimedAhead.isEmpty() || !this.slots.tryAcquire()) {
+			if (!this.running || this.leased.aheadCount() == 0 || !this.slots.tryAcquire()) {
 				return;
 			}
 			job = takeClaimedAhead();
@@ -574,26 +516,26 @@ public class JobPoller implements SmartLifecycle {
 	 * keeps up (a steady trickle, or empty) is left to the poll thread and its wake-ups, and costs no
 	 * extra claims. Returns null when it claimed nothing.
 	 */
-	private RunningJob claimOwnNext() {
+	private Held claimOwnNext() {
 		if (!this.backlog || !this.workerClaims.tryAcquire()) {
 			return null;
 		}
 		try {
 			int wanted = Math.max(1, Math.min(this.settings.batchSize(), this.aheadEstimate.target() + 1));
-			List<RunningJob> claimed = claim(wanted, false);
+			List<Held> claimed = claim(wanted, false);
 			if (claimed.isEmpty()) {
 				return null;
 			}
 			if (!this.running || this.aborting) {
 				// Stopped while claiming: the jobs go back rather than start during shutdown.
-				returnUnstarted(claimed);
+				this.leased.returnUnstarted(claimed);
 				return null;
 			}
 			if (claimed.size() > 1) {
-				this.claimedAhead.addAll(claimed.subList(1, claimed.size()));
+				this.leased.holdAhead(claimed.subList(1, claimed.size()));
 				if (!this.running) {
 					// Stopped meanwhile, perhaps after the FIFO was emptied back to the queue.
-					returnClaimedAhead();
+					this.leased.returnAhead();
 				}
 				// The poll thread hands them to free workers.
 				signalSlotFreed();
@@ -610,53 +552,25 @@ public class JobPoller implements SmartLifecycle {
 		}
 	}
 
-	private RunningJob takeClaimedAhead() {
-		RunningJob next = this.claimedAhead.poll();
-		if (next != null && this.claimedAhead.size() <= this.aheadEstimate.target() / 2) {
+	private Held takeClaimedAhead() {
+		Held next = this.leased.nextAhead();
+		if (next != null && this.leased.aheadCount() <= this.aheadEstimate.target() / 2) {
 			signalSlotFreed();
 		}
 		return next;
 	}
 
-	private void runLeased(RunningJob runningJob) {
-		long now = System.nanoTime();
-		boolean leaseLost;
-		synchronized (runningJob) {
-			if (runningJob.released) {
-				return;
-			}
-			leaseLost = runningJob.leaseLost(now);
-			if (leaseLost) {
-				runningJob.released = true;
-			}
-			else {
-				runningJob.thread = Thread.currentThread();
-			}
-		}
-		if (leaseLost) {
-			warnLeaseLostBeforeStart(runningJob, now);
-			this.runningJobs.remove(runningJob.job.id());
+	private void runLeased(Held held) {
+		if (!this.leased.start(held)) {
 			return;
 		}
 		this.aheadEstimate.jobStarted();
-		ClaimedJob job = runningJob.job;
-		boolean submitted = false;
+		Outcome outcome = null;
 		try {
-			Outcome outcome = this.runner.run(job.job(), this.settings);
-			synchronized (runningJob) {
-				if (!runningJob.released) {
-					// Until the completer has written the outcome, the job stays ours and its lease extended.
-					runningJob.handlerDone = true;
-					this.completer.submit(job, outcome);
-					submitted = true;
-				}
-			}
+			outcome = this.runner.run(held.job().job(), this.settings);
 		}
 		finally {
-			runningJob.thread = null;
-			if (!submitted) {
-				this.runningJobs.remove(job.id());
-			}
+			this.leased.ended(held, outcome, this.completer);
 			Thread.interrupted();
 		}
 	}
@@ -666,59 +580,14 @@ public class JobPoller implements SmartLifecycle {
 			return;
 		}
 		this.nextLeaseExtension = System.nanoTime() + leaseExtensionPeriod();
-		List<Long> ids = new ArrayList<>(this.runningJobs.keySet());
-		if (ids.isEmpty()) {
-			return;
-		}
-		long sentAt = System.nanoTime();
-		Set<Long> extended;
 		try {
-			extended = this.repository.extendLeases(this.owner, ids, this.settings.leaseDuration());
+			this.leased.extendLeases();
 		}
 		catch (DataAccessException ex) {
 			logger.warn("Queue '{}': could not extend the leases of {} running jobs; retrying: {}",
-					this.settings.name(), ids.size(), ex.toString());
+					this.settings.name(), this.leased.heldCount(), ex.toString());
 			this.nextLeaseExtension = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
-			return;
 		}
-		long leaseUntil = sentAt + this.settings.leaseDuration().toNanos();
-		for (Long id : ids) {
-			RunningJob job = this.runningJobs.get(id);
-			if (job != null) {
-				// Not extended: finished meanwhile, or no longer ours; only the latter matters, to jobs not started yet.
-				job.leaseUntil = extended.contains(id) ? leaseUntil : sentAt;
-			}
-		}
-		if (extended.size() < ids.size()) {
-			dropLostClaimedAhead();
-		}
-	}
-
-	/**
-	 * Takes jobs claimed ahead whose lease was lost out of the FIFO: they are someone else's now (a
-	 * rescuer returned them after this process missed their lease), so starting them here would run
-	 * them twice.
-	 */
-	private void dropLostClaimedAhead() {
-		long now = System.nanoTime();
-		for (RunningJob job : this.claimedAhead) {
-			if (job.leaseLost(now) && this.claimedAhead.remove(job)) {
-				synchronized (job) {
-					job.released = true;
-				}
-				warnLeaseLostBeforeStart(job, now);
-				this.runningJobs.remove(job.job.id());
-			}
-		}
-	}
-
-	private void warnLeaseLostBeforeStart(RunningJob job, long now) {
-		logger.warn("Job {} of kind '{}' in queue '{}' was not started: its lease was lost while it waited for a "
-				+ "worker, {} ms after it was claimed (it expired while this process was paused or could not reach the "
-				+ "database, so the job may be another instance's now); it was not run here and goes back to the queue, released now if it is "
-				+ "still this instance's, or by the rescuer",
-				job.job.job().id(), job.job.job().kind(), this.settings.name(),
-				TimeUnit.NANOSECONDS.toMillis(now - job.claimedAt));
 	}
 
 	/**
@@ -753,7 +622,7 @@ public class JobPoller implements SmartLifecycle {
 		long deadline = System.nanoTime() + timeout.toNanos();
 		try {
 			poller.join(Math.max(1, timeout.toMillis()));
-			returnClaimedAhead();
+			this.leased.returnAhead();
 			int concurrency = this.settings.concurrency();
 			if (awaitRunningJobs(poller, deadline)) {
 				logger.info("Queue '{}' stopped; every running job finished", this.settings.name());
@@ -801,34 +670,17 @@ public class JobPoller implements SmartLifecycle {
 	private void abortRunningJobs() {
 		this.aborting = true;
 		if (this.settings.mode() == QueueMode.LEASED) {
-			List<RunningJob> unfinished = new ArrayList<>();
-			for (RunningJob job : this.runningJobs.values()) {
-				synchronized (job) {
-					if (!job.handlerDone) {
-						job.released = true;
-						unfinished.add(job);
-					}
-				}
-			}
-			// Interrupt first: a handler that stops now has the least time to finish work whose outcome
-			// is already decided (the job goes back and runs again).
-			unfinished.forEach((job) -> {
-				Thread thread = job.thread;
-				if (thread != null) {
-					thread.interrupt();
-				}
-			});
-			List<Long> ids = unfinished.stream().map((job) -> job.job.id()).toList();
+			List<Held> unfinished = this.leased.abandonUnfinished();
 			try {
-				int released = this.repository.releaseLeased(this.owner, ids);
+				int released = this.leased.release(unfinished);
 				logger.warn("Queue '{}': shutdown timeout ({}) passed; returned {} unfinished jobs to the queue "
 						+ "without using an attempt", this.settings.name(), this.lifecycle.shutdownTimeout(), released);
-				unfinished.forEach((job) -> this.metrics.jobFinished(this.settings.name(), job.job.job().kind(),
+				unfinished.forEach((job) -> this.metrics.jobFinished(this.settings.name(), job.job().job().kind(),
 						JobOutcome.RELEASED, 0));
 			}
 			catch (DataAccessException ex) {
 				logger.warn("Queue '{}': could not return {} unfinished jobs at shutdown; they run again once their "
-						+ "leases expire: {}", this.settings.name(), ids.size(), ex.toString());
+						+ "leases expire: {}", this.settings.name(), unfinished.size(), ex.toString());
 			}
 		}
 		else {
@@ -897,33 +749,6 @@ public class JobPoller implements SmartLifecycle {
 		}
 		// Slots bound what is handed over, so the pool never queues more than it can run.
 		return Executors.newFixedThreadPool(this.settings.concurrency(), new CustomizableThreadFactory(prefix));
-	}
-
-	private static final class RunningJob {
-
-		private final ClaimedJob job;
-
-		private final long claimedAt;
-
-		/** When this poller's lease ends as far as it knows, in {@link System#nanoTime()}. */
-		private volatile long leaseUntil;
-
-		private volatile Thread thread;
-
-		private volatile boolean released;
-
-		private volatile boolean handlerDone;
-
-		RunningJob(ClaimedJob job, long claimedAt, long leaseUntil) {
-			this.job = job;
-			this.claimedAt = claimedAt;
-			this.leaseUntil = leaseUntil;
-		}
-
-		boolean leaseLost(long now) {
-			return now - this.leaseUntil >= 0;
-		}
-
 	}
 
 }
