@@ -29,7 +29,7 @@ import java.util.Locale;
  * @param burstJobs jobs due at the same instant in the burst workload
  * @param burstPollers pollers (as if separate instances) draining the burst
  * @param roundTripJobs jobs drained while counting round trips
- * @param rounds how many times each throughput pair (pgqueue, then raw) is measured; the median of
+ * @param rounds how many times each pair (pgqueue and raw: throughputs, or pickup latencies) is measured; the median of
  * each side is reported, so that a burst of load from elsewhere on a shared machine moves one round
  * rather than the result
  * @param warmUp unmeasured time at the start of a timed run
