@@ -33,14 +33,17 @@ public class InvalidQueueConfigurationException extends IllegalArgumentException
 		return this.action;
 	}
 
-	static InvalidQueueConfigurationException atLeastOne(String key, Object value) {
-		return new InvalidQueueConfigurationException(key, key + " must be at least 1, was " + value,
-				"Set " + key + " to 1 or more.");
-	}
-
-	static InvalidQueueConfigurationException positive(String key, Object value) {
-		return new InvalidQueueConfigurationException(key, key + " must be positive, was " + value,
-				"Set " + key + " to a positive duration such as 500ms or 1s.");
+	/**
+	 * The same problem with its key placed under {@code prefix}: a rule checked where the setting's
+	 * full name is unknown (a retry policy, say) is reported as the user wrote it.
+	 */
+	public InvalidQueueConfigurationException within(String prefix) {
+		// Every key the message names shares the first segment ("retry." of "retry.max-delay").
+		String root = (this.key.indexOf('.') > 0) ? this.key.substring(0, this.key.indexOf('.') + 1) : this.key;
+		InvalidQueueConfigurationException placed = new InvalidQueueConfigurationException(prefix + this.key,
+				getMessage().replace(root, prefix + root), this.action.replace(root, prefix + root));
+		placed.initCause(this);
+		return placed;
 	}
 
 }

@@ -1,7 +1,6 @@
 package dev.pgqueue;
 
 import java.time.Duration;
-import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -21,21 +20,25 @@ public record RetryPolicy(Duration initialDelay, Duration maxDelay, double multi
 	public static final RetryPolicy DEFAULT = new RetryPolicy(Duration.ofSeconds(1), Duration.ofHours(1), 2.0, 0.2);
 
 	public RetryPolicy {
-		Objects.requireNonNull(initialDelay, "initialDelay");
-		Objects.requireNonNull(maxDelay, "maxDelay");
-		if (initialDelay.isNegative()) {
-			throw new IllegalArgumentException("Retry initial delay must not be negative, was " + initialDelay);
+		if (initialDelay == null || initialDelay.isNegative()) {
+			throw invalid("retry.initial-delay", "must not be negative, was " + initialDelay,
+					"to a duration such as 1s");
 		}
-		if (maxDelay.compareTo(initialDelay) < 0) {
-			throw new IllegalArgumentException(
-					"Retry max delay (" + maxDelay + ") must not be shorter than the initial delay (" + initialDelay + ")");
+		if (maxDelay == null || maxDelay.compareTo(initialDelay) < 0) {
+			throw invalid("retry.max-delay", "(" + maxDelay + ") must not be shorter than retry.initial-delay ("
+					+ initialDelay + ")", "to the initial delay or more");
 		}
 		if (!(multiplier >= 1.0)) {
-			throw new IllegalArgumentException("Retry multiplier must be at least 1, was " + multiplier);
+			throw invalid("retry.multiplier", "must be at least 1, was " + multiplier,
+					"to 1 (a constant delay) or more");
 		}
 		if (!(jitter >= 0.0 && jitter <= 1.0)) {
-			throw new IllegalArgumentException("Retry jitter must be between 0 and 1, was " + jitter);
+			throw invalid("retry.jitter", "must be between 0 and 1, was " + jitter, "to a fraction such as 0.2");
 		}
+	}
+
+	private static InvalidQueueConfigurationException invalid(String key, String problem, String fix) {
+		return new InvalidQueueConfigurationException(key, key + " " + problem, "Set " + key + " " + fix + ".");
 	}
 
 	/** Delay after the given failed attempt (1 for the first). */

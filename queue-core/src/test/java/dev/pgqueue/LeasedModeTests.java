@@ -14,8 +14,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.pgqueue.engine.ClaimedJob;
-import dev.pgqueue.engine.JobRepository;
+import dev.pgqueue.engine.JobPoller;
 import dev.pgqueue.engine.QueueMaintenance;
+import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.WorkerSettings;
+import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.schema.SchemaName;
 import org.junit.jupiter.api.AfterAll;

@@ -15,11 +15,15 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.pgqueue.engine.JobRepository;
+import dev.pgqueue.engine.JobPoller;
 import dev.pgqueue.engine.MaintenanceSettings;
 import dev.pgqueue.engine.QueueMaintenance;
-import dev.pgqueue.engine.QueueStats;
+import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.WorkerSettings;
+import dev.pgqueue.engine.sql.JobRepository;
+import dev.pgqueue.engine.sql.MaintenanceRepository;
 import dev.pgqueue.metrics.QueueMetrics;
+import dev.pgqueue.metrics.QueueStats;
 import dev.pgqueue.schema.SchemaName;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -110,7 +114,7 @@ class MaintenanceTests {
 		ExecutorService threads = Executors.newFixedThreadPool(2);
 		try (HikariDataSource otherPool = fixture.schema().newPool(4)) {
 			QueueMaintenance other = new QueueMaintenance(
-					new JobRepository(new JdbcTemplate(otherPool), SchemaName.of(fixture.schema().name())),
+					new MaintenanceRepository(new JdbcTemplate(otherPool), SchemaName.of(fixture.schema().name()), false),
 					smallBatches(MaintenanceSettings.DEFAULT), QueueMetrics.NONE, List::of);
 			CyclicBarrier together = new CyclicBarrier(2);
 			CompletableFuture<Integer> first = CompletableFuture.supplyAsync(() -> afterBarrier(together, maintenance),
@@ -150,6 +154,36 @@ class MaintenanceTests {
 		}
 		finally {
 			thread.shutdownNow();
+		}
+	}
+
+	/**
+	 * Behind a pooler in transaction mode (PgBouncer), each transaction may run on another server
+	 * connection. A session lock taken by one statement and released by a later one would then stay
+	 * with the first server connection, and every cleaner would find it taken for as long as that
+	 * connection lives. Simulated here with a connection that sends each statement to the next of two
+	 * server connections, as such a pooler may.
+	 */
+	@Test
+	void cleanerLeavesNoLockBehindWhenEachStatementRunsOnAnotherServerConnection() throws Exception {
+		List<UUID> ids = enqueueMany("clean-pooled", 250);
+		finish(ids, "completed", Duration.ofHours(2));
+		try (HikariDataSource servers = fixture.schema().newPool(2);
+				java.sql.Connection first = servers.getConnection();
+				java.sql.Connection second = servers.getConnection()) {
+			MaintenanceRepository pooled = new MaintenanceRepository(
+					new JdbcTemplate(StatementPerServerConnection.dataSource(first, second)),
+					SchemaName.of(fixture.schema().name()), false);
+			QueueMaintenance behindPooler = new QueueMaintenance(pooled, smallBatches(MaintenanceSettings.DEFAULT),
+					QueueMetrics.NONE, List::of);
+
+			assertThat(behindPooler.clean()).isEqualTo(250);
+
+			assertThat(fixture.jdbc().queryForObject("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'",
+					Integer.class)).as("advisory locks left held").isZero();
+			List<UUID> more = enqueueMany("clean-pooled", 10);
+			finish(more, "completed", Duration.ofHours(2));
+			assertThat(maintenance.clean()).as("another instance's next run").isEqualTo(10);
 		}
 	}
 

@@ -7,11 +7,15 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.pgqueue.engine.JdbcJobClient;
+import dev.pgqueue.engine.JobPoller;
 import dev.pgqueue.engine.JobPollerFactory;
-import dev.pgqueue.engine.JobRepository;
 import dev.pgqueue.engine.JobRunner;
 import dev.pgqueue.engine.NotificationListener;
 import dev.pgqueue.engine.PollerWakeUps;
+import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.WorkerSettings;
+import dev.pgqueue.engine.sql.JobRepository;
+import dev.pgqueue.engine.sql.MaintenanceRepository;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.schema.SchemaName;
 import org.junit.jupiter.api.AfterAll;
@@ -106,7 +110,8 @@ class NotificationTests {
 					fixture.handlers());
 			client.enqueue(JobRequest.of("wake.me", "later").delay(Duration.ofMillis(300)));
 			await().atMost(Duration.ofSeconds(10)).until(() -> {
-				notifyingRepository.promoteDue(100);
+				new MaintenanceRepository(new JdbcTemplate(fixture.dataSource()),
+						SchemaName.of(fixture.schema().name()), true).promoteDue(100);
 				return handledAt.containsKey("\"later\"");
 			});
 			assertThat(fixture.countByState()).doesNotContainKeys("scheduled", "available");

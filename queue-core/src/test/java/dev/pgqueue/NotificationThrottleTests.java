@@ -8,8 +8,8 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import dev.pgqueue.engine.JdbcJobClient;
-import dev.pgqueue.engine.JobRepository;
 import dev.pgqueue.engine.NotificationThrottle;
+import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.schema.SchemaName;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;

@@ -11,12 +11,16 @@ import javax.sql.DataSource;
 import dev.pgqueue.engine.JdbcJobClient;
 import dev.pgqueue.engine.JobHandler;
 import dev.pgqueue.engine.JobHandlerRegistry;
+import dev.pgqueue.engine.JobPoller;
 import dev.pgqueue.engine.JobPollerFactory;
-import dev.pgqueue.engine.JobRepository;
 import dev.pgqueue.engine.JobRunner;
 import dev.pgqueue.engine.MaintenanceSettings;
 import dev.pgqueue.engine.QueueCatalog;
 import dev.pgqueue.engine.QueueMaintenance;
+import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.WorkerSettings;
+import dev.pgqueue.engine.sql.JobRepository;
+import dev.pgqueue.engine.sql.MaintenanceRepository;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.schema.QueueMigrator;
 import dev.pgqueue.schema.SchemaName;
@@ -39,6 +43,8 @@ public final class QueueFixture implements AutoCloseable {
 
 	private final JobRepository repository;
 
+	private final MaintenanceRepository maintenanceRepository;
+
 	private final JobHandlerRegistry handlers = new JobHandlerRegistry();
 
 	private final JsonMapper jsonMapper = JsonMapper.builder().build();
@@ -58,6 +64,8 @@ public final class QueueFixture implements AutoCloseable {
 		new QueueMigrator(this.schema.dataSource(), SchemaName.of(this.schema.name()), true).afterPropertiesSet();
 		this.repository = new JobRepository(new JdbcTemplate(this.schema.dataSource()),
 				SchemaName.of(this.schema.name()));
+		this.maintenanceRepository = new MaintenanceRepository(new JdbcTemplate(this.schema.dataSource()),
+				SchemaName.of(this.schema.name()), false);
 		this.transactionManager = new DataSourceTransactionManager(this.schema.dataSource());
 	}
 
@@ -146,7 +154,7 @@ public final class QueueFixture implements AutoCloseable {
 	}
 
 	public QueueMaintenance maintenance(UnaryOperator<MaintenanceSettings> customizer) {
-		return new QueueMaintenance(this.repository, customizer.apply(MaintenanceSettings.DEFAULT),
+		return new QueueMaintenance(this.maintenanceRepository, customizer.apply(MaintenanceSettings.DEFAULT),
 				this.metrics, () -> this.handlers.queues(), this.handlers);
 	}
 
@@ -156,6 +164,10 @@ public final class QueueFixture implements AutoCloseable {
 
 	public JobRepository repository() {
 		return this.repository;
+	}
+
+	public MaintenanceRepository maintenanceRepository() {
+		return this.maintenanceRepository;
 	}
 
 	public JsonMapper jsonMapper() {

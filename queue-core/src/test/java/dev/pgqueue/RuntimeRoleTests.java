@@ -12,13 +12,17 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pgqueue.engine.JdbcJobClient;
 import dev.pgqueue.engine.JobHandlerRegistry;
+import dev.pgqueue.engine.JobPoller;
 import dev.pgqueue.engine.JobPollerFactory;
-import dev.pgqueue.engine.JobRepository;
 import dev.pgqueue.engine.JobRunner;
 import dev.pgqueue.engine.MaintenanceSettings;
 import dev.pgqueue.engine.NotificationListener;
 import dev.pgqueue.engine.QueueCatalog;
 import dev.pgqueue.engine.QueueMaintenance;
+import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.WorkerSettings;
+import dev.pgqueue.engine.sql.JobRepository;
+import dev.pgqueue.engine.sql.MaintenanceRepository;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.schema.QueueMigrator;
 import dev.pgqueue.schema.SchemaName;
@@ -111,7 +115,7 @@ class RuntimeRoleTests {
 		NotificationListener notifications = new NotificationListener(runtimePool, repository.channel());
 		notifications.register(transactional);
 		notifications.register(leased);
-		QueueMaintenance maintenance = new QueueMaintenance(repository, MaintenanceSettings.DEFAULT, QueueMetrics.NONE,
+		QueueMaintenance maintenance = new QueueMaintenance(new MaintenanceRepository(jdbc, schema, true), MaintenanceSettings.DEFAULT, QueueMetrics.NONE,
 				handlers::queues, handlers);
 		notifications.start();
 		transactional.start();

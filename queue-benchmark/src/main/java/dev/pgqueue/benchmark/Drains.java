@@ -13,10 +13,10 @@ import java.util.function.BooleanSupplier;
 
 import javax.sql.DataSource;
 
-import dev.pgqueue.JobPoller;
 import dev.pgqueue.QueueMode;
-import dev.pgqueue.QueueSettings;
 import dev.pgqueue.benchmark.RawQueue.RawJob;
+import dev.pgqueue.engine.JobPoller;
+import dev.pgqueue.engine.QueueSettings;
 import dev.pgqueue.metrics.QueueMetrics;
 
 /**
@@ -80,7 +80,7 @@ final class Drains {
 			String owner = "raw-" + UUID.randomUUID().toString().substring(0, 8);
 			Thread loop = new Thread(() -> {
 				try (Connection connection = pool.getConnection()) {
-					RawQueue queue = new RawQueue(connection, schema.table());
+					RawQueue queue = new RawQueue(connection, schema.name());
 					ready.countDown();
 					go.await();
 					long deadline = System.nanoTime() + cap.toNanos();

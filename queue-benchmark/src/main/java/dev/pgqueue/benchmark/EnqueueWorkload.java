@@ -13,7 +13,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.QueueMode;
-import dev.pgqueue.QueueSettings;
+import dev.pgqueue.engine.QueueSettings;
 import dev.pgqueue.metrics.QueueMetrics;
 
 /**
@@ -108,7 +108,7 @@ final class EnqueueWorkload implements Workload {
 			Profile profile) throws Exception {
 		return loop(threads, profile, null, () -> {
 			Connection connection = pool.getConnection();
-			RawQueue queue = new RawQueue(connection, schema.table());
+			RawQueue queue = new RawQueue(connection, schema.name());
 			return new Step() {
 				@Override
 				public int run() throws Exception {

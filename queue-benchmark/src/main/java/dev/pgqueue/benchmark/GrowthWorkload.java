@@ -4,9 +4,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.pgqueue.JobPoller;
 import dev.pgqueue.QueueMode;
-import dev.pgqueue.QueueSettings;
+import dev.pgqueue.engine.JobPoller;
+import dev.pgqueue.engine.QueueSettings;
 import dev.pgqueue.metrics.QueueMetrics;
 
 /**

@@ -8,21 +8,22 @@ import javax.sql.DataSource;
 
 import dev.pgqueue.Job;
 import dev.pgqueue.JobClient;
-import dev.pgqueue.JobPoller;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.QueueMode;
-import dev.pgqueue.QueueSettings;
-import dev.pgqueue.WorkerSettings;
 import dev.pgqueue.engine.JdbcJobClient;
 import dev.pgqueue.engine.JobHandler;
 import dev.pgqueue.engine.JobHandlerRegistry;
+import dev.pgqueue.engine.JobPoller;
 import dev.pgqueue.engine.JobPollerFactory;
-import dev.pgqueue.engine.JobRepository;
 import dev.pgqueue.engine.JobRunner;
 import dev.pgqueue.engine.NotificationListener;
 import dev.pgqueue.engine.NotificationThrottle;
 import dev.pgqueue.engine.PollerWakeUps;
 import dev.pgqueue.engine.QueueCatalog;
+import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.WorkerSettings;
+import dev.pgqueue.engine.sql.JobRepository;
+import dev.pgqueue.engine.sql.JobStatements;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.schema.SchemaName;
 import tools.jackson.databind.json.JsonMapper;
@@ -152,7 +153,7 @@ final class PgqueueEngine implements AutoCloseable {
 	 * pollers with them, as the starter does by default. Stopped on close.
 	 */
 	void listen(DataSource listenerPool, JobPoller... pollers) {
-		NotificationListener listener = new NotificationListener(listenerPool, JobRepository.channel(this.schema));
+		NotificationListener listener = new NotificationListener(listenerPool, new JobStatements(this.schema).channel);
 		for (JobPoller poller : pollers) {
 			listener.register(poller);
 		}

@@ -13,33 +13,22 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
+import dev.pgqueue.engine.sql.JobStatements;
+import dev.pgqueue.schema.SchemaName;
+
 /**
- * The baseline: the statements of {@code dev.pgqueue.engine.JobRepository}, copied shape for shape,
- * run over plain JDBC connections with statements prepared once per connection. No pool hand-offs, no
- * templates, no transaction manager, no savepoints, no JSON mapper, no metrics: what pgqueue costs
- * on top of its SQL is the difference between the two.
- *
- * <p>Keep these strings in step with JobRepository when its SQL changes; the benchmark compares
- * the engine with its own statements, not with an easier query.
+ * The baseline: the engine's own statement texts ({@link JobStatements}, the very strings
+ * {@code JobRepository} runs), run over plain JDBC connections with statements prepared once per
+ * connection. No pool hand-offs, no templates, no transaction manager, no savepoints, no JSON mapper,
+ * no metrics: what pgqueue costs on top of its SQL is the difference between the two.
  */
 final class RawQueue implements AutoCloseable {
-
-	private static final String COLUMNS = "id, public_id, kind, queue, attempt, max_attempts, priority, "
-			+ "payload::text AS payload, run_at, created_at";
 
 	private static final String[] KINDS = { BenchSchema.KIND };
 
 	private final Connection connection;
 
-	private final String table;
-
-	private final String claimLockedSql;
-
-	private final String claimLeasedSql;
-
-	private final String insertOneSql;
-
-	private final String insertManySql;
+	private final JobStatements sql;
 
 	/** Prepared on first use: a loop that borrows a connection per statement prepares only what it runs. */
 	private final Map<String, PreparedStatement> prepared = new HashMap<>();
@@ -49,45 +38,9 @@ final class RawQueue implements AutoCloseable {
 	 * Inserts do not notify: the engine's mostly do not either, as it notifies a queue at most once
 	 * per interval.
 	 */
-	RawQueue(Connection connection, String table) {
+	RawQueue(Connection connection, SchemaName schema) {
 		this.connection = connection;
-		this.table = table;
-		String dueAt = "coalesce(r.run_at, now() + coalesce(r.delay_us, 0) * interval '1 microsecond')";
-		String claimable = """
-				SELECT %s FROM %s
-				WHERE queue = ? AND state = 'available' AND kind = ANY(?)
-				ORDER BY priority DESC, run_at, id
-				LIMIT ?
-				FOR UPDATE SKIP LOCKED""";
-		this.claimLockedSql = claimable.formatted(COLUMNS, table);
-		this.claimLeasedSql = """
-				WITH claimed AS (%s)
-				UPDATE %s j
-				SET state = 'running', attempt = j.attempt + 1, started_at = now(),
-				    lease_owner = ?, lease_until = now() + ? * interval '1 millisecond'
-				FROM claimed
-				WHERE j.id = claimed.id
-				RETURNING j.id, j.public_id, j.kind, j.queue, j.attempt, j.max_attempts, j.priority,
-				          j.payload::text AS payload, j.run_at, j.created_at
-				""".formatted(claimable.formatted("id", table), table);
-		String insertOne = """
-				INSERT INTO %1$s (public_id, kind, queue, payload, priority, run_at, max_attempts, state)
-				SELECT r.public_id, r.kind, r.queue, r.payload, r.priority, %2$s, r.max_attempts,
-				       CASE WHEN %2$s <= now() THEN 'available' ELSE 'scheduled' END
-				FROM (SELECT ?::uuid AS public_id, ?::text AS kind, ?::text AS queue, ?::jsonb AS payload,
-				             ?::smallint AS priority, ?::timestamptz AS run_at, ?::bigint AS delay_us,
-				             ?::integer AS max_attempts) r
-				""".formatted(table, dueAt);
-		this.insertOneSql = insertOne;
-		String insertMany = """
-				INSERT INTO %1$s (public_id, kind, queue, payload, priority, run_at, max_attempts, state)
-				SELECT r.public_id, r.kind, r.queue, r.payload::jsonb, r.priority, %2$s, r.max_attempts,
-				       CASE WHEN %2$s <= now() THEN 'available' ELSE 'scheduled' END
-				FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::smallint[], ?::timestamptz[],
-				            ?::bigint[], ?::integer[])
-				     AS r(public_id, kind, queue, payload, priority, run_at, delay_us, max_attempts)
-				""".formatted(table, dueAt);
-		this.insertManySql = insertMany;
+		this.sql = new JobStatements(schema);
 	}
 
 	private PreparedStatement statement(String sql) throws SQLException {
@@ -105,7 +58,7 @@ final class RawQueue implements AutoCloseable {
 
 	/** Locks up to {@code limit} due jobs for the current transaction (autocommit must be off). */
 	List<RawJob> claimLocked(int limit) throws SQLException {
-		PreparedStatement ps = statement(this.claimLockedSql);
+		PreparedStatement ps = statement(this.sql.claimLocked);
 		ps.setString(1, BenchSchema.QUEUE);
 		ps.setArray(2, this.connection.createArrayOf("text", KINDS));
 		ps.setInt(3, limit);
@@ -118,14 +71,14 @@ final class RawQueue implements AutoCloseable {
 		for (int i = 0; i < ids.length; i++) {
 			ids[i] = jobs.get(i).id();
 		}
-		PreparedStatement ps = statement("DELETE FROM " + this.table + " WHERE id = ANY(?)");
+		PreparedStatement ps = statement(this.sql.deleteLocked);
 		ps.setArray(1, this.connection.createArrayOf("int8", ids));
 		ps.executeUpdate();
 	}
 
 	/** Claims up to {@code limit} due jobs as running under a lease (autocommit on: commits at once). */
 	List<RawJob> claimLeased(int limit, String owner, long leaseMillis) throws SQLException {
-		PreparedStatement ps = statement(this.claimLeasedSql);
+		PreparedStatement ps = statement(this.sql.claimLeased);
 		ps.setString(1, BenchSchema.QUEUE);
 		ps.setArray(2, this.connection.createArrayOf("text", KINDS));
 		ps.setInt(3, limit);
@@ -135,11 +88,11 @@ final class RawQueue implements AutoCloseable {
 	}
 
 	/**
-	 * Completes one leased job if it still runs the attempt claimed: the engine's statement before it
-	 * had a completer, kept for the what-if diagnostics.
+	 * Completes one leased job if it still runs the attempt claimed: not an engine statement but the
+	 * what-if diagnostics' variant, a completion per job (the engine's before it had a completer).
 	 */
 	boolean completeLeased(RawJob job) throws SQLException {
-		PreparedStatement ps = statement("UPDATE " + this.table
+		PreparedStatement ps = statement("UPDATE " + this.sql.table
 				+ " SET state = 'completed', finished_at = clock_timestamp(), "
 				+ "lease_owner = NULL, lease_until = NULL, last_error = NULL "
 				+ "WHERE id = ? AND attempt = ? AND state = 'running'");
@@ -160,12 +113,7 @@ final class RawQueue implements AutoCloseable {
 			ids[i] = jobs.get(i).id();
 			attempts[i] = jobs.get(i).attempt();
 		}
-		PreparedStatement ps = statement("""
-				UPDATE %1$s j SET state = 'completed', finished_at = clock_timestamp(),
-				       lease_owner = NULL, lease_until = NULL, last_error = NULL
-				FROM unnest(?::bigint[], ?::integer[]) AS d(id, attempt)
-				WHERE j.id = d.id AND j.attempt = d.attempt AND j.state = 'running'
-				RETURNING j.id""".formatted(this.table));
+		PreparedStatement ps = statement(this.sql.completeLeased);
 		ps.setArray(1, this.connection.createArrayOf("int8", ids));
 		ps.setArray(2, this.connection.createArrayOf("int4", attempts));
 		int completed = 0;
@@ -179,7 +127,7 @@ final class RawQueue implements AutoCloseable {
 
 	/** Inserts one due job. */
 	void insertOne(UUID publicId, String payloadJson) throws SQLException {
-		PreparedStatement ps = statement(this.insertOneSql);
+		PreparedStatement ps = statement(this.sql.insertOne);
 		ps.setObject(1, publicId);
 		ps.setString(2, BenchSchema.KIND);
 		ps.setString(3, BenchSchema.QUEUE);
@@ -209,7 +157,7 @@ final class RawQueue implements AutoCloseable {
 			priorities[i] = 0;
 			maxAttempts[i] = 10;
 		}
-		PreparedStatement ps = statement(this.insertManySql);
+		PreparedStatement ps = statement(this.sql.insertMany);
 		ps.setArray(1, this.connection.createArrayOf("uuid", ids));
 		ps.setArray(2, this.connection.createArrayOf("text", kinds));
 		ps.setArray(3, this.connection.createArrayOf("text", queues));

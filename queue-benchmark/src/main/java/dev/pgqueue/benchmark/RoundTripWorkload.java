@@ -77,7 +77,7 @@ final class RoundTripWorkload implements Workload {
 				String pgqueueCalls = counting.byMethod().toString();
 				counting.reset();
 				try (Connection connection = counting.getConnection()) {
-					RawQueue queue = new RawQueue(connection, schema.table());
+					RawQueue queue = new RawQueue(connection, schema.name());
 					for (int done = 0; done < jobs; done += batchSize) {
 						if (batchSize == 1) {
 							queue.insertOne(UUID.randomUUID(), EnqueueWorkload.PAYLOAD_JSON);

@@ -9,10 +9,10 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.pgqueue.JobPoller;
 import dev.pgqueue.QueueMode;
-import dev.pgqueue.QueueSettings;
 import dev.pgqueue.benchmark.RawQueue.RawJob;
+import dev.pgqueue.engine.JobPoller;
+import dev.pgqueue.engine.QueueSettings;
 import dev.pgqueue.metrics.QueueMetrics;
 
 /**
@@ -102,7 +102,7 @@ final class SlowJobsWorkload implements Workload {
 						List<RawJob> jobs;
 						// A connection per statement, as the engine's workers take one per completion.
 						try (Connection connection = pool.getConnection()) {
-							jobs = new RawQueue(connection, schema.table()).claimLeased(1, owner,
+							jobs = new RawQueue(connection, schema.name()).claimLeased(1, owner,
 									Drains.LEASE_MILLIS);
 						}
 						if (jobs.isEmpty()) {
@@ -111,7 +111,7 @@ final class SlowJobsWorkload implements Workload {
 						}
 						Thread.sleep(jobMillis);
 						try (Connection connection = pool.getConnection()) {
-							new RawQueue(connection, schema.table()).completeLeasedMany(jobs);
+							new RawQueue(connection, schema.name()).completeLeasedMany(jobs);
 						}
 						done.incrementAndGet();
 					}

@@ -16,11 +16,11 @@ import java.util.concurrent.locks.LockSupport;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pgqueue.JobClient;
-import dev.pgqueue.JobPoller;
 import dev.pgqueue.QueueMode;
-import dev.pgqueue.QueueSettings;
 import dev.pgqueue.benchmark.RawQueue.RawJob;
+import dev.pgqueue.engine.JobPoller;
 import dev.pgqueue.engine.NotificationThrottle;
+import dev.pgqueue.engine.QueueSettings;
 import dev.pgqueue.metrics.QueueMetrics;
 
 /**
@@ -129,7 +129,7 @@ final class SteadyStateWorkload implements Workload {
 			String owner = "raw-" + UUID.randomUUID().toString().substring(0, 8);
 			Thread loop = new Thread(() -> {
 				try (Connection connection = consumers.getConnection()) {
-					RawQueue queue = new RawQueue(connection, schema.table());
+					RawQueue queue = new RawQueue(connection, schema.name());
 					connection.setAutoCommit(mode == QueueMode.LEASED);
 					while (running.get()) {
 						List<RawJob> jobs = (mode == QueueMode.TRANSACTIONAL) ? queue.claimLocked(BATCH_SIZE)
@@ -162,7 +162,7 @@ final class SteadyStateWorkload implements Workload {
 		try {
 			return produce(profile, started, Duration.ofMillis(1), null, () -> {
 				Connection connection = producers.getConnection();
-				RawQueue queue = new RawQueue(connection, schema.table());
+				RawQueue queue = new RawQueue(connection, schema.name());
 				return new Producer() {
 					@Override
 					public UUID enqueue() throws Exception {

@@ -168,7 +168,7 @@ final class WhatIfWorkload implements Workload {
 		for (int i = 0; i < CONCURRENCY; i++) {
 			Thread thread = new Thread(() -> {
 				try (Connection connection = pool.getConnection()) {
-					RawQueue queue = new RawQueue(connection, schema.table());
+					RawQueue queue = new RawQueue(connection, schema.name());
 					go.await();
 					while (System.nanoTime() < deadline && loop.cycle(queue)) {
 						// Next cycle.

@@ -15,7 +15,7 @@ import dev.pgqueue.Job;
  */
 public record ClaimedJob(long id, int attempt, Job job) {
 
-	static ClaimedJob of(long id, UUID publicId, String kind, String queue, int storedAttempt, int runningAttempt,
+	public static ClaimedJob of(long id, UUID publicId, String kind, String queue, int storedAttempt, int runningAttempt,
 			int maxAttempts, int priority, String payload, Instant runAt, Instant createdAt) {
 		return new ClaimedJob(id, storedAttempt,
 				new Job(publicId, kind, queue, runningAttempt, maxAttempts, priority, payload, runAt, createdAt));

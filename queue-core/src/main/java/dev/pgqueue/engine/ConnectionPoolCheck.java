@@ -5,7 +5,7 @@ import java.lang.reflect.Method;
 import javax.sql.DataSource;
 
 import dev.pgqueue.QueueMode;
-import dev.pgqueue.QueueSettings;
+import dev.pgqueue.engine.QueueSettings;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

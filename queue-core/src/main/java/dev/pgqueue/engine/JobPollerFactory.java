@@ -1,9 +1,10 @@
 package dev.pgqueue.engine;
 
-import dev.pgqueue.JobPoller;
 import dev.pgqueue.QueueMode;
-import dev.pgqueue.QueueSettings;
-import dev.pgqueue.WorkerSettings;
+import dev.pgqueue.engine.JobPoller;
+import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.WorkerSettings;
+import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.metrics.QueueMetrics;
 
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;

@@ -8,7 +8,7 @@ import java.time.Duration;
 
 import dev.pgqueue.Job;
 import dev.pgqueue.NonRetryableJobException;
-import dev.pgqueue.QueueSettings;
+import dev.pgqueue.engine.QueueSettings;
 import dev.pgqueue.metrics.QueueMetrics;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -7,7 +7,7 @@ import java.time.Duration;
 
 import javax.sql.DataSource;
 
-import dev.pgqueue.JobPoller;
+import dev.pgqueue.engine.JobPoller;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 import org.slf4j.Logger;

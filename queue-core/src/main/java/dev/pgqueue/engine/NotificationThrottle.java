@@ -11,6 +11,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 import dev.pgqueue.InvalidQueueConfigurationException;
+import dev.pgqueue.engine.sql.JobRepository;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -2,8 +2,8 @@ package dev.pgqueue.engine;
 
 import java.time.Duration;
 
+import dev.pgqueue.JobOutcome;
 import dev.pgqueue.JobState;
-import dev.pgqueue.metrics.QueueMetrics.JobOutcome;
 
 /**
  * What became of one attempt, before it is recorded.

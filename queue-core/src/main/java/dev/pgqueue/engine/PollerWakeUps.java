@@ -5,7 +5,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
-import dev.pgqueue.JobPoller;
+import dev.pgqueue.engine.JobPoller;
 
 /**
  * The pollers of this application by queue, so that whatever learns of new jobs can wake them.

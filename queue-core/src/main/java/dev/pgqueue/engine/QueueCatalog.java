@@ -5,7 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 
-import dev.pgqueue.QueueSettings;
+import dev.pgqueue.engine.QueueSettings;
 
 /**
  * The queues this application knows: those configured, and any other a listener names, which runs

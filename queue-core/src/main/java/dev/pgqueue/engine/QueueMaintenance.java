@@ -9,9 +9,11 @@ import java.util.TreeMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.function.Supplier;
 
-import dev.pgqueue.JobPoller;
 import dev.pgqueue.JobState;
+import dev.pgqueue.engine.JobPoller;
+import dev.pgqueue.engine.sql.MaintenanceRepository;
 import dev.pgqueue.metrics.QueueMetrics;
+import dev.pgqueue.metrics.QueueStats;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,7 +27,7 @@ import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
  * <li>the <em>rescuer</em> returns leased jobs whose lease expired (their worker died) to the
  * queue, counting the attempt, or fails them when it was their last;</li>
  * <li>the <em>cleaner</em> prunes finished jobs past their retention in batches, each its own short
- * transaction, one instance at a time (a session advisory lock held for the whole run);</li>
+ * transaction that takes a transaction-scoped advisory lock, so one instance at a time deletes;</li>
  * <li>the <em>stats reader</em> reads queue depth and the age of the oldest due job for metrics
  * and health.</li>
  * </ul>
@@ -45,7 +47,7 @@ public class QueueMaintenance implements SmartLifecycle {
 
 	private static final Duration UNCLAIMED_WARNING_PERIOD = Duration.ofMinutes(10);
 
-	private final JobRepository repository;
+	private final MaintenanceRepository repository;
 
 	private final MaintenanceSettings settings;
 
@@ -66,7 +68,7 @@ public class QueueMaintenance implements SmartLifecycle {
 	/**
 	 * @param knownQueues queues reported even while empty (configured and listened-to queues)
 	 */
-	public QueueMaintenance(JobRepository repository, MaintenanceSettings settings, QueueMetrics metrics,
+	public QueueMaintenance(MaintenanceRepository repository, MaintenanceSettings settings, QueueMetrics metrics,
 			Supplier<? extends Collection<String>> knownQueues) {
 		this(repository, settings, metrics, knownQueues, new JobHandlerRegistry());
 	}
@@ -75,7 +77,7 @@ public class QueueMaintenance implements SmartLifecycle {
 	 * @param knownQueues queues reported even while empty (configured and listened-to queues)
 	 * @param handlers this application's listeners, to warn about due jobs that none of them claims
 	 */
-	public QueueMaintenance(JobRepository repository, MaintenanceSettings settings, QueueMetrics metrics,
+	public QueueMaintenance(MaintenanceRepository repository, MaintenanceSettings settings, QueueMetrics metrics,
 			Supplier<? extends Collection<String>> knownQueues, JobHandlerRegistry handlers) {
 		this.handlers = handlers;
 		this.repository = repository;
@@ -148,10 +150,10 @@ public class QueueMaintenance implements SmartLifecycle {
 	/** Rescues jobs whose lease expired; returns how many. */
 	public int rescue() {
 		int total = 0;
-		List<JobRepository.RescuedJob> rescued;
+		List<MaintenanceRepository.RescuedJob> rescued;
 		do {
 			rescued = this.repository.rescueExpired(RESCUE_BATCH);
-			for (JobRepository.RescuedJob job : rescued) {
+			for (MaintenanceRepository.RescuedJob job : rescued) {
 				this.metrics.jobRescued(job.queue(), job.kind());
 				if (job.state() == JobState.FAILED) {
 					logger.error("Job {} of kind '{}' in queue '{}' failed for good: the lease of its last attempt ({}) "
@@ -197,7 +199,7 @@ public class QueueMaintenance implements SmartLifecycle {
 	private void warnAboutUnclaimedKinds() {
 		Map<String, String[]> kindsByQueue = new TreeMap<>();
 		this.handlers.queues().forEach((queue) -> kindsByQueue.put(queue, this.handlers.kindsOf(queue)));
-		for (JobRepository.UnclaimedKind unclaimed : this.repository.unclaimedKinds(kindsByQueue, UNCLAIMED_AFTER)) {
+		for (MaintenanceRepository.UnclaimedKind unclaimed : this.repository.unclaimedKinds(kindsByQueue, UNCLAIMED_AFTER)) {
 			String key = unclaimed.queue() + '\0' + unclaimed.kind();
 			long now = System.nanoTime();
 			Long last = this.lastUnclaimedWarning.get(key);

@@ -2,7 +2,7 @@ package dev.pgqueue.metrics;
 
 import java.util.Collection;
 
-import dev.pgqueue.engine.QueueStats;
+import dev.pgqueue.JobOutcome;
 
 /**
  * What the engine reports about its work. The engine depends only on this interface; the
@@ -28,23 +28,6 @@ public interface QueueMetrics {
 
 	/** Fresh health signals of every queue known to this application. */
 	default void queueStats(Collection<QueueStats> stats) {
-	}
-
-	/** The outcome of one attempt. */
-	enum JobOutcome {
-
-		/** The job completed. */
-		COMPLETED,
-
-		/** The attempt failed and the job will be tried again. */
-		RETRIED,
-
-		/** The job failed for good. */
-		FAILED,
-
-		/** The attempt was interrupted by shutdown; the job went back without using the attempt. */
-		RELEASED
-
 	}
 
 }

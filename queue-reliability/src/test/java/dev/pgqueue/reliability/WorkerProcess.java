@@ -12,20 +12,22 @@ import java.util.concurrent.atomic.LongAdder;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pgqueue.Job;
-import dev.pgqueue.JobPoller;
+import dev.pgqueue.JobOutcome;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.QueueMode;
-import dev.pgqueue.QueueSettings;
-import dev.pgqueue.WorkerSettings;
 import dev.pgqueue.engine.JobHandler;
 import dev.pgqueue.engine.JobHandlerRegistry;
+import dev.pgqueue.engine.JobPoller;
 import dev.pgqueue.engine.JobPollerFactory;
-import dev.pgqueue.engine.JobRepository;
 import dev.pgqueue.engine.JobRunner;
 import dev.pgqueue.engine.MaintenanceSettings;
 import dev.pgqueue.engine.NotificationListener;
 import dev.pgqueue.engine.QueueCatalog;
 import dev.pgqueue.engine.QueueMaintenance;
+import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.WorkerSettings;
+import dev.pgqueue.engine.sql.JobRepository;
+import dev.pgqueue.engine.sql.MaintenanceRepository;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.schema.QueueMigrator;
 import dev.pgqueue.schema.SchemaName;
@@ -107,7 +109,7 @@ public final class WorkerProcess {
 		NotificationListener notifications = new NotificationListener(pool, repository.channel());
 		notifications.register(poller);
 		MaintenanceSettings defaults = MaintenanceSettings.DEFAULT;
-		QueueMaintenance maintenance = new QueueMaintenance(repository,
+		QueueMaintenance maintenance = new QueueMaintenance(new MaintenanceRepository(jdbc, schema, true),
 				new MaintenanceSettings(Duration.ofMillis(500), options.rescueInterval, defaults.cleanupInterval(),
 						defaults.statsInterval(), defaults.completedRetention(), defaults.failedRetention(),
 						defaults.cleanupBatchSize()),

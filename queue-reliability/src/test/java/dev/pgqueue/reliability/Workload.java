@@ -19,18 +19,17 @@ import java.util.UUID;
 
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.QueueMode;
-import dev.pgqueue.QueueSettings;
 import dev.pgqueue.engine.JdbcJobClient;
 import dev.pgqueue.engine.JobHandlerRegistry;
-import dev.pgqueue.engine.JobRepository;
 import dev.pgqueue.engine.QueueCatalog;
+import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.schema.QueueMigrator;
 import dev.pgqueue.schema.SchemaName;
 import dev.pgqueue.test.TestDatabase;
 import dev.pgqueue.test.TestSchema;
-import tools.jackson.databind.json.JsonMapper;
-
 import org.awaitility.core.ConditionTimeoutException;
+import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 

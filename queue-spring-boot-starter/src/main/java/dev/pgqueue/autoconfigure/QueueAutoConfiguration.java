@@ -7,20 +7,21 @@ import javax.sql.DataSource;
 
 import dev.pgqueue.InvalidQueueConfigurationException;
 import dev.pgqueue.JobClient;
-import dev.pgqueue.JobPoller;
 import dev.pgqueue.JobRequest;
-import dev.pgqueue.QueueSettings;
-import dev.pgqueue.WorkerSettings;
 import dev.pgqueue.engine.JdbcJobClient;
 import dev.pgqueue.engine.JobHandlerRegistry;
+import dev.pgqueue.engine.JobPoller;
 import dev.pgqueue.engine.JobPollerFactory;
-import dev.pgqueue.engine.JobRepository;
 import dev.pgqueue.engine.JobRunner;
 import dev.pgqueue.engine.NotificationListener;
 import dev.pgqueue.engine.NotificationThrottle;
 import dev.pgqueue.engine.PollerWakeUps;
 import dev.pgqueue.engine.QueueCatalog;
 import dev.pgqueue.engine.QueueMaintenance;
+import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.WorkerSettings;
+import dev.pgqueue.engine.sql.JobRepository;
+import dev.pgqueue.engine.sql.MaintenanceRepository;
 import dev.pgqueue.listener.JobListenerMethodProcessor;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.schema.QueueMigrator;
@@ -188,8 +189,12 @@ public final class QueueAutoConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean
-		QueueMaintenance pgqueueMaintenance(JobRepository repository, ObjectProvider<QueueMetrics> metrics,
-				QueueProperties properties, QueueCatalog queues, JobHandlerRegistry handlers) {
+		QueueMaintenance pgqueueMaintenance(DataSource dataSource, ObjectProvider<JdbcTemplate> jdbcTemplate,
+				ObjectProvider<QueueMetrics> metrics, QueueProperties properties, QueueCatalog queues,
+				JobHandlerRegistry handlers) {
+			MaintenanceRepository repository = new MaintenanceRepository(
+					jdbcTemplate.getIfUnique(() -> new JdbcTemplate(dataSource)),
+					SchemaName.of(properties.getSchema().getName()), properties.getNotifications().isEnabled());
 			return new QueueMaintenance(repository,
 					properties.toMaintenanceSettings(), metrics.getIfAvailable(() -> QueueMetrics.NONE), () -> {
 						Set<String> known = new TreeSet<>(queues.configuredQueues());

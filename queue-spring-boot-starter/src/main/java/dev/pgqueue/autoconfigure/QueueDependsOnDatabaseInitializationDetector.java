@@ -3,7 +3,7 @@ package dev.pgqueue.autoconfigure;
 import java.util.Set;
 
 import dev.pgqueue.JobClient;
-import dev.pgqueue.engine.JobRepository;
+import dev.pgqueue.engine.sql.JobRepository;
 
 import org.springframework.boot.sql.init.dependency.AbstractBeansOfTypeDependsOnDatabaseInitializationDetector;
 

@@ -1,6 +1,6 @@
 package dev.pgqueue.autoconfigure;
 
-import dev.pgqueue.JobPoller;
+import dev.pgqueue.engine.JobPoller;
 import dev.pgqueue.engine.QueueMaintenance;
 
 import org.springframework.beans.factory.ObjectProvider;

@@ -3,9 +3,9 @@ package dev.pgqueue.autoconfigure;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-import dev.pgqueue.JobPoller;
+import dev.pgqueue.engine.JobPoller;
 import dev.pgqueue.engine.QueueMaintenance;
-import dev.pgqueue.engine.QueueStats;
+import dev.pgqueue.metrics.QueueStats;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;

@@ -8,10 +8,10 @@ import java.util.Map;
 
 import dev.pgqueue.InvalidQueueConfigurationException;
 import dev.pgqueue.QueueMode;
-import dev.pgqueue.QueueSettings;
 import dev.pgqueue.RetryPolicy;
 import dev.pgqueue.engine.MaintenanceSettings;
 import dev.pgqueue.engine.NotificationThrottle;
+import dev.pgqueue.engine.QueueSettings;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;

@@ -11,26 +11,26 @@ import java.util.concurrent.LinkedBlockingQueue;
 
 import javax.sql.DataSource;
 
-import dev.pgqueue.Job;
 import dev.pgqueue.InvalidQueueConfigurationException;
+import dev.pgqueue.Job;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobListener;
-import dev.pgqueue.JobPoller;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.QueueMode;
-import dev.pgqueue.QueueSettings;
 import dev.pgqueue.RetryPolicy;
-import dev.pgqueue.WorkerSettings;
 import dev.pgqueue.engine.JdbcJobClient;
 import dev.pgqueue.engine.JobHandlerRegistry;
+import dev.pgqueue.engine.JobPoller;
 import dev.pgqueue.engine.JobPollerFactory;
-import dev.pgqueue.engine.JobRepository;
 import dev.pgqueue.engine.JobRunner;
 import dev.pgqueue.engine.MaintenanceSettings;
 import dev.pgqueue.engine.NotificationListener;
 import dev.pgqueue.engine.NotificationThrottle;
 import dev.pgqueue.engine.QueueCatalog;
 import dev.pgqueue.engine.QueueMaintenance;
+import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.WorkerSettings;
+import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.schema.QueueMigrator;
 import dev.pgqueue.schema.SchemaName;
@@ -161,52 +161,10 @@ class QueueAutoConfigurationTests {
 	}
 
 	@Test
-	void userDefinedJobRepositoryMakesTheAutoConfiguredOneBackOff() {
-		this.contextRunner.withUserConfiguration(CustomJobRepositoryConfiguration.class).run((context) -> {
-			assertThat(context).hasSingleBean(JobRepository.class).doesNotHaveBean("pgqueueJobRepository");
-			assertThat(context.getBean(JobRepository.class)).isSameAs(context.getBean("customJobRepository"));
-		});
-	}
-
-	@Test
 	void userDefinedQueueMigratorMakesTheAutoConfiguredOneBackOff() {
 		this.contextRunner.withUserConfiguration(CustomQueueMigratorConfiguration.class).run((context) -> {
 			assertThat(context).hasSingleBean(QueueMigrator.class).doesNotHaveBean("pgqueueMigrator");
 			assertThat(context.getBean(QueueMigrator.class)).isSameAs(context.getBean("customQueueMigrator"));
-		});
-	}
-
-	@Test
-	void userDefinedJobHandlerRegistryMakesTheAutoConfiguredOneBackOff() {
-		this.contextRunner.withUserConfiguration(CustomJobHandlerRegistryConfiguration.class).run((context) -> {
-			assertThat(context).hasSingleBean(JobHandlerRegistry.class).doesNotHaveBean("pgqueueJobHandlerRegistry");
-			assertThat(context.getBean(JobHandlerRegistry.class))
-				.isSameAs(context.getBean("customJobHandlerRegistry"));
-		});
-	}
-
-	@Test
-	void userDefinedJobRunnerMakesTheAutoConfiguredOneBackOff() {
-		this.contextRunner.withUserConfiguration(CustomJobRunnerConfiguration.class).run((context) -> {
-			assertThat(context).hasSingleBean(JobRunner.class).doesNotHaveBean("pgqueueJobRunner");
-			assertThat(context.getBean(JobRunner.class)).isSameAs(context.getBean("customJobRunner"));
-		});
-	}
-
-	@Test
-	void userDefinedJobPollerFactoryMakesTheAutoConfiguredOneBackOff() {
-		this.contextRunner.withUserConfiguration(CustomJobPollerFactoryConfiguration.class).run((context) -> {
-			assertThat(context).hasSingleBean(JobPollerFactory.class).doesNotHaveBean("pgqueueJobPollerFactory");
-			assertThat(context.getBean(JobPollerFactory.class))
-				.isSameAs(context.getBean("customJobPollerFactory"));
-		});
-	}
-
-	@Test
-	void userDefinedQueueMaintenanceMakesTheAutoConfiguredOneBackOff() {
-		this.contextRunner.withUserConfiguration(CustomQueueMaintenanceConfiguration.class).run((context) -> {
-			assertThat(context).hasSingleBean(QueueMaintenance.class).doesNotHaveBean("pgqueueMaintenance");
-			assertThat(context.getBean(QueueMaintenance.class)).isSameAs(context.getBean("customQueueMaintenance"));
 		});
 	}
 
@@ -669,63 +627,11 @@ class QueueAutoConfigurationTests {
 	}
 
 	@Configuration(proxyBeanMethods = false)
-	static class CustomJobRepositoryConfiguration {
-
-		@Bean
-		JobRepository customJobRepository(DataSource dataSource) {
-			return new JobRepository(new JdbcTemplate(dataSource), SchemaName.of(SCHEMA.name()));
-		}
-
-	}
-
-	@Configuration(proxyBeanMethods = false)
 	static class CustomQueueMigratorConfiguration {
 
 		@Bean
 		QueueMigrator customQueueMigrator(DataSource dataSource) {
 			return new QueueMigrator(dataSource, SchemaName.of(SCHEMA.name()), true);
-		}
-
-	}
-
-	@Configuration(proxyBeanMethods = false)
-	static class CustomJobHandlerRegistryConfiguration {
-
-		@Bean
-		JobHandlerRegistry customJobHandlerRegistry() {
-			return new JobHandlerRegistry();
-		}
-
-	}
-
-	@Configuration(proxyBeanMethods = false)
-	static class CustomJobRunnerConfiguration {
-
-		@Bean
-		JobRunner customJobRunner(JobHandlerRegistry handlers) {
-			return new JobRunner(handlers, QueueMetrics.NONE);
-		}
-
-	}
-
-	@Configuration(proxyBeanMethods = false)
-	static class CustomJobPollerFactoryConfiguration {
-
-		@Bean
-		JobPollerFactory customJobPollerFactory(QueueCatalog queues, JobRepository repository, JobRunner runner,
-				PlatformTransactionManager transactionManager) {
-			return new JobPollerFactory(queues, repository, runner, new TransactionTemplate(transactionManager),
-					QueueMetrics.NONE, new WorkerSettings(Duration.ofSeconds(5), false, false));
-		}
-
-	}
-
-	@Configuration(proxyBeanMethods = false)
-	static class CustomQueueMaintenanceConfiguration {
-
-		@Bean
-		QueueMaintenance customQueueMaintenance(JobRepository repository) {
-			return new QueueMaintenance(repository, MaintenanceSettings.DEFAULT, QueueMetrics.NONE, Set::of);
 		}
 
 	}

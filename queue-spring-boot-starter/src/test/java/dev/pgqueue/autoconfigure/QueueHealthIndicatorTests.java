@@ -5,8 +5,8 @@ import java.util.Map;
 
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobListener;
-import dev.pgqueue.JobPoller;
 import dev.pgqueue.JobRequest;
+import dev.pgqueue.engine.JobPoller;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 

@@ -1,4 +1,4 @@
-package dev.pgqueue.engine;
+package dev.pgqueue.engine.leased;
 
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -8,6 +8,9 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
+import dev.pgqueue.engine.ClaimedJob;
+import dev.pgqueue.engine.Outcome;
+import dev.pgqueue.engine.sql.JobRepository;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

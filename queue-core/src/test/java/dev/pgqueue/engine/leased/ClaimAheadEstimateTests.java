@@ -1,4 +1,4 @@
-package dev.pgqueue.engine;
+package dev.pgqueue.engine.leased;
 
 import java.util.concurrent.TimeUnit;
 

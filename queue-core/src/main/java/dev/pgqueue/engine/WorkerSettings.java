@@ -1,6 +1,8 @@
-package dev.pgqueue;
+package dev.pgqueue.engine;
 
 import java.time.Duration;
+
+import dev.pgqueue.InvalidQueueConfigurationException;
 
 import org.springframework.core.task.VirtualThreadTaskExecutor;
 

@@ -1,8 +1,12 @@
-package dev.pgqueue;
+package dev.pgqueue.engine;
 
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+
+import dev.pgqueue.InvalidQueueConfigurationException;
+import dev.pgqueue.QueueMode;
+import dev.pgqueue.RetryPolicy;
 
 /**
  * Settings of one queue: a pool of workers with its own mode, concurrency, batch size and timings.
@@ -22,7 +26,7 @@ import java.util.Objects;
  * {@link NonRetryableJobException}
  * @param claimAhead leased mode: whether the poller may claim a few jobs beyond its free workers
  * while jobs are short, so that a worker that finishes starts the next job without waiting for a
- * claim (see {@link JobPoller})
+ * claim (see {@code LeasedClaims})
  */
 public record QueueSettings(String name, QueueMode mode, int concurrency, int batchSize, Duration pollInterval,
 		Duration leaseDuration, int maxAttempts, RetryPolicy retry, List<Class<? extends Throwable>> nonRetryable, boolean claimAhead) {
@@ -37,6 +41,13 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 
 	public static final int DEFAULT_MAX_ATTEMPTS = 10;
 
+	public static final QueueMode DEFAULT_MODE = QueueMode.TRANSACTIONAL;
+
+	public static final boolean DEFAULT_CLAIM_AHEAD = true;
+
+	/** Shortest lease: a lease is extended every third of its duration. */
+	public static final Duration MIN_LEASE_DURATION = Duration.ofSeconds(1);
+
 	public QueueSettings {
 		if (name == null || name.isBlank()) {
 			throw new IllegalArgumentException("Queue name must not be blank");
@@ -44,12 +55,12 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 		String key = "pgqueue.queues." + name + ".";
 		Objects.requireNonNull(mode, key + "mode must be set (transactional or leased)");
 		Objects.requireNonNull(retry, key + "retry must be set");
-		requirePositive(key + "concurrency", concurrency);
-		requirePositive(key + "batch-size", batchSize);
-		requirePositive(key + "max-attempts", maxAttempts);
-		requirePositive(key + "poll-interval", pollInterval);
-		requirePositive(key + "lease-duration", leaseDuration);
-		if (leaseDuration.compareTo(Duration.ofSeconds(1)) < 0) {
+		SettingRules.atLeastOne(key + "concurrency", concurrency);
+		SettingRules.atLeastOne(key + "batch-size", batchSize);
+		SettingRules.atLeastOne(key + "max-attempts", maxAttempts);
+		SettingRules.positive(key + "poll-interval", pollInterval);
+		SettingRules.positive(key + "lease-duration", leaseDuration);
+		if (leaseDuration.compareTo(MIN_LEASE_DURATION) < 0) {
 			throw new InvalidQueueConfigurationException(key + "lease-duration", key + "lease-duration must be at "
 					+ "least 1s, was " + leaseDuration + "; a lease is extended every third of its duration",
 					"Set " + key + "lease-duration to 1s or more, comfortably above the database's worst pause.");
@@ -59,8 +70,24 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 
 	/** Settings with every default, for a queue that has no configuration of its own. */
 	public static QueueSettings defaults(String name) {
-		return new QueueSettings(name, QueueMode.TRANSACTIONAL, DEFAULT_CONCURRENCY, DEFAULT_BATCH_SIZE,
-				DEFAULT_POLL_INTERVAL, DEFAULT_LEASE_DURATION, DEFAULT_MAX_ATTEMPTS, RetryPolicy.DEFAULT, List.of(), true);
+		return new QueueSettings(name, DEFAULT_MODE, DEFAULT_CONCURRENCY, DEFAULT_BATCH_SIZE, DEFAULT_POLL_INTERVAL,
+				DEFAULT_LEASE_DURATION, DEFAULT_MAX_ATTEMPTS, RetryPolicy.DEFAULT, List.of(), DEFAULT_CLAIM_AHEAD);
+	}
+
+	/**
+	 * A retry policy for the queue, from settings that may each be missing (then taken from
+	 * {@code defaults}); a bad value is reported with its key under {@code pgqueue.queues.<queue>}.
+	 */
+	public static RetryPolicy retryPolicy(String queue, RetryPolicy defaults, Duration initialDelay, Duration maxDelay,
+			Double multiplier, Double jitter) {
+		try {
+			return new RetryPolicy((initialDelay != null) ? initialDelay : defaults.initialDelay(),
+					(maxDelay != null) ? maxDelay : defaults.maxDelay(),
+					(multiplier != null) ? multiplier : defaults.multiplier(), (jitter != null) ? jitter : defaults.jitter());
+		}
+		catch (InvalidQueueConfigurationException ex) {
+			throw ex.within("pgqueue.queues." + queue + ".");
+		}
 	}
 
 	public QueueSettings withName(String name) {
@@ -111,18 +138,6 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 	public QueueSettings withClaimAhead(boolean claimAhead) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, claimAhead);
-	}
-
-	private static void requirePositive(String key, int value) {
-		if (value < 1) {
-			throw InvalidQueueConfigurationException.atLeastOne(key, value);
-		}
-	}
-
-	private static void requirePositive(String key, Duration value) {
-		if (value == null || value.isZero() || value.isNegative()) {
-			throw InvalidQueueConfigurationException.positive(key, value);
-		}
 	}
 
 }

@@ -1,4 +1,4 @@
-package dev.pgqueue.engine;
+package dev.pgqueue.engine.transactional;
 
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -6,10 +6,14 @@ import java.util.List;
 import java.util.function.BooleanSupplier;
 import java.util.function.IntConsumer;
 
-import dev.pgqueue.QueueSettings;
+import dev.pgqueue.JobOutcome;
+import dev.pgqueue.engine.ClaimedJob;
+import dev.pgqueue.engine.JobRunner;
 import dev.pgqueue.engine.JobRunner.Attempt;
+import dev.pgqueue.engine.Outcome;
+import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.metrics.QueueMetrics;
-import dev.pgqueue.metrics.QueueMetrics.JobOutcome;
 
 import org.springframework.dao.DataAccessException;
 import org.springframework.transaction.TransactionException;

@@ -1,4 +1,4 @@
-package dev.pgqueue.engine;
+package dev.pgqueue.engine.leased;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -10,6 +10,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
+import dev.pgqueue.engine.ClaimedJob;
+import dev.pgqueue.engine.Outcome;
+import dev.pgqueue.engine.sql.JobRepository;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

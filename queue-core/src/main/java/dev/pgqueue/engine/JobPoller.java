@@ -1,4 +1,4 @@
-package dev.pgqueue;
+package dev.pgqueue.engine;
 
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
@@ -17,24 +17,25 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
-import dev.pgqueue.engine.ClaimAheadEstimate;
+import dev.pgqueue.JobOutcome;
+import dev.pgqueue.QueueMode;
 import dev.pgqueue.engine.ClaimedJob;
-import dev.pgqueue.engine.Completer;
-import dev.pgqueue.engine.JobRepository;
 import dev.pgqueue.engine.JobRunner;
-import dev.pgqueue.engine.LeasedJobs;
-import dev.pgqueue.engine.LeasedJobs.Held;
 import dev.pgqueue.engine.Outcome;
-import dev.pgqueue.engine.TransactionalBatchRunner;
+import dev.pgqueue.engine.leased.ClaimAheadEstimate;
+import dev.pgqueue.engine.leased.Completer;
+import dev.pgqueue.engine.leased.LeasedJobs;
+import dev.pgqueue.engine.leased.LeasedJobs.Held;
+import dev.pgqueue.engine.sql.JobRepository;
+import dev.pgqueue.engine.transactional.TransactionalBatchRunner;
 import dev.pgqueue.metrics.QueueMetrics;
-import dev.pgqueue.metrics.QueueMetrics.JobOutcome;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import org.springframework.context.SmartLifecycle;
 import org.springframework.core.task.SimpleAsyncTaskExecutor;
-import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 import org.springframework.dao.DataAccessException;
+import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**

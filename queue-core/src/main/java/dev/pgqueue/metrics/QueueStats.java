@@ -1,4 +1,4 @@
-package dev.pgqueue.engine;
+package dev.pgqueue.metrics;
 
 import java.time.Duration;
 

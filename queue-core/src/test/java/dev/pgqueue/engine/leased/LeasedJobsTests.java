@@ -1,4 +1,4 @@
-package dev.pgqueue.engine;
+package dev.pgqueue.engine.leased;
 
 import java.time.Duration;
 import java.util.List;
@@ -6,7 +6,8 @@ import java.util.UUID;
 
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.QueueFixture;
-import dev.pgqueue.engine.LeasedJobs.Held;
+import dev.pgqueue.engine.ClaimedJob;
+import dev.pgqueue.engine.leased.LeasedJobs.Held;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

@@ -1,0 +1,18 @@
+package dev.pgqueue;
+
+/** The outcome of one attempt. */
+public enum JobOutcome {
+
+	/** The job completed. */
+	COMPLETED,
+
+	/** The attempt failed and the job will be tried again. */
+	RETRIED,
+
+	/** The job failed for good. */
+	FAILED,
+
+	/** The attempt was interrupted by shutdown; the job went back without using the attempt. */
+	RELEASED
+
+}

@@ -1,0 +1,315 @@
+package dev.pgqueue.engine.sql;
+
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+
+import dev.pgqueue.JobState;
+import dev.pgqueue.engine.ClaimedJob;
+import dev.pgqueue.engine.NewJob;
+import dev.pgqueue.metrics.QueueStats;
+import dev.pgqueue.schema.SchemaName;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.PreparedStatementCreator;
+import org.springframework.jdbc.core.RowCallbackHandler;
+import org.springframework.jdbc.core.RowMapper;
+
+/**
+ * Every SQL statement pgqueue runs against the jobs table.
+ *
+ * <p>Statements go through {@link JdbcTemplate}, so they join the caller's Spring transaction when
+ * there is one. Queue and kind names are always bound as parameters; the schema name is validated
+ * by {@link SchemaName} and quoted.
+ *
+ * <p>Every statement that records an outcome names the state (and, in leased mode, the attempt) it
+ * expects, so that a late finish can never overwrite a job that was rescued or reclaimed meanwhile.
+ */
+public class JobRepository {
+
+	private static final RowCallbackHandler IGNORE_ROWS = (rs) -> {
+	};
+
+	private static final Duration MAX_DELAY = Duration.ofDays(365L * 1000);
+
+	private final JdbcTemplate jdbc;
+
+	private final SchemaName schema;
+
+	private final JobStatements sql;
+
+	private final boolean notify;
+
+	/** A repository that does not notify listeners of new jobs. */
+	public JobRepository(JdbcTemplate jdbc, SchemaName schema) {
+		this(jdbc, schema, false);
+	}
+
+	/**
+	 * @param notify whether notifications are on: inserts of due jobs may send one on
+	 * {@link #channel()} (delivered when the inserting transaction commits) naming their queue
+	 */
+	public JobRepository(JdbcTemplate jdbc, SchemaName schema, boolean notify) {
+		this.jdbc = jdbc;
+		this.schema = schema;
+		this.notify = notify;
+		this.sql = new JobStatements(schema);
+	}
+
+	public SchemaName schema() {
+		return this.schema;
+	}
+
+	/** The notification channel of this schema's jobs table. */
+	public String channel() {
+		return this.sql.channel;
+	}
+
+	/** Whether notifications are on for this schema's jobs table. */
+	public boolean notifies() {
+		return this.notify;
+	}
+
+	/**
+	 * Inserts one job, in the caller's transaction if there is one.
+	 * @param notify whether the same statement notifies the job's queue, if the job is due and
+	 * notifications are on
+	 */
+	public void insert(NewJob job, boolean notify) {
+		Object[] arguments = { job.publicId(), job.kind(), job.queue(), job.payloadJson(), job.priority(),
+				timestamp(job.runAt()), delayMicros(job.delay()), job.maxAttempts() };
+		if (notify && this.notify) {
+			this.jdbc.query(this.sql.insertOneNotifying, IGNORE_ROWS, arguments);
+		}
+		else {
+			this.jdbc.update(this.sql.insertOne, arguments);
+		}
+	}
+
+	/**
+	 * Inserts many jobs with one statement, in the caller's transaction if there is one.
+	 * @param notify whether the same statement notifies the queues that received due jobs, if
+	 * notifications are on
+	 */
+	public void insertAll(List<NewJob> jobs, boolean notify) {
+		if (jobs.isEmpty()) {
+			return;
+		}
+		int n = jobs.size();
+		UUID[] ids = new UUID[n];
+		String[] kinds = new String[n];
+		String[] queues = new String[n];
+		String[] payloads = new String[n];
+		Integer[] priorities = new Integer[n];
+		Timestamp[] runAts = new Timestamp[n];
+		Long[] delays = new Long[n];
+		Integer[] maxAttempts = new Integer[n];
+		for (int i = 0; i < n; i++) {
+			NewJob job = jobs.get(i);
+			ids[i] = job.publicId();
+			kinds[i] = job.kind();
+			queues[i] = job.queue();
+			payloads[i] = job.payloadJson();
+			priorities[i] = job.priority();
+			runAts[i] = timestamp(job.runAt());
+			delays[i] = delayMicros(job.delay());
+			maxAttempts[i] = job.maxAttempts();
+		}
+		boolean notifying = notify && this.notify;
+		PreparedStatementCreator statement = (Connection con) -> {
+			PreparedStatement ps = con.prepareStatement(notifying ? this.sql.insertManyNotifying : this.sql.insertMany);
+			ps.setArray(1, con.createArrayOf("uuid", ids));
+			ps.setArray(2, con.createArrayOf("text", kinds));
+			ps.setArray(3, con.createArrayOf("text", queues));
+			ps.setArray(4, con.createArrayOf("text", payloads));
+			ps.setArray(5, con.createArrayOf("int4", priorities));
+			ps.setArray(6, con.createArrayOf("timestamptz", runAts));
+			ps.setArray(7, con.createArrayOf("int8", delays));
+			ps.setArray(8, con.createArrayOf("int4", maxAttempts));
+			return ps;
+		};
+		if (notifying) {
+			this.jdbc.query(statement, IGNORE_ROWS);
+		}
+		else {
+			this.jdbc.update(statement);
+		}
+	}
+
+	/**
+	 * Notifies the queues on {@link #channel()}, in the caller's transaction if there is one (the
+	 * notifications are then delivered when it commits).
+	 */
+	public void notifyQueues(Collection<String> queues) {
+		if (queues.isEmpty()) {
+			return;
+		}
+		String[] names = queues.toArray(String[]::new);
+		this.jdbc.query((Connection con) -> {
+			PreparedStatement ps = con.prepareStatement(this.sql.notifyQueues);
+			ps.setString(1, channel());
+			ps.setArray(2, con.createArrayOf("text", names));
+			return ps;
+		}, IGNORE_ROWS);
+	}
+
+	/**
+	 * Locks up to {@code limit} due jobs of the queue for the caller's transaction, skipping rows other
+	 * transactions hold. The rows stay available; the caller records each outcome before committing.
+	 */
+	public List<ClaimedJob> claimLocked(String queue, String[] kinds, int limit) {
+		return this.jdbc.query((Connection con) -> {
+			PreparedStatement ps = con.prepareStatement(this.sql.claimLocked);
+			ps.setString(1, queue);
+			ps.setArray(2, con.createArrayOf("text", kinds));
+			ps.setInt(3, limit);
+			return ps;
+		}, claimedMapper(false));
+	}
+
+	/**
+	 * Claims up to {@code limit} due jobs of the queue and commits them as running under a lease held
+	 * by {@code owner}, counting the attempt.
+	 */
+	public List<ClaimedJob> claimLeased(String queue, String[] kinds, int limit, String owner, Duration lease) {
+		return this.jdbc.query((Connection con) -> {
+			PreparedStatement ps = con.prepareStatement(this.sql.claimLeased);
+			ps.setString(1, queue);
+			ps.setArray(2, con.createArrayOf("text", kinds));
+			ps.setInt(3, limit);
+			ps.setString(4, owner);
+			ps.setLong(5, lease.toMillis());
+			return ps;
+		}, claimedMapper(true));
+	}
+
+	/** Completes jobs claimed with {@link #claimLocked} in the same transaction, or deletes them. */
+	public int completeLocked(Collection<Long> ids, boolean delete) {
+		if (ids.isEmpty()) {
+			return 0;
+		}
+		String sql = delete ? this.sql.deleteLocked : this.sql.completeLocked;
+		return updateWithIds(sql, ids);
+	}
+
+	/**
+	 * Completes (or deletes) many leased jobs with one statement, each only if it is still running the
+	 * attempt given. Returns the ids that were still ours.
+	 */
+	public List<Long> completeLeasedMany(List<Long> ids, List<Integer> attempts, boolean delete) {
+		if (ids.isEmpty()) {
+			return List.of();
+		}
+		String sql = delete ? this.sql.deleteLeased : this.sql.completeLeased;
+		return this.jdbc.query((Connection con) -> {
+			PreparedStatement ps = con.prepareStatement(sql);
+			ps.setArray(1, idArray(con, ids));
+			ps.setArray(2, con.createArrayOf("int4", attempts.toArray(new Integer[0])));
+			return ps;
+		}, (rs, i) -> rs.getLong(1));
+	}
+
+	/**
+	 * Records a failed attempt of a job claimed with {@link #claimLocked}: counts it and either
+	 * schedules the next attempt after {@code retryDelay} or fails the job for good.
+	 */
+	public void recordLockedFailure(long id, JobState next, Duration retryDelay, String error) {
+		this.jdbc.update(this.sql.recordLockedFailure, next.sqlValue(), next.sqlValue(), retryDelay.toMillis(), next.sqlValue(), error, id);
+	}
+
+	/**
+	 * Records a failed attempt of a leased job if it is still running that attempt.
+	 * @return whether the job was still ours to update
+	 */
+	public boolean recordLeasedFailure(long id, int attempt, JobState next, Duration retryDelay, String error) {
+		return this.jdbc.update(this.sql.recordLeasedFailure, next.sqlValue(), next.sqlValue(),
+				retryDelay.toMillis(), next.sqlValue(), error, id, attempt) == 1;
+	}
+
+	/**
+	 * Extends the leases {@code owner} holds on the given running jobs; returns the ids whose lease it
+	 * extended. A job missing from the result is no longer this owner's (finished, released, or rescued
+	 * after its lease expired).
+	 */
+	public Set<Long> extendLeases(String owner, Collection<Long> ids, Duration lease) {
+		if (ids.isEmpty()) {
+			return Set.of();
+		}
+		List<Long> extended = this.jdbc.query((Connection con) -> {
+			PreparedStatement ps = con.prepareStatement(this.sql.extendLeases);
+			ps.setLong(1, lease.toMillis());
+			ps.setArray(2, idArray(con, ids));
+			ps.setString(3, owner);
+			return ps;
+		}, (rs, row) -> rs.getLong(1));
+		return new HashSet<>(extended);
+	}
+
+	/**
+	 * Returns running jobs that {@code owner} could not finish (shutdown) to the queue without using
+	 * an attempt.
+	 */
+	public int releaseLeased(String owner, Collection<Long> ids) {
+		if (ids.isEmpty()) {
+			return 0;
+		}
+		return this.jdbc.update((Connection con) -> {
+			PreparedStatement ps = con.prepareStatement(this.sql.releaseLeased);
+			ps.setArray(1, idArray(con, ids));
+			ps.setString(2, owner);
+			return ps;
+		});
+	}
+
+	private int updateWithIds(String sql, Collection<Long> ids) {
+		return this.jdbc.update((Connection con) -> {
+			PreparedStatement ps = con.prepareStatement(sql);
+			ps.setArray(1, idArray(con, ids));
+			return ps;
+		});
+	}
+
+	private static Array idArray(Connection con, Collection<Long> ids) throws SQLException {
+		return con.createArrayOf("int8", ids.toArray(new Long[0]));
+	}
+
+	private static RowMapper<ClaimedJob> claimedMapper(boolean attemptCounted) {
+		return (rs, i) -> {
+			int stored = rs.getInt("attempt");
+			return ClaimedJob.of(rs.getLong("id"), rs.getObject("public_id", UUID.class), rs.getString("kind"),
+					rs.getString("queue"), stored, attemptCounted ? stored : stored + 1, rs.getInt("max_attempts"),
+					rs.getInt("priority"), rs.getString("payload"), instant(rs.getTimestamp("run_at")),
+					instant(rs.getTimestamp("created_at")));
+		};
+	}
+
+	private static Instant instant(Timestamp timestamp) {
+		return (timestamp != null) ? timestamp.toInstant() : null;
+	}
+
+	private static Timestamp timestamp(Instant instant) {
+		return (instant != null) ? Timestamp.from(instant) : null;
+	}
+
+	private static Long delayMicros(Duration delay) {
+		if (delay == null) {
+			return null;
+		}
+		// Saturate: a delay of centuries is still "far in the future" and must not overflow a timestamp.
+		Duration capped = (delay.compareTo(MAX_DELAY) > 0) ? MAX_DELAY : delay;
+		return capped.getSeconds() * 1_000_000 + capped.getNano() / 1_000;
+	}
+
+}

@@ -1,0 +1,151 @@
+package dev.pgqueue.engine.sql;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.UUID;
+
+import dev.pgqueue.JobState;
+import dev.pgqueue.metrics.QueueStats;
+import dev.pgqueue.schema.SchemaName;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * Runs the background services' statements ({@link MaintenanceStatements}): short statements on
+ * timers, each its own transaction, that keep the jobs table healthy and read its signals.
+ */
+public class MaintenanceRepository {
+
+	private final JdbcTemplate jdbc;
+
+	private final MaintenanceStatements sql;
+
+	private final String cleanerLock;
+
+	/**
+	 * @param notify whether promotions notify the queues of the jobs they made available
+	 */
+	public MaintenanceRepository(JdbcTemplate jdbc, SchemaName schema, boolean notify) {
+		this.jdbc = jdbc;
+		this.sql = new MaintenanceStatements(schema, notify);
+		this.cleanerLock = "pgqueue.cleaner:" + schema.value();
+	}
+
+	/**
+	 * Makes scheduled jobs whose run-at has passed available to the pollers, notifying their queues
+	 * when notifications are on. Returns how many were promoted.
+	 */
+	public int promoteDue(int limit) {
+		List<Integer> counts = this.jdbc.query(this.sql.promoteDue, (rs, i) -> rs.getInt(1), limit);
+		return counts.stream().mapToInt(Integer::intValue).sum();
+	}
+
+	/**
+	 * Returns running jobs whose lease expired (their worker died or hung) to the queue, or fails
+	 * those that have used their last attempt. The expired attempt counts.
+	 */
+	public List<RescuedJob> rescueExpired(int limit) {
+		return this.jdbc.query(this.sql.rescueExpired,
+				(rs, i) -> new RescuedJob(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3), rs.getInt(4),
+						JobState.valueOf(rs.getString(5).toUpperCase(Locale.ROOT))),
+				limit);
+	}
+
+	/**
+	 * Prunes finished jobs past their retention in batches of {@code batchSize}, each batch one
+	 * statement in its own transaction that takes the cleaner's transaction-scoped advisory lock, so
+	 * that one instance at a time deletes. Stops when a batch comes back short, or when another
+	 * instance holds the lock. Returns how many rows were deleted, or -1 when another instance held
+	 * the lock before anything was deleted.
+	 */
+	public int pruneAllFinished(Duration completedRetention, Duration failedRetention, int batchSize) {
+		int completed = prune(JobState.COMPLETED, completedRetention, batchSize);
+		if (completed < 0) {
+			return -1;
+		}
+		int failed = prune(JobState.FAILED, failedRetention, batchSize);
+		return completed + Math.max(0, failed);
+	}
+
+	/** Prunes one state; -1 when the lock was held elsewhere before anything was deleted. */
+	private int prune(JobState state, Duration retention, int batchSize) {
+		int total = 0;
+		while (true) {
+			int[] batch = this.jdbc.queryForObject(this.sql.pruneFinished,
+					(rs, i) -> new int[] { rs.getBoolean(1) ? 1 : 0, rs.getInt(2) }, this.cleanerLock, state.sqlValue(),
+					retention.toMillis(), batchSize);
+			if (batch[0] == 0) {
+				return (total > 0) ? total : -1;
+			}
+			total += batch[1];
+			if (batch[1] < batchSize) {
+				return total;
+			}
+		}
+	}
+
+	/**
+	 * Finds due jobs that have waited longer than {@code olderThan} in the given queues with a kind that
+	 * has no listener for that queue in this application, so no poller here will ever claim them.
+	 */
+	public List<UnclaimedKind> unclaimedKinds(Map<String, String[]> kindsByQueue, Duration olderThan) {
+		if (kindsByQueue.isEmpty()) {
+			return List.of();
+		}
+		List<String> queues = new ArrayList<>();
+		List<String> kinds = new ArrayList<>();
+		kindsByQueue.forEach((queue, queueKinds) -> {
+			for (String kind : queueKinds) {
+				queues.add(queue);
+				kinds.add(kind);
+			}
+		});
+		return this.jdbc.query((Connection con) -> {
+			PreparedStatement ps = con.prepareStatement(this.sql.unclaimedKinds);
+			ps.setArray(1, con.createArrayOf("text", kindsByQueue.keySet().toArray(new String[0])));
+			ps.setLong(2, olderThan.toMillis());
+			ps.setArray(3, con.createArrayOf("text", queues.toArray(new String[0])));
+			ps.setArray(4, con.createArrayOf("text", kinds.toArray(new String[0])));
+			return ps;
+		}, (rs, i) -> new UnclaimedKind(rs.getString(1), rs.getString(2), rs.getLong(3),
+				Duration.ofMillis(Math.round(rs.getDouble(4) * 1000))));
+	}
+
+	/** Reads depth, age of the oldest due job, scheduled and running counts per queue. */
+	public Map<String, QueueStats> stats() {
+		Map<String, long[]> counts = new HashMap<>();
+		Map<String, Double> ages = new HashMap<>();
+		this.jdbc.query(this.sql.stats, (ResultSet rs) -> {
+			String queue = rs.getString(1);
+			long[] c = counts.computeIfAbsent(queue, (q) -> new long[3]);
+			switch (rs.getString(2)) {
+				case "available" -> {
+					c[0] = rs.getLong(3);
+					ages.put(queue, Math.max(0.0, rs.getDouble(4)));
+				}
+				case "scheduled" -> c[1] = rs.getLong(3);
+				default -> c[2] = rs.getLong(3);
+			}
+		});
+		Map<String, QueueStats> result = new HashMap<>();
+		counts.forEach((queue, c) -> result.put(queue, new QueueStats(queue, c[0], c[1], c[2],
+				Duration.ofMillis(Math.round(ages.getOrDefault(queue, 0.0) * 1000)))));
+		return result;
+	}
+
+	/** Due jobs of a kind that no listener in this application claims from their queue. */
+	public record UnclaimedKind(String queue, String kind, long jobs, Duration oldestAge) {
+	}
+
+	/** A job the rescuer returned to the queue or failed. */
+	public record RescuedJob(UUID publicId, String kind, String queue, int attempt, JobState state) {
+	}
+
+}

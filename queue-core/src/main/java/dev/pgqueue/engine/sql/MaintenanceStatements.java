@@ -1,0 +1,111 @@
+package dev.pgqueue.engine.sql;
+
+import dev.pgqueue.schema.SchemaName;
+
+/**
+ * The texts of the background services' statements (promoter, rescuer, cleaner, stats reader) for
+ * one schema's jobs table, each named after what it does; {@link MaintenanceRepository} runs them.
+ * Parameters are positional, listed in each statement's Javadoc.
+ */
+public final class MaintenanceStatements {
+
+	/**
+	 * Makes due scheduled jobs available, a limited number at a time; one row per queue with the count
+	 * and, when notifying, a notification of that queue. Parameter: limit.
+	 */
+	public final String promoteDue;
+
+	/**
+	 * Returns running jobs whose lease expired to the queue, or fails those on their last attempt (the
+	 * expired attempt counts). Parameter: limit. Returns public id, kind, queue, attempt, new state.
+	 */
+	public final String rescueExpired;
+
+	/**
+	 * Deletes one batch of finished jobs of a state past their retention, if this transaction gets the
+	 * cleaner's advisory lock. Parameters: lock key, state, retention in milliseconds, limit. Returns
+	 * one row: whether the lock was taken, and how many rows were deleted.
+	 *
+	 * <p>The lock is transaction-scoped ({@code pg_try_advisory_xact_lock}) and the statement commits
+	 * on its own, so the lock never outlives the batch: a session lock held across batches would stick
+	 * to one server connection behind a pooler in transaction mode and be released, if ever, on another.
+	 * The lock function is volatile, so PostgreSQL evaluates the {@code lock} CTE once, before the
+	 * delete reads it.
+	 */
+	public final String pruneFinished;
+
+	/**
+	 * Counts due jobs that have waited past a threshold in the given queues whose kind has no listener
+	 * for that queue here. Parameters: array of queues, threshold in milliseconds, arrays of the
+	 * (queue, kind) pairs that have listeners. Returns queue, kind, count, age of the oldest in seconds.
+	 */
+	public final String unclaimedKinds;
+
+	/**
+	 * Counts unfinished jobs by queue and state, with the age of the oldest by run-at, in seconds.
+	 */
+	public final String stats;
+
+	/**
+	 * @param notify whether promotions notify the queues of the jobs they made available
+	 */
+	public MaintenanceStatements(SchemaName schema, boolean notify) {
+		String table = schema.qualify("pgqueue_jobs");
+		String channel = new JobStatements(schema).channel;
+		this.promoteDue = """
+				WITH promoted AS (
+				    UPDATE %1$s SET state = 'available'
+				    WHERE id IN (SELECT id FROM %1$s
+				                 WHERE state = 'scheduled' AND run_at <= now()
+				                 ORDER BY run_at
+				                 LIMIT ?
+				                 FOR UPDATE SKIP LOCKED)
+				    RETURNING queue)
+				SELECT count(*)::int, %2$s FROM promoted GROUP BY queue
+				""".formatted(table, notify ? "pg_notify('" + channel + "', queue)" : "NULL");
+		this.rescueExpired = """
+				WITH expired AS (
+				    SELECT id FROM %1$s
+				    WHERE state = 'running' AND lease_until < clock_timestamp()
+				    ORDER BY lease_until
+				    LIMIT ?
+				    FOR UPDATE SKIP LOCKED)
+				UPDATE %1$s j
+				SET state = CASE WHEN j.attempt >= j.max_attempts THEN 'failed' ELSE 'available' END,
+				    finished_at = CASE WHEN j.attempt >= j.max_attempts THEN clock_timestamp() END,
+				    last_error = 'Lease held by ' || coalesce(j.lease_owner, '?') || ' expired at '
+				                 || j.lease_until || ' before attempt ' || j.attempt || ' finished',
+				    lease_owner = NULL, lease_until = NULL
+				FROM expired
+				WHERE j.id = expired.id
+				RETURNING j.public_id, j.kind, j.queue, j.attempt, j.state
+				""".formatted(table);
+		this.pruneFinished = """
+				WITH cleaner_lock AS (SELECT pg_try_advisory_xact_lock(hashtext(?)) AS held),
+				     pruned AS (
+				         DELETE FROM %1$s
+				         WHERE id IN (SELECT id FROM %1$s
+				                      WHERE state = ? AND finished_at < clock_timestamp() - ? * interval '1 millisecond'
+				                        AND (SELECT held FROM cleaner_lock)
+				                      LIMIT ?)
+				         RETURNING 1)
+				SELECT (SELECT held FROM cleaner_lock), (SELECT count(*) FROM pruned)::int
+				""".formatted(table);
+		this.unclaimedKinds = """
+				SELECT queue, kind, count(*), extract(epoch FROM clock_timestamp() - min(run_at))
+				FROM %s
+				WHERE state = 'available' AND queue = ANY(?)
+				  AND run_at < clock_timestamp() - ? * interval '1 millisecond'
+				  AND (queue, kind) NOT IN (SELECT * FROM unnest(?::text[], ?::text[]))
+				GROUP BY queue, kind
+				""".formatted(table);
+		this.stats = """
+				SELECT queue, state, count(*),
+				       extract(epoch FROM clock_timestamp() - min(run_at)) AS oldest_age
+				FROM %s
+				WHERE state IN ('available', 'scheduled', 'running')
+				GROUP BY queue, state
+				""".formatted(table);
+	}
+
+}

@@ -1,0 +1,5 @@
+/**
+ * Internal: finds {@link dev.pgqueue.JobListener @JobListener} methods and adapts them to the engine's
+ * handlers (payload mapping with Jackson, argument resolution, exception unwrapping).
+ */
+package dev.pgqueue.listener;

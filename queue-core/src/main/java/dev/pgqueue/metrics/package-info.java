@@ -1,0 +1,5 @@
+/**
+ * What the engine reports: {@link dev.pgqueue.metrics.QueueMetrics}, which an application may
+ * implement to send the figures elsewhere, and its Micrometer implementation.
+ */
+package dev.pgqueue.metrics;
