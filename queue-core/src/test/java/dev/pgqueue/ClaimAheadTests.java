@@ -12,6 +12,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.pgqueue.engine.JobPoller;
+import dev.pgqueue.engine.JobPollerFactory;
+import dev.pgqueue.engine.QueueCatalog;
 import dev.pgqueue.engine.QueueSettings;
 import dev.pgqueue.engine.WorkerSettings;
 import dev.pgqueue.metrics.QueueMetrics;
@@ -125,9 +127,11 @@ class ClaimAheadTests {
 		JobPoller poller = fixture.poller("stuck");
 		poller.start();
 		// A second instance of the queue that never claims ahead, free to run what the first returns.
-		JobPoller other = new JobPoller(leased("stuck").withClaimAhead(false), new String[] { "stuck.job" },
+		JobPoller other = new JobPollerFactory(
+				new QueueCatalog(QueueSettings.defaults("default"), List.of(leased("stuck").withClaimAhead(false))),
 				fixture.repository(), fixture.runner(), fixture.transactionTemplate(), QueueMetrics.NONE,
-				new WorkerSettings(Duration.ofSeconds(10), false, false));
+				new WorkerSettings(Duration.ofSeconds(10), false, false))
+			.create("stuck", new String[] { "stuck.job" });
 		try {
 			blocked.awaitHeldAhead(poller);
 			other.start();

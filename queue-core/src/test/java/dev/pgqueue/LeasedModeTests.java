@@ -15,6 +15,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.pgqueue.engine.ClaimedJob;
 import dev.pgqueue.engine.JobPoller;
+import dev.pgqueue.engine.JobPollerFactory;
 import dev.pgqueue.engine.QueueMaintenance;
 import dev.pgqueue.engine.QueueSettings;
 import dev.pgqueue.engine.WorkerSettings;
@@ -268,9 +269,9 @@ class LeasedModeTests {
 		});
 		// The first instance has lost the database for its lease extensions (a partition, a long
 		// pause) while its handler goes on: its lease expires although the handler is alive.
-		JobPoller hung = new JobPoller(fixture.catalog().settings(queue), new String[] { queue + ".job" },
-				new LeaseExtensionsLost(fixture), fixture.runner(), fixture.transactionTemplate(), QueueMetrics.NONE,
-				DEFAULT_WORKERS);
+		JobPoller hung = new JobPollerFactory(fixture.catalog(), new LeaseExtensionsLost(fixture), fixture.runner(),
+				fixture.transactionTemplate(), QueueMetrics.NONE, DEFAULT_WORKERS)
+			.create(queue, new String[] { queue + ".job" });
 		UUID id = fixture.client().enqueue(queue + ".job", null);
 		hung.start();
 		JobPoller other = null;

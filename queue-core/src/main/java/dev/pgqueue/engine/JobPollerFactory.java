@@ -1,16 +1,18 @@
 package dev.pgqueue.engine;
 
-import dev.pgqueue.QueueMode;
-import dev.pgqueue.engine.JobPoller;
-import dev.pgqueue.engine.QueueSettings;
-import dev.pgqueue.engine.WorkerSettings;
+import java.lang.management.ManagementFactory;
+import java.util.UUID;
+import java.util.concurrent.Executor;
+
+import dev.pgqueue.engine.leased.LeasedClaims;
 import dev.pgqueue.engine.sql.JobRepository;
+import dev.pgqueue.engine.transactional.TransactionalClaims;
 import dev.pgqueue.metrics.QueueMetrics;
 
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
-/** Creates the poller of each queue that has listeners. */
+/** Creates the poller of each queue that has listeners, with the claim strategy of its mode. */
 public class JobPollerFactory {
 
 	private final QueueCatalog queues;
@@ -25,14 +27,27 @@ public class JobPollerFactory {
 
 	private final WorkerSettings workerSettings;
 
+	private final Executor workerExecutor;
+
 	public JobPollerFactory(QueueCatalog queues, JobRepository repository, JobRunner runner,
 			TransactionTemplate transactionTemplate, QueueMetrics metrics, WorkerSettings workerSettings) {
+		this(queues, repository, runner, transactionTemplate, metrics, workerSettings, null);
+	}
+
+	/**
+	 * @param workerExecutor runs the workers of every queue; {@code null} gives each queue a pool of
+	 * its own (virtual threads when {@link WorkerSettings#virtualThreads()})
+	 */
+	public JobPollerFactory(QueueCatalog queues, JobRepository repository, JobRunner runner,
+			TransactionTemplate transactionTemplate, QueueMetrics metrics, WorkerSettings workerSettings,
+			Executor workerExecutor) {
 		this.queues = queues;
 		this.repository = repository;
 		this.runner = runner;
 		this.transactionTemplate = transactionTemplate;
 		this.metrics = metrics;
 		this.workerSettings = workerSettings;
+		this.workerExecutor = workerExecutor;
 	}
 
 	/**
@@ -41,16 +56,27 @@ public class JobPollerFactory {
 	 */
 	public JobPoller create(String queue, String[] kinds) {
 		QueueSettings settings = this.queues.settings(queue);
-		if (settings.mode() == QueueMode.TRANSACTIONAL && this.transactionTemplate == null) {
-			throw new IllegalStateException("Queue '" + queue + "' runs in transactional mode, which needs a "
-					+ "PlatformTransactionManager bean; define one or set pgqueue.queues." + queue + ".mode=leased");
+		String owner = ManagementFactory.getRuntimeMXBean().getName() + "/" + queue + "/"
+				+ UUID.randomUUID().toString().substring(0, 8);
+		ClaimStrategy strategy = switch (settings.mode()) {
+			case TRANSACTIONAL -> transactional(settings, kinds);
+			case LEASED -> new LeasedClaims(settings, kinds, owner, this.repository, this.runner, this.metrics,
+					this.workerSettings);
+		};
+		return new JobPoller(settings, kinds, owner, strategy, this.workerSettings, this.workerExecutor);
+	}
+
+	private ClaimStrategy transactional(QueueSettings settings, String[] kinds) {
+		if (this.transactionTemplate == null) {
+			throw new IllegalStateException("Queue '" + settings.name() + "' runs in transactional mode, which needs a "
+					+ "PlatformTransactionManager bean; define one or set pgqueue.queues." + settings.name()
+					+ ".mode=leased");
 		}
-		if (this.transactionTemplate != null
-				&& this.transactionTemplate.getTransactionManager() instanceof DataSourceTransactionManager manager) {
+		if (this.transactionTemplate.getTransactionManager() instanceof DataSourceTransactionManager manager) {
 			ConnectionPoolCheck.warnIfTooSmall(settings, manager.getDataSource());
 		}
-		return new JobPoller(settings, kinds, this.repository, this.runner, this.transactionTemplate, this.metrics,
-				this.workerSettings);
+		return new TransactionalClaims(settings, kinds, this.repository, this.runner, this.transactionTemplate,
+				this.metrics, this.workerSettings.deleteCompleted());
 	}
 
 }

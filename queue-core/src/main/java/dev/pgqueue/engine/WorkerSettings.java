@@ -28,7 +28,7 @@ public record WorkerSettings(Duration shutdownTimeout, boolean virtualThreads, b
 	}
 
 	/** A new, unstarted thread of the configured kind. */
-	Thread newThread(String name, Runnable task) {
+	public Thread newThread(String name, Runnable task) {
 		if (this.virtualThreads) {
 			return new VirtualThreadTaskExecutor(name).getVirtualThreadFactory().newThread(task);
 		}

@@ -6,7 +6,9 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 import dev.pgqueue.engine.ClaimedJob;
 import dev.pgqueue.engine.Outcome;
@@ -22,7 +24,7 @@ import org.springframework.dao.DataAccessException;
  * not per job, and an idle one adds no delay (a flush starts as soon as an outcome arrives).
  * Failures, which are rare, are written one by one.
  */
-public class Completer {
+final class Completer {
 
 	private static final Logger logger = LoggerFactory.getLogger(Completer.class);
 
@@ -40,20 +42,28 @@ public class Completer {
 
 	private final LinkedBlockingQueue<Finished> pending = new LinkedBlockingQueue<>();
 
-	private final Thread thread;
+	private final BiFunction<String, Runnable, Thread> threads;
 
-	private volatile boolean running = true;
+	private Thread thread;
+
+	private volatile boolean running;
 
 	/**
 	 * @param onRecorded called for each outcome once written (or given up on)
 	 */
 	public Completer(JobRepository repository, boolean deleteCompleted, String queue, Consumer<Finished> onRecorded,
-			java.util.function.BiFunction<String, Runnable, Thread> threads) {
+			BiFunction<String, Runnable, Thread> threads) {
 		this.repository = repository;
 		this.deleteCompleted = deleteCompleted;
 		this.queue = queue;
 		this.onRecorded = onRecorded;
-		this.thread = threads.apply("pgqueue-completer-" + queue, this::run);
+		this.threads = threads;
+	}
+
+	/** Starts the thread that writes outcomes. */
+	public synchronized void start() {
+		this.running = true;
+		this.thread = this.threads.apply("pgqueue-completer-" + this.queue, this::run);
 		this.thread.start();
 	}
 
@@ -63,7 +73,10 @@ public class Completer {
 	}
 
 	/** Writes everything submitted so far, then stops. */
-	public void stop() {
+	public synchronized void stop() {
+		if (this.thread == null) {
+			return;
+		}
 		this.running = false;
 		this.thread.interrupt();
 		try {
@@ -72,6 +85,7 @@ public class Completer {
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 		}
+		this.thread = null;
 	}
 
 	private void run() {
@@ -135,7 +149,7 @@ public class Completer {
 		}
 	}
 
-	private <T> T withRetries(java.util.function.Supplier<T> write, String what) {
+	private <T> T withRetries(Supplier<T> write, String what) {
 		for (int attempt = 1;; attempt++) {
 			try {
 				return write.get();

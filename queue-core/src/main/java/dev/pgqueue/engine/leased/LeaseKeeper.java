@@ -1,0 +1,83 @@
+package dev.pgqueue.engine.leased;
+
+import java.time.Duration;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
+
+import dev.pgqueue.engine.QueueSettings;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.dao.DataAccessException;
+
+/**
+ * Extends the leases of every job a leased poller holds (claimed ahead, running, or finished with
+ * its outcome not yet written) every third of the lease, on a timer of its own: independent of how
+ * long the poll thread waits, and still running while shutdown waits for jobs to finish, so that a
+ * shutdown timeout longer than the lease never lets another instance run them again. A failed
+ * extension is retried after a second.
+ */
+final class LeaseKeeper {
+
+	private static final Logger logger = LoggerFactory.getLogger(LeaseKeeper.class);
+
+	private static final Duration RETRY = Duration.ofSeconds(1);
+
+	private final LeasedJobs jobs;
+
+	private final String queue;
+
+	private final Duration period;
+
+	private final BiFunction<String, Runnable, Thread> threads;
+
+	private ScheduledExecutorService timer;
+
+	LeaseKeeper(LeasedJobs jobs, QueueSettings settings, BiFunction<String, Runnable, Thread> threads) {
+		this.jobs = jobs;
+		this.queue = settings.name();
+		this.period = settings.leaseDuration().dividedBy(3);
+		this.threads = threads;
+	}
+
+	synchronized void start() {
+		ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1,
+				(task) -> this.threads.apply("pgqueue-leases-" + this.queue, task));
+		timer.setRemoveOnCancelPolicy(true);
+		this.timer = timer;
+		schedule(this.period);
+	}
+
+	synchronized void stop() {
+		if (this.timer != null) {
+			this.timer.shutdownNow();
+			this.timer = null;
+		}
+	}
+
+	private synchronized void schedule(Duration delay) {
+		if (this.timer != null) {
+			this.timer.schedule(this::extend, delay.toNanos(), TimeUnit.NANOSECONDS);
+		}
+	}
+
+	private void extend() {
+		Duration next = this.period;
+		try {
+			this.jobs.extendLeases();
+		}
+		catch (DataAccessException ex) {
+			logger.warn("Queue '{}': could not extend the leases of {} held jobs; retrying in {}: {}", this.queue,
+					this.jobs.heldCount(), RETRY, ex.toString());
+			next = RETRY;
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Queue '{}': extending leases failed; retrying in {}: {}", this.queue, RETRY, ex.toString());
+			next = RETRY;
+		}
+		schedule(next);
+	}
+
+}

@@ -1,0 +1,338 @@
+package dev.pgqueue.engine.leased;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Semaphore;
+
+import dev.pgqueue.JobOutcome;
+import dev.pgqueue.engine.ClaimStrategy;
+import dev.pgqueue.engine.ClaimedJob;
+import dev.pgqueue.engine.JobRunner;
+import dev.pgqueue.engine.Outcome;
+import dev.pgqueue.engine.PollSignals;
+import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.WorkerSettings;
+import dev.pgqueue.engine.Workers;
+import dev.pgqueue.engine.leased.LeasedJobs.Held;
+import dev.pgqueue.engine.sql.JobRepository;
+import dev.pgqueue.metrics.QueueMetrics;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.dao.DataAccessException;
+
+/**
+ * Leased mode: a claim commits at once with a lease, and each worker slot runs one job at a time
+ * outside any transaction.
+ *
+ * <p><b>Claiming ahead.</b> Claiming only for free slots costs a claim round trip per job when jobs
+ * are short, and leaves each freed worker idle for that round trip. With
+ * {@link QueueSettings#claimAhead()}, the poll thread also claims about as many jobs as its workers
+ * start during two claim round trips (plus 2 ms), at most the batch size ({@link ClaimAheadEstimate}),
+ * into a local FIFO. A worker that finishes takes the next job from it without a round trip, and
+ * the poll thread claims again when it is half empty. Jobs claimed ahead are leased like running
+ * jobs, go back to the queue without using an attempt if they wait more than
+ * {@link #CLAIM_AHEAD_MAX_WAIT} (or the poll interval, if longer), and go back at once when claiming
+ * stops. {@link LeasedJobs} keeps the account of held jobs and never lets a worker start one whose
+ * lease it knows is lost.
+ *
+ * <p><b>Worker claims.</b> The poll thread makes one claim at a time, so with jobs shorter than a
+ * claim round trip its round trips would bound the queue's throughput whatever the concurrency. So
+ * while the last claim found a backlog, a worker that finds nothing claimed ahead claims its own
+ * next job (and what the estimate asks for), up to {@link #MAX_WORKER_CLAIMS} workers at once.
+ *
+ * <p>Leases are extended by the {@link LeaseKeeper}, outcomes written by the {@link Completer}, both
+ * on timers and threads of their own.
+ */
+public final class LeasedClaims implements ClaimStrategy {
+
+	/**
+	 * Longest a job claimed ahead waits for a worker before it goes back to the queue, unless the poll
+	 * interval is longer: a job may wait that long for any poller anyway.
+	 */
+	public static final Duration CLAIM_AHEAD_MAX_WAIT = Duration.ofSeconds(1);
+
+	/** Most workers that claim their own next job at once (each borrows a pooled connection). */
+	static final int MAX_WORKER_CLAIMS = 4;
+
+	private static final Logger logger = LoggerFactory.getLogger(LeasedClaims.class);
+
+	private final QueueSettings settings;
+
+	private final String[] kinds;
+
+	private final String owner;
+
+	private final JobRepository repository;
+
+	private final JobRunner runner;
+
+	private final QueueMetrics metrics;
+
+	private final WorkerSettings lifecycle;
+
+	private final LeasedJobs leased;
+
+	private final ClaimAheadEstimate aheadEstimate;
+
+	/** How many workers may claim their next jobs themselves at once, besides the poll thread. */
+	private final Semaphore workerClaims;
+
+	/** Whether the last claim took all it asked for, so that more jobs are likely due. */
+	private volatile boolean backlog;
+
+	private volatile boolean aborting;
+
+	private Workers workers;
+
+	private PollSignals signals;
+
+	private LeaseKeeper leaseKeeper;
+
+	private Completer completer;
+
+	/**
+	 * @param settings the queue's settings
+	 * @param kinds kinds to claim
+	 * @param owner the lease owner this poller claims as
+	 * @param repository the SQL
+	 * @param runner runs one attempt
+	 * @param metrics where to report
+	 * @param lifecycle threads, shutdown timeout, and whether completed jobs are deleted
+	 */
+	public LeasedClaims(QueueSettings settings, String[] kinds, String owner, JobRepository repository,
+			JobRunner runner, QueueMetrics metrics, WorkerSettings lifecycle) {
+		this.settings = settings;
+		this.kinds = kinds.clone();
+		this.owner = owner;
+		this.repository = repository;
+		this.runner = runner;
+		this.metrics = metrics;
+		this.lifecycle = lifecycle;
+		this.leased = new LeasedJobs(repository, settings.name(), owner, settings.leaseDuration());
+		this.aheadEstimate = new ClaimAheadEstimate(settings.batchSize());
+		this.workerClaims = new Semaphore(
+				settings.claimAhead() ? Math.min(MAX_WORKER_CLAIMS, settings.concurrency() - 1) : 0);
+	}
+
+	@Override
+	public void start(Workers workers, PollSignals signals) {
+		this.workers = workers;
+		this.signals = signals;
+		this.aborting = false;
+		this.completer = new Completer(this.repository, this.lifecycle.deleteCompleted(), this.settings.name(),
+				(finished) -> this.leased.recorded(finished.job().id()), this.lifecycle::newThread);
+		this.completer.start();
+		this.leaseKeeper = new LeaseKeeper(this.leased, this.settings, this.lifecycle::newThread);
+		this.leaseKeeper.start();
+	}
+
+	@Override
+	public void beforeClaim() {
+		this.leased.returnStale(claimAheadMaxWait());
+		dispatchClaimedAhead();
+	}
+
+	/** How many jobs the next claim may take now; zero while there is no reason to claim. */
+	@Override
+	public int claimRoom() {
+		int free = this.workers.free();
+		int waiting = this.leased.aheadCount();
+		int target = this.aheadEstimate.target();
+		if (waiting == 0 && free > 0) {
+			return Math.min(this.settings.batchSize(), free + target);
+		}
+		if (target > 0 && waiting <= target / 2) {
+			return Math.min(this.settings.batchSize(), free + target - waiting);
+		}
+		return 0;
+	}
+
+	@Override
+	public boolean claim(int room) {
+		List<Held> jobs = claim(room, this.settings.claimAhead());
+		this.leased.holdAhead(jobs);
+		dispatchClaimedAhead();
+		return jobs.size() == room;
+	}
+
+	@Override
+	public int claimedAhead() {
+		return this.leased.aheadCount();
+	}
+
+	/**
+	 * Leases up to {@code wanted} jobs and registers them as this poller's (their leases extended
+	 * from now on); notes whether the claim found a backlog.
+	 * @param estimate whether the claim feeds the claim-ahead estimate (the poll thread's claims do)
+	 */
+	private List<Held> claim(int wanted, boolean estimate) {
+		long start = System.nanoTime();
+		List<ClaimedJob> jobs = this.repository.claimLeased(this.settings.name(), this.kinds, wanted, this.owner,
+				this.settings.leaseDuration());
+		long took = System.nanoTime() - start;
+		this.metrics.pollCycle(this.settings.name(), took, jobs.size());
+		this.backlog = jobs.size() == wanted;
+		if (estimate) {
+			this.aheadEstimate.claimed(start, took);
+		}
+		return this.leased.claimed(jobs, start);
+	}
+
+	/** Starts jobs claimed ahead on free slots, oldest first. */
+	private void dispatchClaimedAhead() {
+		while (this.leased.aheadCount() > 0 && this.workers.tryAcquire()) {
+			Held next = this.leased.nextAhead();
+			if (next == null) {
+				this.workers.release();
+				return;
+			}
+			try {
+				this.workers.execute(() -> work(next));
+			}
+			catch (RuntimeException ex) {
+				this.workers.release();
+				this.leased.returnUnstarted(List.of(next));
+				this.leased.returnAhead();
+				throw ex;
+			}
+		}
+	}
+
+	/**
+	 * How long a job claimed ahead may wait for a worker before it goes back to the queue, so that
+	 * other instances can run it.
+	 */
+	private Duration claimAheadMaxWait() {
+		Duration interval = this.settings.pollInterval();
+		return (interval.compareTo(CLAIM_AHEAD_MAX_WAIT) > 0) ? interval : CLAIM_AHEAD_MAX_WAIT;
+	}
+
+	/**
+	 * A worker: runs the job it was given, then jobs claimed ahead while there are any, holding its
+	 * slot throughout.
+	 */
+	private void work(Held first) {
+		Held job = first;
+		while (true) {
+			try {
+				while (job != null) {
+					runLeased(job);
+					boolean claiming = !this.signals.isStopping();
+					job = claiming ? takeClaimedAhead() : null;
+					if (job == null && claiming) {
+						job = claimOwnNext();
+					}
+				}
+			}
+			finally {
+				this.workers.release();
+			}
+			// A claim may have queued jobs after this worker found none, while it still held its slot.
+			if (this.signals.isStopping() || this.leased.aheadCount() == 0 || !this.workers.tryAcquire()) {
+				return;
+			}
+			job = takeClaimedAhead();
+			if (job == null) {
+				this.workers.release();
+				return;
+			}
+		}
+	}
+
+	/**
+	 * Claims this worker's next job itself, when nothing is claimed ahead: its own and as many more as
+	 * the claim-ahead estimate asks for (at most batch-size), which go to the FIFO. Only while the
+	 * last claim took all it asked for: a queue that keeps up (a steady trickle, or empty) is left to
+	 * the poll thread and its wake-ups, and costs no extra claims. Returns null when it claimed
+	 * nothing.
+	 */
+	private Held claimOwnNext() {
+		if (!this.backlog || !this.workerClaims.tryAcquire()) {
+			return null;
+		}
+		try {
+			int wanted = Math.max(1, Math.min(this.settings.batchSize(), this.aheadEstimate.target() + 1));
+			List<Held> claimed = claim(wanted, false);
+			if (claimed.isEmpty()) {
+				return null;
+			}
+			if (this.signals.isStopping() || this.aborting) {
+				// Stopped while claiming: the jobs go back rather than start during shutdown.
+				this.leased.returnUnstarted(claimed);
+				return null;
+			}
+			if (claimed.size() > 1) {
+				this.leased.holdAhead(claimed.subList(1, claimed.size()));
+				if (this.signals.isStopping()) {
+					// Stopped meanwhile, perhaps after the FIFO was emptied back to the queue.
+					this.leased.returnAhead();
+				}
+				// The poll thread hands them to free workers.
+				this.signals.workersChanged();
+			}
+			return claimed.get(0);
+		}
+		catch (DataAccessException ex) {
+			// The poll thread reports failures and backs off; this worker just stops claiming.
+			logger.debug("Queue '{}': a worker's claim failed: {}", this.settings.name(), ex.toString());
+			return null;
+		}
+		finally {
+			this.workerClaims.release();
+		}
+	}
+
+	private Held takeClaimedAhead() {
+		Held next = this.leased.nextAhead();
+		if (next != null && this.leased.aheadCount() <= this.aheadEstimate.target() / 2) {
+			this.signals.workersChanged();
+		}
+		return next;
+	}
+
+	private void runLeased(Held held) {
+		if (!this.leased.start(held)) {
+			return;
+		}
+		this.aheadEstimate.jobStarted();
+		Outcome outcome = null;
+		try {
+			outcome = this.runner.run(held.job().job(), this.settings);
+		}
+		finally {
+			this.leased.ended(held, outcome, this.completer);
+			Thread.interrupted();
+		}
+	}
+
+	@Override
+	public void stopClaiming() {
+		this.leased.returnAhead();
+	}
+
+	@Override
+	public void abandonRunning() {
+		this.aborting = true;
+		List<Held> unfinished = this.leased.abandonUnfinished();
+		try {
+			int released = this.leased.release(unfinished);
+			logger.warn("Queue '{}': shutdown timeout ({}) passed; returned {} unfinished jobs to the queue without "
+					+ "using an attempt", this.settings.name(), this.lifecycle.shutdownTimeout(), released);
+			unfinished.forEach((job) -> this.metrics.jobFinished(this.settings.name(), job.job().job().kind(),
+					JobOutcome.RELEASED, 0));
+		}
+		catch (DataAccessException ex) {
+			logger.warn("Queue '{}': could not return {} unfinished jobs at shutdown; they run again once their "
+					+ "leases expire: {}", this.settings.name(), unfinished.size(), ex.toString());
+		}
+	}
+
+	@Override
+	public void close() {
+		// Outcomes first: a job stays held, its lease extended, until its outcome is written.
+		this.completer.stop();
+		this.leaseKeeper.stop();
+	}
+
+}
