@@ -1,7 +1,6 @@
 package dev.pgqueue.engine;
 
 import java.time.Duration;
-import dev.pgqueue.InvalidQueueConfigurationException;
 
 /**
  * Timings of the background services that keep the jobs table healthy.
@@ -22,31 +21,13 @@ public record MaintenanceSettings(Duration promoteInterval, Duration rescueInter
 			Duration.ofDays(7), 10_000);
 
 	public MaintenanceSettings {
-		positive("pgqueue.maintenance.promote-interval", promoteInterval);
-		positive("pgqueue.maintenance.rescue-interval", rescueInterval);
-		positive("pgqueue.maintenance.cleanup-interval", cleanupInterval);
-		positive("pgqueue.maintenance.stats-interval", statsInterval);
-		notNegative("pgqueue.retention.completed", completedRetention);
-		notNegative("pgqueue.retention.failed", failedRetention);
-		if (cleanupBatchSize < 1) {
-			throw new InvalidQueueConfigurationException("pgqueue.maintenance.cleanup-batch-size",
-					"pgqueue.maintenance.cleanup-batch-size must be at least 1, was " + cleanupBatchSize,
-					"Set pgqueue.maintenance.cleanup-batch-size to 1 or more (the default is 10000).");
-		}
-	}
-
-	private static void positive(String key, Duration value) {
-		if (value == null || value.isZero() || value.isNegative()) {
-			throw new InvalidQueueConfigurationException(key, key + " must be positive, was " + value,
-					"Set " + key + " to a positive duration such as 1s.");
-		}
-	}
-
-	private static void notNegative(String key, Duration value) {
-		if (value == null || value.isNegative()) {
-			throw new InvalidQueueConfigurationException(key, key + " must not be negative, was " + value,
-					"Set " + key + " to zero or a positive duration such as 1h.");
-		}
+		SettingRules.positive("pgqueue.maintenance.promote-interval", promoteInterval);
+		SettingRules.positive("pgqueue.maintenance.rescue-interval", rescueInterval);
+		SettingRules.positive("pgqueue.maintenance.cleanup-interval", cleanupInterval);
+		SettingRules.positive("pgqueue.maintenance.stats-interval", statsInterval);
+		SettingRules.notNegative("pgqueue.retention.completed", completedRetention);
+		SettingRules.notNegative("pgqueue.retention.failed", failedRetention);
+		SettingRules.atLeastOne("pgqueue.maintenance.cleanup-batch-size", cleanupBatchSize);
 	}
 
 }

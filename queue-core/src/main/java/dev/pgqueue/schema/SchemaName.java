@@ -14,6 +14,9 @@ import dev.pgqueue.InvalidQueueConfigurationException;
  */
 public final class SchemaName {
 
+	/** The schema of the jobs table unless configured otherwise. */
+	public static final String DEFAULT = "public";
+
 	private static final String KEY = "pgqueue.schema.name";
 
 	private static final Pattern VALID = Pattern.compile("[a-z_][a-z0-9_]{0,62}");

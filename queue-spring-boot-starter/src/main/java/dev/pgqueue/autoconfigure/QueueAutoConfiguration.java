@@ -2,12 +2,14 @@ package dev.pgqueue.autoconfigure;
 
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.Executor;
 
 import javax.sql.DataSource;
 
 import dev.pgqueue.InvalidQueueConfigurationException;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobRequest;
+import dev.pgqueue.RetryPolicy;
 import dev.pgqueue.engine.JdbcJobClient;
 import dev.pgqueue.engine.JobHandlerRegistry;
 import dev.pgqueue.engine.JobPoller;
@@ -31,6 +33,7 @@ import org.slf4j.LoggerFactory;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -65,6 +68,12 @@ import org.springframework.util.unit.DataSize;
 @EnableConfigurationProperties(QueueProperties.class)
 public final class QueueAutoConfiguration {
 
+	/**
+	 * Name of an {@link Executor} bean that, when the application defines one, runs the workers of
+	 * every queue instead of a pool per queue. Each queue still runs at most its concurrency at once.
+	 */
+	public static final String WORKER_EXECUTOR_BEAN_NAME = "pgqueueWorkerExecutor";
+
 	private static final Logger logger = LoggerFactory.getLogger(QueueAutoConfiguration.class);
 
 	@Bean
@@ -75,7 +84,6 @@ public final class QueueAutoConfiguration {
 	}
 
 	@Bean
-	@ConditionalOnMissingBean
 	JobRepository pgqueueJobRepository(DataSource dataSource, ObjectProvider<JdbcTemplate> jdbcTemplate,
 			QueueProperties properties) {
 		JdbcTemplate template = jdbcTemplate.getIfUnique(() -> new JdbcTemplate(dataSource));
@@ -84,16 +92,15 @@ public final class QueueAutoConfiguration {
 	}
 
 	@Bean
-	@ConditionalOnMissingBean
 	JobHandlerRegistry pgqueueJobHandlerRegistry() {
 		return new JobHandlerRegistry();
 	}
 
 	@Bean
-	@ConditionalOnMissingBean
-	QueueCatalog pgqueueQueueCatalog(QueueProperties properties) {
-		return new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE),
-				properties.toQueueSettings());
+	QueueCatalog pgqueueQueueCatalog(QueueProperties properties, ObjectProvider<RetryPolicy> retryPolicy) {
+		RetryPolicy defaultRetry = retryPolicy.getIfUnique(() -> RetryPolicy.DEFAULT);
+		return new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE).withRetry(defaultRetry),
+				properties.toQueueSettings(defaultRetry));
 	}
 
 	@Bean
@@ -107,20 +114,17 @@ public final class QueueAutoConfiguration {
 	}
 
 	@Bean
-	@ConditionalOnMissingBean
 	@ConditionalOnBooleanProperty(name = "pgqueue.notifications.enabled", matchIfMissing = true)
 	NotificationThrottle pgqueueNotificationThrottle(JobRepository repository, QueueProperties properties) {
 		return new NotificationThrottle(repository, properties.getNotifications().getMinInterval());
 	}
 
 	@Bean
-	@ConditionalOnMissingBean
 	PollerWakeUps pgqueuePollerWakeUps() {
 		return new PollerWakeUps();
 	}
 
 	@Bean
-	@ConditionalOnMissingBean
 	static JobListenerMethodProcessor pgqueueJobListenerMethodProcessor(ConfigurableListableBeanFactory beanFactory,
 			ObjectProvider<JobHandlerRegistry> registry, ObjectProvider<JsonMapper> jsonMapper,
 			ObjectProvider<JobPollerFactory> pollerFactory, ObjectProvider<QueueCatalog> queues,
@@ -161,35 +165,32 @@ public final class QueueAutoConfiguration {
 	static class ProcessingConfiguration {
 
 		@Bean
-		@ConditionalOnMissingBean
-		JobRunner pgqueueJobRunner(JobHandlerRegistry handlers, ObjectProvider<QueueMetrics> metrics) {
+			JobRunner pgqueueJobRunner(JobHandlerRegistry handlers, ObjectProvider<QueueMetrics> metrics) {
 			return new JobRunner(handlers, metrics.getIfAvailable(() -> QueueMetrics.NONE));
 		}
 
 		@Bean
-		@ConditionalOnMissingBean
-		JobPollerFactory pgqueueJobPollerFactory(QueueCatalog queues, JobRepository repository, JobRunner runner,
+			JobPollerFactory pgqueueJobPollerFactory(QueueCatalog queues, JobRepository repository, JobRunner runner,
 				ObjectProvider<PlatformTransactionManager> transactionManager, ObjectProvider<QueueMetrics> metrics,
-				QueueProperties properties, Environment environment) {
+				QueueProperties properties, Environment environment,
+				@Qualifier(WORKER_EXECUTOR_BEAN_NAME) ObjectProvider<Executor> workerExecutor) {
 			PlatformTransactionManager manager = transactionManager.getIfUnique();
 			TransactionTemplate template = (manager != null) ? new TransactionTemplate(manager) : null;
 			WorkerSettings workerSettings = new WorkerSettings(properties.getShutdownTimeout(),
 					Threading.VIRTUAL.isActive(environment), properties.getRetention().getCompleted().isZero());
 			return new JobPollerFactory(queues, repository, runner, template,
-					metrics.getIfAvailable(() -> QueueMetrics.NONE), workerSettings);
+					metrics.getIfAvailable(() -> QueueMetrics.NONE), workerSettings, workerExecutor.getIfAvailable());
 		}
 
 		@Bean
-		@ConditionalOnMissingBean
-		@ConditionalOnBooleanProperty(name = "pgqueue.notifications.enabled", matchIfMissing = true)
+			@ConditionalOnBooleanProperty(name = "pgqueue.notifications.enabled", matchIfMissing = true)
 		NotificationListener pgqueueNotificationListener(DataSource dataSource, JobRepository repository,
 				PollerWakeUps wakeUps) {
 			return new NotificationListener(dataSource, repository.channel(), wakeUps);
 		}
 
 		@Bean
-		@ConditionalOnMissingBean
-		QueueMaintenance pgqueueMaintenance(DataSource dataSource, ObjectProvider<JdbcTemplate> jdbcTemplate,
+			QueueMaintenance pgqueueMaintenance(DataSource dataSource, ObjectProvider<JdbcTemplate> jdbcTemplate,
 				ObjectProvider<QueueMetrics> metrics, QueueProperties properties, QueueCatalog queues,
 				JobHandlerRegistry handlers) {
 			MaintenanceRepository repository = new MaintenanceRepository(

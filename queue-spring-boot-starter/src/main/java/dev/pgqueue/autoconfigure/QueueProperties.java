@@ -6,11 +6,13 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import dev.pgqueue.InvalidQueueConfigurationException;
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.RetryPolicy;
+import dev.pgqueue.engine.JdbcJobClient;
 import dev.pgqueue.engine.MaintenanceSettings;
 import dev.pgqueue.engine.NotificationThrottle;
+import dev.pgqueue.engine.WorkerSettings;
+import dev.pgqueue.schema.SchemaName;
 import dev.pgqueue.engine.QueueSettings;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -33,13 +35,13 @@ public class QueueProperties {
 	 * back to the queue without using an attempt. Keep it below
 	 * spring.lifecycle.timeout-per-shutdown-phase.
 	 */
-	private Duration shutdownTimeout = Duration.ofSeconds(20);
+	private Duration shutdownTimeout = WorkerSettings.DEFAULT_SHUTDOWN_TIMEOUT;
 
 	/**
 	 * Largest payload accepted at enqueue, as serialized JSON. Larger data belongs elsewhere, with its
 	 * key in the payload.
 	 */
-	private DataSize maxPayloadSize = DataSize.ofMegabytes(1);
+	private DataSize maxPayloadSize = DataSize.ofBytes(JdbcJobClient.DEFAULT_MAX_PAYLOAD_BYTES);
 
 	private final Schema schema = new Schema();
 
@@ -103,10 +105,14 @@ public class QueueProperties {
 		this.queues = queues;
 	}
 
-	/** The configured queues as engine settings, validated. */
-	public List<QueueSettings> toQueueSettings() {
+	/**
+	 * The configured queues as engine settings, validated.
+	 * @param defaultRetry the retry policy of queues that set no {@code retry.*} key, and the source of
+	 * the keys a queue leaves out
+	 */
+	public List<QueueSettings> toQueueSettings(RetryPolicy defaultRetry) {
 		List<QueueSettings> settings = new ArrayList<>();
-		this.queues.forEach((name, queue) -> settings.add(queue.toSettings(name)));
+		this.queues.forEach((name, queue) -> settings.add(queue.toSettings(name, defaultRetry)));
 		return settings;
 	}
 
@@ -122,7 +128,7 @@ public class QueueProperties {
 		/**
 		 * Schema holding the jobs table: lower-case letters, digits and underscores.
 		 */
-		private String name = "public";
+		private String name = SchemaName.DEFAULT;
 
 		/**
 		 * Whether pgqueue creates and upgrades its table with its own Flyway instance (history in
@@ -189,12 +195,12 @@ public class QueueProperties {
 		 * How long completed jobs are kept before they are pruned. Zero deletes a completed job as it
 		 * finishes.
 		 */
-		private Duration completed = Duration.ofHours(1);
+		private Duration completed = MaintenanceSettings.DEFAULT.completedRetention();
 
 		/**
 		 * How long failed jobs are kept, with their last error, before they are pruned.
 		 */
-		private Duration failed = Duration.ofDays(7);
+		private Duration failed = MaintenanceSettings.DEFAULT.failedRetention();
 
 		public Duration getCompleted() {
 			return this.completed;
@@ -220,28 +226,28 @@ public class QueueProperties {
 		 * How often delayed jobs and retries that have become due are made available to pollers.
 		 * Bounds the extra latency of a delayed job.
 		 */
-		private Duration promoteInterval = Duration.ofSeconds(1);
+		private Duration promoteInterval = MaintenanceSettings.DEFAULT.promoteInterval();
 
 		/**
 		 * How often leased jobs whose lease expired (their worker died) are looked for and returned to
 		 * the queue.
 		 */
-		private Duration rescueInterval = Duration.ofSeconds(15);
+		private Duration rescueInterval = MaintenanceSettings.DEFAULT.rescueInterval();
 
 		/**
 		 * How often finished jobs past their retention are pruned (by one instance at a time).
 		 */
-		private Duration cleanupInterval = Duration.ofMinutes(1);
+		private Duration cleanupInterval = MaintenanceSettings.DEFAULT.cleanupInterval();
 
 		/**
 		 * How often queue depth and the age of the oldest due job are read for metrics and health.
 		 */
-		private Duration statsInterval = Duration.ofSeconds(15);
+		private Duration statsInterval = MaintenanceSettings.DEFAULT.statsInterval();
 
 		/**
 		 * Most finished jobs deleted by one prune statement.
 		 */
-		private int cleanupBatchSize = 10000;
+		private int cleanupBatchSize = MaintenanceSettings.DEFAULT.cleanupBatchSize();
 
 		public Duration getPromoteInterval() {
 			return this.promoteInterval;
@@ -291,34 +297,34 @@ public class QueueProperties {
 		 * How jobs run: 'transactional' (claim, run and finish in one transaction; database effects
 		 * exactly once) or 'leased' (claim with a lease, run outside a transaction; at least once).
 		 */
-		private QueueMode mode = QueueMode.TRANSACTIONAL;
+		private QueueMode mode = QueueSettings.DEFAULT_MODE;
 
 		/**
 		 * Workers of this queue in each instance. In transactional mode, batches run at once, each
 		 * holding a pooled connection for as long as it runs; in leased mode, jobs run at once.
 		 */
-		private int concurrency = 4;
+		private int concurrency = QueueSettings.DEFAULT_CONCURRENCY;
 
 		/**
 		 * Most jobs one claim statement takes.
 		 */
-		private int batchSize = 10;
+		private int batchSize = QueueSettings.DEFAULT_BATCH_SIZE;
 
 		/**
 		 * Pause after a poll that found less than a full batch, spread by ±10 %.
 		 */
-		private Duration pollInterval = Duration.ofSeconds(1);
+		private Duration pollInterval = QueueSettings.DEFAULT_POLL_INTERVAL;
 
 		/**
 		 * Leased mode: how long a job may run without its lease being extended. Leases of running
 		 * jobs are extended every third of this; a job whose lease expires is rescued.
 		 */
-		private Duration leaseDuration = Duration.ofMinutes(5);
+		private Duration leaseDuration = QueueSettings.DEFAULT_LEASE_DURATION;
 
 		/**
 		 * Attempts a job gets unless its request says otherwise.
 		 */
-		private int maxAttempts = 10;
+		private int maxAttempts = QueueSettings.DEFAULT_MAX_ATTEMPTS;
 
 		/**
 		 * Leased mode: whether the poller may claim a few jobs beyond its free workers while jobs
@@ -328,7 +334,7 @@ public class QueueProperties {
 		 * backlog, up to 4 workers that find nothing claimed ahead also claim for themselves. Turn it
 		 * off to never hold a job that no worker is running.
 		 */
-		private boolean claimAhead = true;
+		private boolean claimAhead = QueueSettings.DEFAULT_CLAIM_AHEAD;
 
 		/**
 		 * Exception types that fail a job at once, without retries, besides
@@ -406,58 +412,41 @@ public class QueueProperties {
 			return this.retry;
 		}
 
-		QueueSettings toSettings(String name) {
-			String retryKey = "pgqueue.queues." + name + ".retry.";
-			if (!(this.retry.jitter >= 0.0 && this.retry.jitter <= 1.0)) {
-				throw new InvalidQueueConfigurationException(retryKey + "jitter",
-						retryKey + "jitter must be between 0 and 1, was " + this.retry.jitter,
-						"Set " + retryKey + "jitter to a fraction such as 0.2.");
-			}
-			if (!(this.retry.multiplier >= 1.0)) {
-				throw new InvalidQueueConfigurationException(retryKey + "multiplier",
-						retryKey + "multiplier must be at least 1, was " + this.retry.multiplier,
-						"Set " + retryKey + "multiplier to 1 (constant delay) or more.");
-			}
-			if (this.retry.initialDelay == null || this.retry.initialDelay.isNegative()) {
-				throw new InvalidQueueConfigurationException(retryKey + "initial-delay",
-						retryKey + "initial-delay must not be negative, was " + this.retry.initialDelay,
-						"Set " + retryKey + "initial-delay to a duration such as 1s.");
-			}
-			if (this.retry.maxDelay == null || this.retry.maxDelay.compareTo(this.retry.initialDelay) < 0) {
-				throw new InvalidQueueConfigurationException(retryKey + "max-delay", retryKey + "max-delay ("
-						+ this.retry.maxDelay + ") must not be shorter than " + retryKey + "initial-delay ("
-						+ this.retry.initialDelay + ")", "Raise " + retryKey + "max-delay or lower the initial delay.");
-			}
-			RetryPolicy policy = new RetryPolicy(this.retry.initialDelay, this.retry.maxDelay, this.retry.multiplier,
-					this.retry.jitter);
+		QueueSettings toSettings(String name, RetryPolicy defaultRetry) {
+			RetryPolicy policy = QueueSettings.retryPolicy(name, defaultRetry, this.retry.initialDelay,
+					this.retry.maxDelay, this.retry.multiplier, this.retry.jitter);
 			return new QueueSettings(name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
 					this.leaseDuration, this.maxAttempts, policy, this.nonRetryableExceptions, this.claimAhead);
 		}
 
 	}
 
+	/**
+	 * Backoff between attempts. A key left out comes from the application's RetryPolicy bean, if it
+	 * defines one, else from the defaults: initial-delay 1s, max-delay 1h, multiplier 2, jitter 0.2.
+	 */
 	public static class Retry {
 
 		/**
 		 * Delay after the first failed attempt.
 		 */
-		private Duration initialDelay = Duration.ofSeconds(1);
+		private Duration initialDelay;
 
 		/**
 		 * Longest delay between two attempts.
 		 */
-		private Duration maxDelay = Duration.ofHours(1);
+		private Duration maxDelay;
 
 		/**
 		 * Factor by which the delay grows after each failed attempt.
 		 */
-		private double multiplier = 2.0;
+		private Double multiplier;
 
 		/**
 		 * Fraction (0 to 1) of each delay by which it is randomly spread, so that jobs that failed
 		 * together do not come back together.
 		 */
-		private double jitter = 0.2;
+		private Double jitter;
 
 		public Duration getInitialDelay() {
 			return this.initialDelay;
@@ -475,19 +464,19 @@ public class QueueProperties {
 			this.maxDelay = maxDelay;
 		}
 
-		public double getMultiplier() {
+		public Double getMultiplier() {
 			return this.multiplier;
 		}
 
-		public void setMultiplier(double multiplier) {
+		public void setMultiplier(Double multiplier) {
 			this.multiplier = multiplier;
 		}
 
-		public double getJitter() {
+		public Double getJitter() {
 			return this.jitter;
 		}
 
-		public void setJitter(double jitter) {
+		public void setJitter(Double jitter) {
 			this.jitter = jitter;
 		}
 

@@ -5,6 +5,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -55,6 +57,7 @@ import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfigu
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.annotation.Transactional;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -337,6 +340,50 @@ class QueueAutoConfigurationTests {
 						Duration.ofMillis(250), Duration.ofSeconds(30), 5,
 						new RetryPolicy(Duration.ofSeconds(2), Duration.ofMinutes(1), 3.0, 0.5),
 						List.of(IllegalArgumentException.class), false));
+			});
+	}
+
+	@Test
+	void aRetryPolicyBeanIsTheBackoffOfEveryQueueAndEachRetryKeyOverridesItsPart() {
+		RetryPolicy applicationPolicy = new RetryPolicy(Duration.ofSeconds(5), Duration.ofMinutes(10), 4.0, 0.1);
+		this.contextRunner.withUserConfiguration(ReportListenerConfiguration.class, GreetingListenerConfiguration.class)
+			.withBean(RetryPolicy.class, () -> applicationPolicy)
+			.withPropertyValues("pgqueue.queues.reports.retry.multiplier=3")
+			.run((context) -> {
+				assertThat(context.getBean("pgqueuePoller.default", JobPoller.class).settings().retry())
+					.isEqualTo(applicationPolicy);
+				assertThat(context.getBean("pgqueuePoller.reports", JobPoller.class).settings().retry())
+					.isEqualTo(new RetryPolicy(Duration.ofSeconds(5), Duration.ofMinutes(10), 3.0, 0.1));
+			});
+	}
+
+	@Test
+	void withoutARetryPolicyBeanQueuesBackOffByTheDocumentedDefaults() {
+		this.contextRunner.withUserConfiguration(ReportListenerConfiguration.class)
+			.run((context) -> assertThat(context.getBean("pgqueuePoller.reports", JobPoller.class).settings().retry())
+				.isEqualTo(new RetryPolicy(Duration.ofSeconds(1), Duration.ofHours(1), 2.0, 0.2)));
+	}
+
+	@Test
+	void aRetryKeyThatConflictsWithTheRetryPolicyBeanFailsStartupNamingTheKey() {
+		this.contextRunner.withUserConfiguration(ReportListenerConfiguration.class)
+			.withBean(RetryPolicy.class, () -> new RetryPolicy(Duration.ofSeconds(5), Duration.ofMinutes(10), 4.0, 0.1))
+			.withPropertyValues("pgqueue.queues.reports.retry.initial-delay=1h")
+			.run((context) -> assertThat(failureMessages(context))
+				.contains("pgqueue.queues.reports.retry.max-delay"));
+	}
+
+	@Test
+	void runsTheWorkersOfEveryQueueOnTheApplicationsWorkerExecutor() {
+		this.contextRunner.withUserConfiguration(ThreadProbeConfiguration.class)
+			.withBean(QueueAutoConfiguration.WORKER_EXECUTOR_BEAN_NAME, Executor.class,
+					() -> Executors.newCachedThreadPool(new CustomizableThreadFactory("app-jobs-")),
+					(definition) -> definition.setDestroyMethodName("shutdownNow"))
+			.run((context) -> {
+				UUID id = context.getBean(JobClient.class).enqueue("thread.probe", "which thread?");
+				ThreadProbe probe = context.getBean(ThreadProbe.class);
+				await().atMost(TIMEOUT).until(() -> probe.threadNameByJob.containsKey(id));
+				assertThat(probe.threadNameByJob.get(id)).startsWith("app-jobs-");
 			});
 	}
 
