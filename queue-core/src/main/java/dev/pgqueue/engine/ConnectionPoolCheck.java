@@ -4,7 +4,6 @@ import java.lang.reflect.Method;
 
 import javax.sql.DataSource;
 
-import dev.pgqueue.QueueMode;
 import dev.pgqueue.engine.QueueSettings;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,9 +31,9 @@ final class ConnectionPoolCheck {
 	private ConnectionPoolCheck() {
 	}
 
-	/** Logs a warning when the queue is transactional and its batches would not all get a connection. */
+	/** Logs a warning when the transactional queue's batches would not all get a connection. */
 	static void warnIfTooSmall(QueueSettings settings, DataSource dataSource) {
-		if (settings.mode() != QueueMode.TRANSACTIONAL || dataSource == null) {
+		if (dataSource == null) {
 			return;
 		}
 		int poolSize = maximumPoolSize(dataSource);

@@ -61,34 +61,42 @@ public class MaintenanceRepository {
 	/**
 	 * Prunes finished jobs past their retention in batches of {@code batchSize}, each batch one
 	 * statement in its own transaction that takes the cleaner's transaction-scoped advisory lock, so
-	 * that one instance at a time deletes. Stops when a batch comes back short, or when another
-	 * instance holds the lock. Returns how many rows were deleted, or -1 when another instance held
-	 * the lock before anything was deleted.
+	 * that one instance at a time deletes. Returns how many rows were deleted, or -1 when another
+	 * instance held the lock before anything was deleted.
+	 *
+	 * <p>An instance that finds the lock taken stops for good, even half-way: the instance that took
+	 * it goes on to the end, completed and failed jobs both. So whichever instance took the lock last
+	 * finishes the work; if instances stopped only the current state when they lost a turn, two of
+	 * them could each leave the other's state half-pruned.
 	 */
 	public int pruneAllFinished(Duration completedRetention, Duration failedRetention, int batchSize) {
-		int completed = prune(JobState.COMPLETED, completedRetention, batchSize);
-		if (completed < 0) {
-			return -1;
+		Pruned completed = prune(JobState.COMPLETED, completedRetention, batchSize);
+		if (completed.lostTurn()) {
+			return (completed.deleted() > 0) ? completed.deleted() : -1;
 		}
-		int failed = prune(JobState.FAILED, failedRetention, batchSize);
-		return completed + Math.max(0, failed);
+		Pruned failed = prune(JobState.FAILED, failedRetention, batchSize);
+		return completed.deleted() + failed.deleted();
 	}
 
-	/** Prunes one state; -1 when the lock was held elsewhere before anything was deleted. */
-	private int prune(JobState state, Duration retention, int batchSize) {
+	/** Prunes one state until a batch comes back short, or until another instance holds the lock. */
+	private Pruned prune(JobState state, Duration retention, int batchSize) {
 		int total = 0;
 		while (true) {
-			int[] batch = this.jdbc.queryForObject(this.sql.pruneFinished,
-					(rs, i) -> new int[] { rs.getBoolean(1) ? 1 : 0, rs.getInt(2) }, this.cleanerLock, state.sqlValue(),
+			Pruned batch = this.jdbc.queryForObject(this.sql.pruneFinished,
+					(rs, i) -> new Pruned(rs.getInt(2), !rs.getBoolean(1)), this.cleanerLock, state.sqlValue(),
 					retention.toMillis(), batchSize);
-			if (batch[0] == 0) {
-				return (total > 0) ? total : -1;
+			if (batch.lostTurn()) {
+				return new Pruned(total, true);
 			}
-			total += batch[1];
-			if (batch[1] < batchSize) {
-				return total;
+			total += batch.deleted();
+			if (batch.deleted() < batchSize) {
+				return new Pruned(total, false);
 			}
 		}
+	}
+
+	/** Rows deleted, and whether the last statement found the cleaner's lock held elsewhere. */
+	private record Pruned(int deleted, boolean lostTurn) {
 	}
 
 	/**

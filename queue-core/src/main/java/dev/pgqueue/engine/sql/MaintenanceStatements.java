@@ -31,6 +31,12 @@ public final class MaintenanceStatements {
 	 * to one server connection behind a pooler in transaction mode and be released, if ever, on another.
 	 * The lock function is volatile, so PostgreSQL evaluates the {@code lock} CTE once, before the
 	 * delete reads it.
+	 *
+	 * <p>The statement's snapshot can predate the commit of the batch another instance deleted just
+	 * before this one got the lock. Without {@code FOR UPDATE} the batch would pick those rows, find
+	 * them gone and come back short, which reads as "nothing left": both instances could stop with
+	 * rows still to prune. Locking skips rows deleted since the snapshot and keeps reading until the
+	 * batch is full.
 	 */
 	public final String pruneFinished;
 
@@ -87,7 +93,7 @@ public final class MaintenanceStatements {
 				         WHERE id IN (SELECT id FROM %1$s
 				                      WHERE state = ? AND finished_at < clock_timestamp() - ? * interval '1 millisecond'
 				                        AND (SELECT held FROM cleaner_lock)
-				                      LIMIT ?)
+				                      LIMIT ? FOR UPDATE SKIP LOCKED)
 				         RETURNING 1)
 				SELECT (SELECT held FROM cleaner_lock), (SELECT count(*) FROM pruned)::int
 				""".formatted(table);
