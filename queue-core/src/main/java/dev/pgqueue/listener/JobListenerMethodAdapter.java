@@ -13,6 +13,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JavaType;
+import tools.jackson.databind.ObjectReader;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.util.ReflectionUtils;
@@ -34,7 +35,8 @@ public class JobListenerMethodAdapter implements JobHandler {
 
 	private final Method method;
 
-	private final JsonMapper jsonMapper;
+	/** Reads payloads of the listener's type; built once, so no job looks its deserializer up. */
+	private final ObjectReader payloadReader;
 
 	private final int payloadIndex;
 
@@ -52,7 +54,6 @@ public class JobListenerMethodAdapter implements JobHandler {
 		this.queue = annotation.queue();
 		this.bean = bean;
 		this.method = method;
-		this.jsonMapper = jsonMapper;
 		if (this.kind.isBlank()) {
 			throw new InvalidJobListenerException("@JobListener on " + describe(method) + " has a blank kind",
 					"Give it a stable name such as kind = \"email.welcome\".");
@@ -84,6 +85,7 @@ public class JobListenerMethodAdapter implements JobHandler {
 		}
 		this.payloadIndex = payload;
 		this.payloadType = (payload >= 0) ? jsonMapper.constructType(types[payload]) : null;
+		this.payloadReader = (payload >= 0) ? jsonMapper.readerFor(this.payloadType) : null;
 		ReflectionUtils.makeAccessible(method);
 	}
 
@@ -119,7 +121,7 @@ public class JobListenerMethodAdapter implements JobHandler {
 	private Object readPayload(Job job) {
 		Object payload;
 		try {
-			payload = this.jsonMapper.readValue(job.payload(), this.payloadType);
+			payload = this.payloadReader.readValue(job.payload());
 		}
 		catch (JacksonException ex) {
 			// Jackson's messages quote the offending values: keep them out of logs and last_error, which

@@ -2,10 +2,12 @@ package dev.pgqueue.metrics;
 
 import java.time.Duration;
 import java.util.Collection;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import dev.pgqueue.JobOutcome;
 import dev.pgqueue.metrics.QueueStats;
@@ -39,9 +41,8 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 
 	private final Map<String, DistributionSummary> batchSizes = new ConcurrentHashMap<>();
 
-	private final Map<String, Counter> counters = new ConcurrentHashMap<>();
-
-	private final Map<String, Timer> handlerTimers = new ConcurrentHashMap<>();
+	/** Meters of each queue's kinds, looked up without building a key: this runs once per job. */
+	private final Map<String, Map<String, KindMeters>> kindMeters = new ConcurrentHashMap<>();
 
 	private final Map<String, QueueGauges> gauges = new ConcurrentHashMap<>();
 
@@ -66,21 +67,12 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 
 	@Override
 	public void jobFinished(String queue, String kind, JobOutcome outcome, long nanos) {
-		String name = "pgqueue.jobs." + outcome.name().toLowerCase(java.util.Locale.ROOT);
-		counter(name, queue, kind).increment();
-		if (outcome != JobOutcome.RELEASED) {
-			String outcomeTag = outcome.name().toLowerCase(java.util.Locale.ROOT);
-			this.handlerTimers.computeIfAbsent(queue + '\0' + kind + '\0' + outcomeTag, (key) -> Timer
-				.builder("pgqueue.handler.duration")
-				.description("Time listener methods take to run one attempt")
-				.tags("queue", queue, "kind", kind, "outcome", outcomeTag)
-				.register(this.registry)).record(nanos, TimeUnit.NANOSECONDS);
-		}
+		kindMeters(queue, kind).finished(outcome, nanos);
 	}
 
 	@Override
 	public void jobRescued(String queue, String kind) {
-		counter("pgqueue.jobs.rescued", queue, kind).increment();
+		kindMeters(queue, kind).rescued();
 	}
 
 	@Override
@@ -111,13 +103,80 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 			.register(this.registry));
 	}
 
-	private Counter counter(String name, String queue, String kind) {
-		return this.counters.computeIfAbsent(name + '\0' + queue + '\0' + kind,
-				(key) -> Counter.builder(name).tags("queue", queue, "kind", kind).register(this.registry));
+	private KindMeters kindMeters(String queue, String kind) {
+		return this.kindMeters.computeIfAbsent(queue, (q) -> new ConcurrentHashMap<>())
+			.computeIfAbsent(kind, (k) -> new KindMeters(this.registry, queue, kind));
 	}
 
 	private QueueGauges gauges(String queue) {
 		return this.gauges.computeIfAbsent(queue, (q) -> new QueueGauges(this.registry, q));
+	}
+
+	/**
+	 * The counters and handler timers of one kind in one queue, each registered the first time it is
+	 * needed and then held here, so that counting a job is an array index and an increment.
+	 * Registering is idempotent in Micrometer, so two threads racing to register one meter get the
+	 * same meter.
+	 */
+	private static final class KindMeters {
+
+		private final MeterRegistry registry;
+
+		private final String queue;
+
+		private final String kind;
+
+		private final AtomicReferenceArray<Counter> finished = new AtomicReferenceArray<>(JobOutcome.values().length);
+
+		private final AtomicReferenceArray<Timer> durations = new AtomicReferenceArray<>(JobOutcome.values().length);
+
+		private volatile Counter rescued;
+
+		KindMeters(MeterRegistry registry, String queue, String kind) {
+			this.registry = registry;
+			this.queue = queue;
+			this.kind = kind;
+		}
+
+		void finished(JobOutcome outcome, long nanos) {
+			int index = outcome.ordinal();
+			Counter counter = this.finished.get(index);
+			if (counter == null) {
+				counter = counter("pgqueue.jobs." + tag(outcome));
+				this.finished.set(index, counter);
+			}
+			counter.increment();
+			if (outcome == JobOutcome.RELEASED) {
+				return;
+			}
+			Timer duration = this.durations.get(index);
+			if (duration == null) {
+				duration = Timer.builder("pgqueue.handler.duration")
+					.description("Time listener methods take to run one attempt")
+					.tags("queue", this.queue, "kind", this.kind, "outcome", tag(outcome))
+					.register(this.registry);
+				this.durations.set(index, duration);
+			}
+			duration.record(nanos, TimeUnit.NANOSECONDS);
+		}
+
+		void rescued() {
+			Counter counter = this.rescued;
+			if (counter == null) {
+				counter = counter("pgqueue.jobs.rescued");
+				this.rescued = counter;
+			}
+			counter.increment();
+		}
+
+		private Counter counter(String name) {
+			return Counter.builder(name).tags("queue", this.queue, "kind", this.kind).register(this.registry);
+		}
+
+		private static String tag(JobOutcome outcome) {
+			return outcome.name().toLowerCase(Locale.ROOT);
+		}
+
 	}
 
 	/** Gauge values of one queue, held strongly here because Micrometer only holds them weakly. */
