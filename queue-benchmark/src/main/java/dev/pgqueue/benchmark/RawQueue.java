@@ -7,6 +7,7 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.sql.Types;
 import java.time.Instant;
+import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -174,16 +175,16 @@ final class RawQueue implements AutoCloseable {
 		List<RawJob> jobs = new ArrayList<>();
 		try (ResultSet rs = statement.executeQuery()) {
 			while (rs.next()) {
-				jobs.add(new RawJob(rs.getLong("id"), rs.getObject("public_id", UUID.class), rs.getString("kind"),
-						rs.getString("queue"), rs.getInt("attempt"), rs.getInt("max_attempts"), rs.getInt("priority"),
-						rs.getString("payload"), instant(rs.getTimestamp("run_at")),
-						instant(rs.getTimestamp("created_at"))));
+				// By position, timestamps as OffsetDateTime: the cheapest decoding, as the engine does it.
+				jobs.add(new RawJob(rs.getLong(1), rs.getObject(2, UUID.class), rs.getString(3), rs.getString(4),
+						rs.getInt(5), rs.getInt(6), rs.getInt(7), rs.getString(8),
+						instant(rs.getObject(9, OffsetDateTime.class)), instant(rs.getObject(10, OffsetDateTime.class))));
 			}
 		}
 		return jobs;
 	}
 
-	private static Instant instant(Timestamp timestamp) {
+	private static Instant instant(OffsetDateTime timestamp) {
 		return (timestamp != null) ? timestamp.toInstant() : null;
 	}
 

@@ -8,6 +8,7 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.OffsetDateTime;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -285,17 +286,21 @@ public class JobRepository {
 		return con.createArrayOf("int8", ids.toArray(new Long[0]));
 	}
 
+	/**
+	 * Maps a row of {@link JobStatements#CLAIMED_COLUMNS}. This runs once per job: columns are read by
+	 * position (by name, the driver looks each one up in a map) and timestamps as
+	 * {@link OffsetDateTime} (as {@link Timestamp}, the driver goes through a {@code Calendar}).
+	 */
 	private static RowMapper<ClaimedJob> claimedMapper(boolean attemptCounted) {
 		return (rs, i) -> {
-			int stored = rs.getInt("attempt");
-			return ClaimedJob.of(rs.getLong("id"), rs.getObject("public_id", UUID.class), rs.getString("kind"),
-					rs.getString("queue"), stored, attemptCounted ? stored : stored + 1, rs.getInt("max_attempts"),
-					rs.getInt("priority"), rs.getString("payload"), instant(rs.getTimestamp("run_at")),
-					instant(rs.getTimestamp("created_at")));
+			int stored = rs.getInt(5);
+			return ClaimedJob.of(rs.getLong(1), rs.getObject(2, UUID.class), rs.getString(3), rs.getString(4), stored,
+					attemptCounted ? stored : stored + 1, rs.getInt(6), rs.getInt(7), rs.getString(8),
+					instant(rs.getObject(9, OffsetDateTime.class)), instant(rs.getObject(10, OffsetDateTime.class)));
 		};
 	}
 
-	private static Instant instant(Timestamp timestamp) {
+	private static Instant instant(OffsetDateTime timestamp) {
 		return (timestamp != null) ? timestamp.toInstant() : null;
 	}
 

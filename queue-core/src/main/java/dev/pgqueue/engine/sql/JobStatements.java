@@ -14,7 +14,8 @@ public final class JobStatements {
 
 	/**
 	 * Columns of a claimed job, in this order: {@code id, public_id, kind, queue, attempt,
-	 * max_attempts, priority, payload, run_at, created_at}.
+	 * max_attempts, priority, payload, run_at, created_at}. {@code JobRepository} reads them by
+	 * position, so the order is part of the contract.
 	 */
 	public static final String CLAIMED_COLUMNS = "id, public_id, kind, queue, attempt, max_attempts, priority, "
 			+ "payload::text AS payload, run_at, created_at";
