@@ -112,16 +112,20 @@ final class CpuTimes {
 			if (this.ticks.isEmpty() || before.ticks.isEmpty()) {
 				return ServerUsage.UNKNOWN;
 			}
-			long total = 0;
+			// A backend that exited in between left its whole life's time in the postmaster's children's
+			// time: subtracting what it had used before leaves what it used in between.
+			long total = sum(this.ticks) - sum(before.ticks);
 			long others = 0;
 			for (Map.Entry<Long, Long> process : this.ticks.entrySet()) {
-				long used = process.getValue() - before.ticks.getOrDefault(process.getKey(), 0L);
-				total += used;
 				if (this.otherSessions.contains(process.getKey()) || before.otherSessions.contains(process.getKey())) {
-					others += used;
+					others += process.getValue() - before.ticks.getOrDefault(process.getKey(), 0L);
 				}
 			}
 			return new ServerUsage(total / TICKS_PER_SECOND, others / TICKS_PER_SECOND);
+		}
+
+		private static long sum(Map<Long, Long> ticks) {
+			return ticks.values().stream().mapToLong(Long::longValue).sum();
 		}
 
 	}
@@ -132,7 +136,7 @@ final class CpuTimes {
 	 * @param seconds every {@code postgres} process, background processes (WAL writer, checkpointer)
 	 * included
 	 * @param otherSessionsSeconds of that, what client backends of other applications used (another
-	 * workload sharing the server); those that connected and left in between cannot be told apart
+	 * workload sharing the server); the part of those that exited in between cannot be told apart
 	 */
 	record ServerUsage(double seconds, double otherSessionsSeconds) {
 

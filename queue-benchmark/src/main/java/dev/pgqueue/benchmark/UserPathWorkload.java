@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.ToDoubleFunction;
 
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.benchmark.UserPathProcess.Setting;
@@ -19,8 +20,8 @@ import dev.pgqueue.benchmark.userpath.UserPathApplication;
  * fused statement per batch ({@link PgbenchBaseline}).
  *
  * <p>Per mode, pgbench runs at every client count of the profile and the application at every
- * setting of the grid, each on a freshly loaded table of the profile's job count; the best of each
- * side is compared, ≥ 50 % being the target. CPU time per job is printed for both sides: the
+ * setting of the grid, each on a freshly loaded table of the profile's job count, the median of the
+ * profile's rounds; the best of each side is compared, ≥ 50 % being the target. CPU time per job is printed for both sides: the
  * application's JVM, pgbench's process and the PostgreSQL server (every {@code postgres} process,
  * less other applications' sessions), to say where the remaining gap goes.
  *
@@ -63,13 +64,17 @@ final class UserPathWorkload implements Workload {
 			for (QueueMode mode : DrainWorkload.MODES) {
 				List<PgbenchBaseline.Run> baseline = new ArrayList<>();
 				for (int clients : sizes.pgbenchClients()) {
-					PgbenchBaseline.Run run = pgbench.run(mode, clients, sizes.jobs(), PAYLOAD);
+					List<PgbenchBaseline.Run> rounds = new ArrayList<>();
+					for (int round = 0; round < context.profile().rounds(); round++) {
+						rounds.add(pgbench.run(mode, clients, sizes.jobs(), PAYLOAD));
+					}
+					PgbenchBaseline.Run run = median(rounds, PgbenchBaseline.Run::rate);
 					baseline.add(run);
-					context.progress("%-31s %,9.0f jobs/s  %,7d jobs in %6.2f s   CPU µs/job: pgbench %6.1f, PostgreSQL %s",
+					context.progress("%-31s %,9.0f jobs/s %s  %,7d jobs in %6.2f s   CPU µs/job: pgbench %6.1f, PostgreSQL %s",
 							"pgbench " + mode.name().toLowerCase(Locale.ROOT) + " " + clients + " client"
 									+ (clients > 1 ? "s" : ""),
-							run.rate(), run.drained(), run.seconds(), perJob(run.clientCpuSeconds(), run.drained()),
-							server(run.server(), run.drained()));
+							run.rate(), rates(rounds, PgbenchBaseline.Run::rate), run.drained(), run.seconds(),
+							perJob(run.clientCpuSeconds(), run.drained()), server(run.server(), run.drained()));
 				}
 				List<Measured> grid = new ArrayList<>();
 				for (Setting setting : grid(mode, sizes)) {
@@ -93,8 +98,9 @@ final class UserPathWorkload implements Workload {
 	}
 
 	/**
-	 * Starts the application, lets it drain the warm-up rounds, then the measured one, each on a
-	 * freshly loaded table. The server's CPU is read around the measured drain, from this side.
+	 * Starts the application, lets it drain the warm-up rounds, then the measured ones, each on a
+	 * freshly loaded table, and returns the median measured round. The server's CPU is read around
+	 * each measured drain, from this side; JFR records the first.
 	 */
 	private Measured measure(Context context, BenchSchema schema, Connection cpuProbe, Setting setting,
 			Profile.UserPath sizes, Path jfr) throws Exception {
@@ -113,26 +119,31 @@ final class UserPathWorkload implements Workload {
 			}
 			context.progress("%-31s warm-up %d × %,d jobs: %s jobs/s, JIT %s ms", setting, sizes.warmUpRounds(),
 					sizes.warmUpJobs(), Profile.rounds(rates), jit);
-			schema.truncate();
-			schema.loadAvailable(sizes.jobs(), UserPathApplication.KIND, PAYLOAD);
-			CpuTimes.ServerSnapshot before = CpuTimes.server(cpuProbe);
-			double[] jvmBefore = CpuTimes.process(application.pid());
-			UserPathProcess.Drain drain = application.drain(sizes.jobs(), true);
-			double[] jvmAfter = CpuTimes.process(application.pid());
-			CpuTimes.ServerUsage server = CpuTimes.server(cpuProbe).since(before);
-			long unfinished = schema.unfinished();
-			if (drain.handled() != sizes.jobs() || unfinished != 0) {
-				throw new IllegalStateException(setting + ": the application ran " + drain.handled() + " of "
-						+ sizes.jobs() + " jobs and left " + unfinished + " unfinished");
+			List<Measured> rounds = new ArrayList<>();
+			for (int round = 0; round < context.profile().rounds(); round++) {
+				schema.truncate();
+				schema.loadAvailable(sizes.jobs(), UserPathApplication.KIND, PAYLOAD);
+				CpuTimes.ServerSnapshot before = CpuTimes.server(cpuProbe);
+				double[] jvmBefore = CpuTimes.process(application.pid());
+				UserPathProcess.Drain drain = application.drain(sizes.jobs(), round == 0);
+				double[] jvmAfter = CpuTimes.process(application.pid());
+				CpuTimes.ServerUsage server = CpuTimes.server(cpuProbe).since(before);
+				long unfinished = schema.unfinished();
+				if (drain.handled() != sizes.jobs() || unfinished != 0) {
+					throw new IllegalStateException(setting + ": the application ran " + drain.handled() + " of "
+							+ sizes.jobs() + " jobs and left " + unfinished + " unfinished");
+				}
+				rounds.add(new Measured(setting, drain, server, sizes.jobs(), kernelShare(jvmBefore, jvmAfter, sizes.jobs())));
 			}
-			Measured measured = new Measured(setting, drain, server, sizes.jobs());
-			context.progress("%-31s %,9.0f jobs/s  %,7d jobs in %6.2f s   CPU µs/job: JVM %6.1f, PostgreSQL %s   "
-					+ "(%d pgqueue.* meters at start, pgqueue.jobs.completed +%,.0f%s)", setting, measured.rate(), sizes.jobs(),
-					drain.seconds(), perJob(drain.cpuSeconds(), sizes.jobs()), server(server, sizes.jobs()), meters,
-					drain.completedMeter(), (recording != null) ? ", JFR " + recording : "");
-			context.progress("%31s JVM µs/job: %s; by thread: %s; JIT %d ms, %d GCs %d ms", "",
-					kernelShare(jvmBefore, jvmAfter, sizes.jobs()), threads(drain, sizes.jobs()), drain.jitMillis(),
-					drain.gcCount(), drain.gcMillis());
+			Measured measured = median(rounds, Measured::rate);
+			UserPathProcess.Drain drain = measured.drain();
+			context.progress("%-31s %,9.0f jobs/s %s  %,7d jobs in %6.2f s   CPU µs/job: JVM %6.1f, PostgreSQL %s   "
+					+ "(%d pgqueue.* meters at start, pgqueue.jobs.completed +%,.0f%s)", setting, measured.rate(),
+					rates(rounds, Measured::rate), sizes.jobs(), drain.seconds(), perJob(drain.cpuSeconds(), sizes.jobs()),
+					server(measured.server(), sizes.jobs()), meters, drain.completedMeter(),
+					(recording != null) ? ", JFR of the first round " + recording : "");
+			context.progress("%31s JVM µs/job: %s; by thread: %s; JIT %d ms, %d GCs %d ms", "", measured.kernelShare(),
+					threads(drain, sizes.jobs()), drain.jitMillis(), drain.gcCount(), drain.gcMillis());
 			return measured;
 		}
 	}
@@ -184,6 +195,16 @@ final class UserPathWorkload implements Workload {
 			.toList());
 	}
 
+	/** The median item by a figure (the upper one of an even count), so that its other figures go with it. */
+	private static <T> T median(List<T> items, ToDoubleFunction<T> figure) {
+		return items.stream().sorted(Comparator.comparingDouble(figure)).toList().get(items.size() / 2);
+	}
+
+	/** Every round's figure, for progress lines; nothing when there was only one. */
+	private static <T> String rates(List<T> items, ToDoubleFunction<T> figure) {
+		return (items.size() > 1) ? Profile.rounds(items.stream().map(figure::applyAsDouble).toList()) : "";
+	}
+
 	private static double perJob(double seconds, long jobs) {
 		return seconds * 1e6 / jobs;
 	}
@@ -214,8 +235,10 @@ final class UserPathWorkload implements Workload {
 	 * @param drain what the application measured
 	 * @param server the server's CPU over the drain
 	 * @param jobs jobs drained
+	 * @param kernelShare the JVM's user and kernel time per job, as printed
 	 */
-	private record Measured(Setting setting, UserPathProcess.Drain drain, CpuTimes.ServerUsage server, long jobs) {
+	private record Measured(Setting setting, UserPathProcess.Drain drain, CpuTimes.ServerUsage server, long jobs,
+			String kernelShare) {
 
 		double rate() {
 			return this.jobs / this.drain.seconds();
