@@ -117,13 +117,21 @@ final class BenchSchema implements AutoCloseable {
 
 	/** Inserts {@code count} due no-op jobs in one statement, then vacuums and analyzes the table. */
 	void loadAvailable(long count) {
-		load(count, "available", "NULL");
+		loadAvailable(count, KIND, "'{\"n\": 1}'::jsonb");
+	}
+
+	/**
+	 * Inserts {@code count} due jobs of {@code kind} in one statement, each with the payload that the
+	 * SQL expression {@code payload} makes of the row's number {@code g}, then vacuums and analyzes.
+	 */
+	void loadAvailable(long count, String kind, String payload) {
+		load(count, "available", "NULL", kind, payload);
 		settle(count);
 	}
 
 	/** Inserts {@code count} jobs completed a minute ago, as kept by a completed retention. */
 	void loadCompleted(long count) {
-		load(count, "completed", "now() - interval '1 minute'");
+		load(count, "completed", "now() - interval '1 minute'", KIND, "'{\"n\": 1}'::jsonb");
 		settle(count);
 	}
 
@@ -148,16 +156,16 @@ final class BenchSchema implements AutoCloseable {
 	 * Every row gets the same {@code run_at} (the statement's {@code now()}), as if all were due at the
 	 * same instant.
 	 */
-	private void load(long count, String state, String finishedAt) {
+	private void load(long count, String state, String finishedAt, String kind, String payload) {
 		long first = this.nextLoadedId;
 		this.nextLoadedId += count;
 		execute("""
 				INSERT INTO %s (public_id, kind, queue, payload, state, priority, run_at, attempt, max_attempts,
 				                started_at, finished_at)
-				SELECT lpad(to_hex(g), 32, '0')::uuid, '%s', '%s', '{"n": 1}'::jsonb, '%s', 0, now(),
+				SELECT lpad(to_hex(g), 32, '0')::uuid, '%s', '%s', %s, '%s', 0, now(),
 				       CASE WHEN %s IS NULL THEN 0 ELSE 1 END, 10, %s, %s
 				FROM generate_series(%d::bigint, %d::bigint) g
-				""".formatted(this.table, KIND, QUEUE, state, finishedAt, finishedAt, finishedAt, first,
+				""".formatted(this.table, kind, QUEUE, payload, state, finishedAt, finishedAt, finishedAt, first,
 				first + count - 1));
 	}
 

@@ -27,7 +27,7 @@ public final class Benchmark {
 	/** Every workload, in the order they run: the long growth load last. */
 	static final List<Workload> WORKLOADS = List.of(new DrainWorkload(), new SlowJobsWorkload(),
 			new EnqueueWorkload(), new SteadyStateWorkload(), new BurstWorkload(), new RoundTripWorkload(),
-			new GrowthWorkload());
+			new UserPathWorkload(), new GrowthWorkload());
 
 	/** Run only when named: they explain figures rather than produce them. */
 	static final List<Workload> DIAGNOSTICS = List.of(new WhatIfWorkload());
@@ -43,7 +43,9 @@ public final class Benchmark {
 			  --user NAME            user name, when the URL has none
 			  --password SECRET      password, when the URL has none
 			  --workloads a,b        only these workloads, of: %s
-			                         (what-if: diagnostics that size possible engine changes; only when named)
+			                         (what-if: diagnostics that size possible engine changes; only when named;
+			                         user-path needs pgbench on PATH, and records its drains with JFR into
+			                         the directory $PGQUEUE_BENCH_JFR names, when set)
 			  --output DIR           where results go, in a sub-directory named after the time (default benchmark-results)
 			  --fail-fast            stop at the first workload that fails
 			  --redraw DIR           only redraw the charts of an earlier run from DIR/results.json

@@ -34,18 +34,20 @@ import java.util.Locale;
  * rather than the result
  * @param warmUp unmeasured time at the start of a timed run
  * @param measure measured time of a timed run
+ * @param userPath sizes of the user-path workload
  */
 public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes, List<Integer> drainConcurrency,
 		List<Integer> drainJobsPerBatchSize, Duration drainTimeCap, List<Integer> slowWorkers, Duration slowJobDuration,
 		List<Integer> enqueueThreads, List<Integer> enqueueBatchSizes, int steadyRate, List<Integer> growthRunnable,
 		int growthFinished, int growthClaims, int burstJobs, int burstPollers, int roundTripJobs, int rounds,
 		Duration warmUp,
-		Duration measure) {
+		Duration measure, UserPath userPath) {
 
 	public static Profile smoke() {
 		return new Profile("smoke", 500, List.of(1, 100), List.of(1, 4), List.of(300, 1_000), Duration.ofSeconds(2),
 				List.of(10, 50), Duration.ofMillis(20), List.of(1, 4), List.of(100), 200, List.of(1_000, 20_000),
-				20_000, 60, 3_000, 8, 300, 1, Duration.ofMillis(200), Duration.ofMillis(600));
+				20_000, 60, 3_000, 8, 300, 1, Duration.ofMillis(200), Duration.ofMillis(600),
+				new UserPath(1, 500, 2_000, List.of(100), List.of(2), List.of(100), List.of(4), List.of(1, 2)));
 	}
 
 	public static Profile full() {
@@ -53,7 +55,8 @@ public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes
 				List.of(5_000, 20_000, 100_000, 200_000), Duration.ofSeconds(8), List.of(10, 50, 200),
 				Duration.ofMillis(20), List.of(1, 4), List.of(100, 1_000), 1_000,
 				List.of(10_000, 1_000_000, 10_000_000), 5_000_000, 500, 200_000, 8, 4_000, 3, Duration.ofSeconds(1),
-				Duration.ofSeconds(5));
+				Duration.ofSeconds(5), new UserPath(4, 200_000, 200_000, List.of(100, 500), List.of(1, 2, 4),
+						List.of(100, 500), List.of(4, 8, 16), List.of(1, 2, 4, 8)));
 	}
 
 	public static Profile named(String name) {
@@ -74,6 +77,25 @@ public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes
 	/** Figures of all rounds, for progress lines. */
 	static String rounds(List<Double> figures) {
 		return figures.stream().map((figure) -> String.format(Locale.ROOT, "%,.0f", figure)).toList().toString();
+	}
+
+	/**
+	 * Sizes of the user-path workload: a Spring Boot application with the starter against pgbench.
+	 *
+	 * @param warmUpRounds drains the application runs, unmeasured, before the measured one, in the
+	 * same JVM: its JIT keeps compiling for hundreds of thousands of jobs
+	 * @param warmUpJobs jobs of each warm-up drain
+	 * @param jobs jobs preloaded for every measured drain, by the application and by pgbench alike
+	 * @param transactionalBatchSizes batch sizes tried in transactional mode
+	 * @param transactionalConcurrency concurrency levels tried in transactional mode
+	 * @param leasedBatchSizes batch sizes tried in leased mode
+	 * @param leasedConcurrency concurrency levels tried in leased mode
+	 * @param pgbenchClients client counts of the pgbench baselines
+	 */
+	public record UserPath(int warmUpRounds, int warmUpJobs, int jobs, List<Integer> transactionalBatchSizes,
+			List<Integer> transactionalConcurrency, List<Integer> leasedBatchSizes, List<Integer> leasedConcurrency,
+			List<Integer> pgbenchClients) {
+
 	}
 
 	/** Jobs drained by one run of the drain workload at this batch size. */
