@@ -1,18 +1,17 @@
 package dev.pgqueue.engine;
 
-import java.util.Collection;
-import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 
 import dev.pgqueue.InvalidJobListenerException;
 
 /** The handlers of this application, by kind. */
 public class JobHandlerRegistry {
 
-	private final Map<String, JobHandler> handlers = Collections.synchronizedMap(new LinkedHashMap<>());
+	/** Read once per job, so reads take no lock. */
+	private final Map<String, JobHandler> handlers = new ConcurrentHashMap<>();
 
 	/**
 	 * Registers a handler.
@@ -41,25 +40,15 @@ public class JobHandlerRegistry {
 	/** Queues that have at least one listener, sorted. */
 	public Set<String> queues() {
 		Set<String> queues = new TreeSet<>();
-		synchronized (this.handlers) {
-			this.handlers.values().forEach((handler) -> queues.add(handler.queue()));
-		}
+		this.handlers.values().forEach((handler) -> queues.add(handler.queue()));
 		return queues;
 	}
 
 	/** Kinds with a listener in the given queue, sorted. */
 	public String[] kindsOf(String queue) {
 		Set<String> kinds = new TreeSet<>();
-		synchronized (this.handlers) {
-			this.handlers.values().stream().filter((h) -> h.queue().equals(queue)).forEach((h) -> kinds.add(h.kind()));
-		}
+		this.handlers.values().stream().filter((h) -> h.queue().equals(queue)).forEach((h) -> kinds.add(h.kind()));
 		return kinds.toArray(new String[0]);
-	}
-
-	public Collection<JobHandler> all() {
-		synchronized (this.handlers) {
-			return java.util.List.copyOf(this.handlers.values());
-		}
 	}
 
 }
