@@ -104,8 +104,14 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 	}
 
 	private KindMeters kindMeters(String queue, String kind) {
-		return this.kindMeters.computeIfAbsent(queue, (q) -> new ConcurrentHashMap<>())
-			.computeIfAbsent(kind, (k) -> new KindMeters(this.registry, queue, kind));
+		// get() first: computeIfAbsent locks the bin even when the key is there, and this runs per job.
+		Map<String, KindMeters> ofQueue = this.kindMeters.get(queue);
+		if (ofQueue == null) {
+			ofQueue = this.kindMeters.computeIfAbsent(queue, (q) -> new ConcurrentHashMap<>());
+		}
+		KindMeters meters = ofQueue.get(kind);
+		return (meters != null) ? meters
+				: ofQueue.computeIfAbsent(kind, (k) -> new KindMeters(this.registry, queue, kind));
 	}
 
 	private QueueGauges gauges(String queue) {
