@@ -23,6 +23,7 @@ import dev.pgqueue.engine.QueueSettings;
 import dev.pgqueue.engine.WorkerSettings;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.sql.MaintenanceRepository;
+import dev.pgqueue.metrics.OldestTransaction;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.schema.QueueMigrator;
 import dev.pgqueue.schema.SchemaName;
@@ -137,6 +138,36 @@ class RuntimeRoleTests {
 			transactional.stop();
 			leased.stop();
 			notifications.stop();
+		}
+	}
+
+	@Test
+	void aRoleWithoutStatisticsRightsStillDatesAnotherUsersHeldSnapshot() throws Exception {
+		SchemaName schema = SchemaName.of(admin.schema().name());
+		JdbcTemplate jdbc = new JdbcTemplate(runtimePool);
+		QueueMaintenance maintenance = new QueueMaintenance(new MaintenanceRepository(jdbc, schema, false),
+				MaintenanceSettings.DEFAULT, QueueMetrics.NONE, List::of);
+		maintenance.readOldestTransaction();
+		try (Connection holder = TestDatabase.get().connect()) {
+			holder.setAutoCommit(false);
+			holder.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+			try (Statement sql = holder.createStatement()) {
+				sql.execute("SET application_name = 'nightly-export'");
+				sql.executeQuery("SELECT count(*) FROM pg_class").close();
+			}
+			// Work elsewhere assigns transaction ids while the snapshot is held.
+			for (int i = 0; i < 3; i++) {
+				admin.jdbc().queryForObject("SELECT txid_current()", Long.class);
+			}
+			await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
+				OldestTransaction oldest = maintenance.readOldestTransaction();
+				assertThat(oldest.holder()).isEqualTo("nightly-export");
+				assertThat(oldest.state()).as("hidden from this role").isNull();
+				assertThat(oldest.ageEstimated()).isTrue();
+				assertThat(oldest.transactionsSince()).isGreaterThanOrEqualTo(3);
+				assertThat(oldest.age()).isPositive();
+			});
+			holder.rollback();
 		}
 	}
 

@@ -110,6 +110,11 @@ final class BenchSchema implements AutoCloseable {
 		}
 	}
 
+	/** A plain connection outside any pool (unqualified names resolve in the public schema). */
+	Connection connect() throws SQLException {
+		return this.database.connect();
+	}
+
 	/** Removes every row, leaving no dead tuples behind for the next run. */
 	void truncate() {
 		execute("TRUNCATE " + this.table);

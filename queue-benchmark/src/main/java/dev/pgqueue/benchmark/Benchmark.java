@@ -27,7 +27,7 @@ public final class Benchmark {
 	/** Every workload, in the order they run: the long growth load last. */
 	static final List<Workload> WORKLOADS = List.of(new DrainWorkload(), new SlowJobsWorkload(),
 			new EnqueueWorkload(), new SteadyStateWorkload(), new BurstWorkload(), new RoundTripWorkload(),
-			new UserPathWorkload(), new GrowthWorkload());
+			new UserPathWorkload(), new SoakWorkload(), new GrowthWorkload());
 
 	/** Run only when named: they explain figures rather than produce them. */
 	static final List<Workload> DIAGNOSTICS = List.of(new WhatIfWorkload());
@@ -46,6 +46,8 @@ public final class Benchmark {
 			                         (what-if: diagnostics that size possible engine changes; only when named;
 			                         user-path needs pgbench on PATH, and records its drains with JFR into
 			                         the directory $PGQUEUE_BENCH_JFR names, when set)
+			  --soak-variants 1,2    only these variants of the soak workload: 1 transactional, 2 transactional
+			                         with retention.completed 0, 3 leased, 4 the snapshot held on the app's pool
 			  --output DIR           where results go, in a sub-directory named after the time (default benchmark-results)
 			  --fail-fast            stop at the first workload that fails
 			  --redraw DIR           only redraw the charts of an earlier run from DIR/results.json
@@ -192,6 +194,7 @@ public final class Benchmark {
 			Path output = Path.of("benchmark-results");
 			boolean failFast = false;
 			Path redraw = null;
+			List<Integer> soakVariants = null;
 			for (int i = 0; i < args.length; i++) {
 				String arg = args[i];
 				switch (arg) {
@@ -200,6 +203,8 @@ public final class Benchmark {
 					case "--user" -> user = value(args, ++i, arg);
 					case "--password" -> password = value(args, ++i, arg);
 					case "--workloads" -> workloads = Arrays.asList(value(args, ++i, arg).split(","));
+					case "--soak-variants" -> soakVariants = Arrays.stream(value(args, ++i, arg).split(","))
+						.map(String::trim).map(Integer::valueOf).toList();
 					case "--output" -> output = Path.of(value(args, ++i, arg));
 					case "--fail-fast" -> failFast = true;
 					case "--redraw" -> redraw = Path.of(value(args, ++i, arg));
@@ -215,6 +220,15 @@ public final class Benchmark {
 				if (!known.contains(workload)) {
 					throw new IllegalArgumentException("Unknown workload '" + workload + "'; use some of " + known);
 				}
+			}
+			if (soakVariants != null) {
+				for (int variant : soakVariants) {
+					if (variant < 1 || variant > SoakWorkload.VARIANTS.size()) {
+						throw new IllegalArgumentException("Unknown soak variant " + variant + "; use 1 to "
+								+ SoakWorkload.VARIANTS.size());
+					}
+				}
+				profile = profile.withSoakVariants(soakVariants);
 			}
 			return new Options(profile, jdbcUrl, user, password, workloads, output, failFast, redraw);
 		}

@@ -54,6 +54,8 @@ final class PgqueueEngine implements AutoCloseable {
 
 	private final List<JobPoller> pollers = new ArrayList<>();
 
+	private boolean claimFloors = true;
+
 	private final List<NotificationListener> listeners = new ArrayList<>();
 
 	private final List<NotificationThrottle> throttles = new ArrayList<>();
@@ -161,11 +163,21 @@ final class PgqueueEngine implements AutoCloseable {
 		this.listeners.add(listener);
 	}
 
+	/**
+	 * Pollers created from now on read the claim index from its start on every claim, as pgqueue did
+	 * before claim floors: the baseline of the soak workload.
+	 */
+	PgqueueEngine withoutClaimFloors() {
+		this.claimFloors = false;
+		return this;
+	}
+
 	/** A new, unstarted poller of the queue. */
 	JobPoller poller() {
 		TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(this.dataSource));
 		JobPoller poller = new JobPollerFactory(catalog(), repository(this.dataSource),
-				new JobRunner(this.handlers, this.metrics), transactions, this.metrics, this.workerSettings)
+				new JobRunner(this.handlers, this.metrics), transactions, this.metrics, this.workerSettings, null,
+				this.claimFloors)
 			.create(this.settings.name(), this.handlers.kindsOf(this.settings.name()));
 		this.pollers.add(poller);
 		return poller;

@@ -35,19 +35,22 @@ import java.util.Locale;
  * @param warmUp unmeasured time at the start of a timed run
  * @param measure measured time of a timed run
  * @param userPath sizes of the user-path workload
+ * @param soak sizes of the soak workload
  */
 public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes, List<Integer> drainConcurrency,
 		List<Integer> drainJobsPerBatchSize, Duration drainTimeCap, List<Integer> slowWorkers, Duration slowJobDuration,
 		List<Integer> enqueueThreads, List<Integer> enqueueBatchSizes, int steadyRate, List<Integer> growthRunnable,
 		int growthFinished, int growthClaims, int burstJobs, int burstPollers, int roundTripJobs, int rounds,
 		Duration warmUp,
-		Duration measure, UserPath userPath) {
+		Duration measure, UserPath userPath, Soak soak) {
 
 	public static Profile smoke() {
 		return new Profile("smoke", 500, List.of(1, 100), List.of(1, 4), List.of(300, 1_000), Duration.ofSeconds(2),
 				List.of(10, 50), Duration.ofMillis(20), List.of(1, 4), List.of(100), 200, List.of(1_000, 20_000),
 				20_000, 60, 3_000, 8, 300, 1, Duration.ofMillis(200), Duration.ofMillis(600),
-				new UserPath(1, 500, 2_000, List.of(100), List.of(2), List.of(100), List.of(4), List.of(1, 2)));
+				new UserPath(1, 500, 2_000, List.of(100), List.of(2), List.of(100), List.of(4), List.of(1, 2)),
+				new Soak(200, Duration.ofSeconds(2), Duration.ofSeconds(4), Duration.ofSeconds(2), Duration.ofSeconds(2),
+						List.of(1)));
 	}
 
 	public static Profile full() {
@@ -56,7 +59,9 @@ public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes
 				Duration.ofMillis(20), List.of(1, 4), List.of(100, 1_000), 1_000,
 				List.of(10_000, 1_000_000, 10_000_000), 5_000_000, 500, 200_000, 8, 4_000, 3, Duration.ofSeconds(1),
 				Duration.ofSeconds(5), new UserPath(4, 200_000, 200_000, List.of(100, 500), List.of(1, 2, 4),
-						List.of(100, 500), List.of(4, 8, 16), List.of(1, 2, 4, 8)));
+						List.of(100, 500), List.of(4, 8, 16), List.of(1, 2, 4, 8)),
+				new Soak(800, Duration.ofSeconds(30), Duration.ofMinutes(5), Duration.ofSeconds(60),
+						Duration.ofSeconds(15), List.of(1, 2, 3, 4)));
 	}
 
 	public static Profile named(String name) {
@@ -96,6 +101,32 @@ public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes
 			List<Integer> transactionalConcurrency, List<Integer> leasedBatchSizes, List<Integer> leasedConcurrency,
 			List<Integer> pgbenchClients) {
 
+	}
+
+	/**
+	 * Sizes of the soak workload: a steady load while another session holds a snapshot.
+	 *
+	 * @param rate jobs per second offered, by two producers, one job per transaction
+	 * @param before time under load before the snapshot is taken
+	 * @param hold how long the snapshot is held
+	 * @param after time under load after it is released
+	 * @param window length of each reported window
+	 * @param variants which of the workload's variants run, by number from 1 (1 is the default
+	 * transactional queue)
+	 */
+	public record Soak(int rate, Duration before, Duration hold, Duration after, Duration window,
+			List<Integer> variants) {
+
+	}
+
+	/** This profile with only the given soak variants. */
+	public Profile withSoakVariants(List<Integer> variants) {
+		Soak s = this.soak;
+		return new Profile(this.name, this.warmUpJobs, this.drainBatchSizes, this.drainConcurrency,
+				this.drainJobsPerBatchSize, this.drainTimeCap, this.slowWorkers, this.slowJobDuration,
+				this.enqueueThreads, this.enqueueBatchSizes, this.steadyRate, this.growthRunnable, this.growthFinished,
+				this.growthClaims, this.burstJobs, this.burstPollers, this.roundTripJobs, this.rounds, this.warmUp,
+				this.measure, this.userPath, new Soak(s.rate(), s.before(), s.hold(), s.after(), s.window(), variants));
 	}
 
 	/** Jobs drained by one run of the drain workload at this batch size. */

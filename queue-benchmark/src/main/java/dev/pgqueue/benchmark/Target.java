@@ -17,6 +17,11 @@ public record Target(Subject subject, boolean atLeast, double threshold) {
 		return new Target(Subject.RATIO, true, threshold);
 	}
 
+	/** pgqueue's figure must be at least {@code threshold} (in the result's unit). */
+	public static Target valueAtLeast(double threshold) {
+		return new Target(Subject.VALUE, true, threshold);
+	}
+
 	/** pgqueue's figure must be at most {@code threshold} (in the result's unit). */
 	public static Target valueAtMost(double threshold) {
 		return new Target(Subject.VALUE, false, threshold);

@@ -29,6 +29,8 @@ public class JobPollerFactory {
 
 	private final Executor workerExecutor;
 
+	private final boolean claimFloors;
+
 	public JobPollerFactory(QueueCatalog queues, JobRepository repository, JobRunner runner,
 			TransactionTemplate transactionTemplate, QueueMetrics metrics, WorkerSettings workerSettings) {
 		this(queues, repository, runner, transactionTemplate, metrics, workerSettings, null);
@@ -41,6 +43,17 @@ public class JobPollerFactory {
 	public JobPollerFactory(QueueCatalog queues, JobRepository repository, JobRunner runner,
 			TransactionTemplate transactionTemplate, QueueMetrics metrics, WorkerSettings workerSettings,
 			Executor workerExecutor) {
+		this(queues, repository, runner, transactionTemplate, metrics, workerSettings, workerExecutor, true);
+	}
+
+	/**
+	 * @param claimFloors whether claims start from {@link ClaimFloor floors}; {@code false} only to
+	 * measure what floors are worth
+	 */
+	public JobPollerFactory(QueueCatalog queues, JobRepository repository, JobRunner runner,
+			TransactionTemplate transactionTemplate, QueueMetrics metrics, WorkerSettings workerSettings,
+			Executor workerExecutor, boolean claimFloors) {
+		this.claimFloors = claimFloors;
 		this.queues = queues;
 		this.repository = repository;
 		this.runner = runner;
@@ -58,15 +71,23 @@ public class JobPollerFactory {
 		QueueSettings settings = this.queues.settings(queue);
 		String owner = ManagementFactory.getRuntimeMXBean().getName() + "/" + queue + "/"
 				+ UUID.randomUUID().toString().substring(0, 8);
+		ClaimFloor floor = this.claimFloors ? new ClaimFloor(sweepInterval(settings), ClaimFloor.DEFAULT_MARGIN)
+				: ClaimFloor.none();
 		ClaimStrategy strategy = switch (settings.mode()) {
-			case TRANSACTIONAL -> transactional(settings, kinds);
-			case LEASED -> new LeasedClaims(settings, kinds, owner, this.repository, this.runner, this.metrics,
+			case TRANSACTIONAL -> transactional(settings, kinds, floor);
+			case LEASED -> new LeasedClaims(settings, kinds, owner, this.repository, floor, this.runner, this.metrics,
 					this.workerSettings);
 		};
 		return new JobPoller(settings, kinds, owner, strategy, this.workerSettings, this.workerExecutor);
 	}
 
-	private ClaimStrategy transactional(QueueSettings settings, String[] kinds) {
+	/** The queue's poll interval, but no shorter than {@link ClaimFloor#MIN_SWEEP_INTERVAL}. */
+	private static java.time.Duration sweepInterval(QueueSettings settings) {
+		return (settings.pollInterval().compareTo(ClaimFloor.MIN_SWEEP_INTERVAL) > 0) ? settings.pollInterval()
+				: ClaimFloor.MIN_SWEEP_INTERVAL;
+	}
+
+	private ClaimStrategy transactional(QueueSettings settings, String[] kinds, ClaimFloor floor) {
 		if (this.transactionTemplate == null) {
 			throw new IllegalStateException("Queue '" + settings.name() + "' runs in transactional mode, which needs a "
 					+ "PlatformTransactionManager bean; define one or set pgqueue.queues." + settings.name()
@@ -75,7 +96,7 @@ public class JobPollerFactory {
 		if (this.transactionTemplate.getTransactionManager() instanceof DataSourceTransactionManager manager) {
 			ConnectionPoolCheck.warnIfTooSmall(settings, manager.getDataSource());
 		}
-		return new TransactionalClaims(settings, kinds, this.repository, this.runner, this.transactionTemplate,
+		return new TransactionalClaims(settings, kinds, this.repository, floor, this.runner, this.transactionTemplate,
 				this.metrics, this.workerSettings.deleteCompleted());
 	}
 

@@ -12,6 +12,7 @@ import java.util.function.Supplier;
 import dev.pgqueue.JobState;
 import dev.pgqueue.engine.JobPoller;
 import dev.pgqueue.engine.sql.MaintenanceRepository;
+import dev.pgqueue.metrics.OldestTransaction;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.metrics.QueueStats;
 import org.slf4j.Logger;
@@ -29,7 +30,7 @@ import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
  * <li>the <em>cleaner</em> prunes finished jobs past their retention in batches, each its own short
  * transaction that takes a transaction-scoped advisory lock, so one instance at a time deletes;</li>
  * <li>the <em>stats reader</em> reads queue depth and the age of the oldest due job for metrics
- * and health.</li>
+ * and health, and what holds back cleanup in the database ({@link TransactionHorizon}).</li>
  * </ul>
  * Promoter and rescuer use {@code SKIP LOCKED}, so every instance may run them at once without
  * waiting on each other. A failing service logs and tries again on its next tick.
@@ -62,6 +63,8 @@ public class QueueMaintenance implements SmartLifecycle {
 	private final List<ScheduledFuture<?>> tasks = new ArrayList<>();
 
 	private volatile Map<String, QueueStats> lastStats = Map.of();
+
+	private final TransactionHorizon horizon = new TransactionHorizon();
 
 	private ThreadPoolTaskScheduler scheduler;
 
@@ -188,7 +191,20 @@ public class QueueMaintenance implements SmartLifecycle {
 		warnAboutUnclaimedKinds();
 		this.lastStats = Map.copyOf(stats);
 		this.metrics.queueStats(stats.values());
+		readOldestTransaction();
 		return this.lastStats;
+	}
+
+	/** Reads what holds back cleanup in the database the longest, reports it, and warns if it is old. */
+	public OldestTransaction readOldestTransaction() {
+		OldestTransaction oldest = this.horizon.read(this.repository.oldestTransaction());
+		this.metrics.oldestTransaction(oldest);
+		return oldest;
+	}
+
+	/** What the last reading found holding back cleanup; {@link OldestTransaction#NONE} before the first. */
+	public OldestTransaction lastOldestTransaction() {
+		return this.horizon.last();
 	}
 
 	/**

@@ -31,6 +31,7 @@ import io.micrometer.core.instrument.Timer;
  * {@code outcome}</td></tr>
  * <tr><td>{@code pgqueue.queue.depth / scheduled / running}</td><td>gauges; tag {@code queue}</td></tr>
  * <tr><td>{@code pgqueue.queue.oldest.age}</td><td>time gauge; tag {@code queue}</td></tr>
+ * <tr><td>{@code pgqueue.database.oldest.transaction.age}</td><td>time gauge</td></tr>
  * </table>
  */
 public class MicrometerQueueMetrics implements QueueMetrics {
@@ -46,12 +47,19 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 
 	private final Map<String, QueueGauges> gauges = new ConcurrentHashMap<>();
 
+	private final AtomicLong oldestTransactionMillis = new AtomicLong();
+
 	/**
 	 * @param registry where to publish
 	 * @param queues queues whose meters are registered at once, before any work happens
 	 */
 	public MicrometerQueueMetrics(MeterRegistry registry, Collection<String> queues) {
 		this.registry = registry;
+		TimeGauge.builder("pgqueue.database.oldest.transaction.age", this.oldestTransactionMillis,
+				TimeUnit.MILLISECONDS, AtomicLong::get)
+			.description("How long the oldest snapshot in the jobs table's database has been held: nothing "
+					+ "removed since can be vacuumed")
+			.register(registry);
 		queues.forEach((queue) -> {
 			pollCycle(queue);
 			batchSize(queue);
@@ -84,6 +92,11 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 			queueGauges.running.set(queueStats.running());
 			queueGauges.oldestAgeMillis.set(queueStats.oldestAvailableAge().toMillis());
 		}
+	}
+
+	@Override
+	public void oldestTransaction(OldestTransaction oldest) {
+		this.oldestTransactionMillis.set(oldest.age().toMillis());
 	}
 
 	private Timer pollCycle(String queue) {

@@ -30,4 +30,8 @@ public interface QueueMetrics {
 	default void queueStats(Collection<QueueStats> stats) {
 	}
 
+	/** Freshly read: the transaction that holds back cleanup in the jobs table's database the longest. */
+	default void oldestTransaction(OldestTransaction oldest) {
+	}
+
 }

@@ -5,6 +5,8 @@ import java.util.Map;
 
 import dev.pgqueue.engine.JobPoller;
 import dev.pgqueue.engine.QueueMaintenance;
+import dev.pgqueue.engine.TransactionHorizon;
+import dev.pgqueue.metrics.OldestTransaction;
 import dev.pgqueue.metrics.QueueStats;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -13,8 +15,9 @@ import org.springframework.boot.health.contributor.Health;
 
 /**
  * Reports each queue's depth, age of its oldest due job, scheduled and running jobs (as last read
- * by the stats reader), and whether this instance polls it. Down when a queue that has listeners
- * here is not being polled.
+ * by the stats reader), and whether this instance polls it; and the transaction that holds back
+ * cleanup in the database the longest, when one does. Down when a queue that has listeners here is
+ * not being polled.
  */
 public class QueueHealthIndicator extends AbstractHealthIndicator {
 
@@ -45,6 +48,22 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 		}
 		stats.forEach((queue, queueStats) -> queues.putIfAbsent(queue, details(queueStats)));
 		builder.status(allPolling ? "UP" : "DOWN").withDetail("queues", queues);
+		OldestTransaction oldest = this.maintenance.lastOldestTransaction();
+		Map<String, Object> transaction = new LinkedHashMap<>();
+		transaction.put("age", oldest.age().toString());
+		if (oldest.holder() != null) {
+			transaction.put("ageEstimated", oldest.ageEstimated());
+			transaction.put("transactionsSince", oldest.transactionsSince());
+			if (oldest.pid() != null) {
+				transaction.put("pid", oldest.pid());
+			}
+			transaction.put("holder", oldest.holder());
+			if (oldest.state() != null) {
+				transaction.put("state", oldest.state());
+			}
+		}
+		transaction.put("holdsBackCleanup", oldest.age().compareTo(TransactionHorizon.WARN_AFTER) >= 0);
+		builder.withDetail("oldestTransaction", transaction);
 	}
 
 	private static Map<String, Object> details(QueueStats stats) {

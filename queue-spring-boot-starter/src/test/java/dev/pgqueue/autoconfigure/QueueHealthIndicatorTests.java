@@ -1,7 +1,11 @@
 package dev.pgqueue.autoconfigure;
 
+import java.sql.Connection;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.Map;
+
+import javax.sql.DataSource;
 
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobListener;
@@ -66,6 +70,39 @@ class QueueHealthIndicatorTests {
 					.containsEntry("busyWorkers", 0)
 					.containsKeys("oldestAge", "scheduled", "running");
 			});
+		});
+	}
+
+	@Test
+	void namesTheTransactionThatHoldsBackCleanupWhileOneDoes() throws Exception {
+		this.contextRunner.run((context) -> {
+			HealthIndicator indicator = context.getBean("pgqueueHealthIndicator", HealthIndicator.class);
+			try (Connection holder = context.getBean(DataSource.class).getConnection()) {
+				holder.setAutoCommit(false);
+				holder.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+				try (Statement statement = holder.createStatement()) {
+					statement.execute("SET application_name = 'monthly-report'");
+					statement.executeQuery("SELECT count(*) FROM pg_class").close();
+				}
+				int pid = holder.unwrap(org.postgresql.PGConnection.class).getBackendPID();
+				await().atMost(TIMEOUT).untilAsserted(() -> {
+					Health health = indicator.health(true);
+					assertThat(health.getStatus()).isEqualTo(Status.UP);
+					assertThat(health.getDetails()).containsKey("oldestTransaction");
+					@SuppressWarnings("unchecked")
+					Map<String, Object> oldest = (Map<String, Object>) health.getDetails().get("oldestTransaction");
+					assertThat(oldest).containsEntry("pid", pid)
+						.containsEntry("holder", "monthly-report")
+						.containsEntry("state", "idle in transaction")
+						.containsEntry("ageEstimated", false)
+						.containsKeys("age", "transactionsSince", "holdsBackCleanup");
+				});
+				holder.rollback();
+			}
+			await().atMost(TIMEOUT).untilAsserted(() -> assertThat(indicator.health(true).getDetails())
+				.extractingByKey("oldestTransaction")
+				.asInstanceOf(org.assertj.core.api.InstanceOfAssertFactories.MAP)
+				.doesNotContainEntry("holder", "monthly-report"));
 		});
 	}
 

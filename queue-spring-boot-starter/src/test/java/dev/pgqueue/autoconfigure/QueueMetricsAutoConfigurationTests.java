@@ -137,6 +137,25 @@ class QueueMetricsAutoConfigurationTests {
 	}
 
 	@Test
+	void gaugesHowLongTheOldestSnapshotInTheDatabaseHasBeenHeld() {
+		this.contextRunner.withUserConfiguration(SimpleMeterRegistryConfiguration.class, ReportListener.class)
+			.run((context) -> {
+				MeterRegistry registry = context.getBean(MeterRegistry.class);
+				try (java.sql.Connection holder = context.getBean(javax.sql.DataSource.class).getConnection()) {
+					holder.setAutoCommit(false);
+					holder.setTransactionIsolation(java.sql.Connection.TRANSACTION_REPEATABLE_READ);
+					try (java.sql.Statement statement = holder.createStatement()) {
+						statement.executeQuery("SELECT count(*) FROM pg_class").close();
+					}
+					await().atMost(TIMEOUT).untilAsserted(() -> assertThat(
+							registry.get("pgqueue.database.oldest.transaction.age").timeGauge().value(TimeUnit.MILLISECONDS))
+						.isGreaterThan(200.0));
+					holder.rollback();
+				}
+			});
+	}
+
+	@Test
 	void countsRetriedAndFailedJobs() {
 		this.contextRunner.withUserConfiguration(SimpleMeterRegistryConfiguration.class, FailingListener.class)
 			.withPropertyValues("pgqueue.queues.metered.max-attempts=2",

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.Semaphore;
 
 import dev.pgqueue.JobOutcome;
+import dev.pgqueue.engine.ClaimFloor;
 import dev.pgqueue.engine.ClaimStrategy;
 import dev.pgqueue.engine.ClaimedJob;
 import dev.pgqueue.engine.JobRunner;
@@ -65,6 +66,8 @@ public final class LeasedClaims implements ClaimStrategy {
 
 	private final JobRepository repository;
 
+	private final ClaimFloor floor;
+
 	private final JobRunner runner;
 
 	private final QueueMetrics metrics;
@@ -96,13 +99,15 @@ public final class LeasedClaims implements ClaimStrategy {
 	 * @param kinds kinds to claim
 	 * @param owner the lease owner this poller claims as
 	 * @param repository the SQL
+	 * @param floor where claims start
 	 * @param runner runs one attempt
 	 * @param metrics where to report
 	 * @param lifecycle threads, shutdown timeout, and whether completed jobs are deleted
 	 */
 	public LeasedClaims(QueueSettings settings, String[] kinds, String owner, JobRepository repository,
-			JobRunner runner, QueueMetrics metrics, WorkerSettings lifecycle) {
+			ClaimFloor floor, JobRunner runner, QueueMetrics metrics, WorkerSettings lifecycle) {
 		this.settings = settings;
+		this.floor = floor;
 		this.kinds = kinds.clone();
 		this.owner = owner;
 		this.repository = repository;
@@ -168,8 +173,8 @@ public final class LeasedClaims implements ClaimStrategy {
 	 */
 	private List<Held> claim(int wanted, boolean estimate) {
 		long start = System.nanoTime();
-		List<ClaimedJob> jobs = this.repository.claimLeased(this.settings.name(), this.kinds, wanted, this.owner,
-				this.settings.leaseDuration());
+		List<ClaimedJob> jobs = this.floor.claim((from) -> this.repository.claimLeased(this.settings.name(),
+				this.kinds, wanted, this.owner, this.settings.leaseDuration(), from));
 		long took = System.nanoTime() - start;
 		this.metrics.pollCycle(this.settings.name(), took, jobs.size());
 		this.backlog = jobs.size() == wanted;

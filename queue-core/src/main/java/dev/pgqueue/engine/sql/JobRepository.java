@@ -18,6 +18,7 @@ import java.util.Set;
 import java.util.UUID;
 
 import dev.pgqueue.JobState;
+import dev.pgqueue.engine.ClaimFloor;
 import dev.pgqueue.engine.ClaimedJob;
 import dev.pgqueue.engine.NewJob;
 import dev.pgqueue.metrics.QueueStats;
@@ -168,32 +169,83 @@ public class JobRepository {
 
 	/**
 	 * Locks up to {@code limit} due jobs of the queue for the caller's transaction, skipping rows other
-	 * transactions hold. The rows stay available; the caller records each outcome before committing.
+	 * transactions hold, reading the claim index from {@code start}. The rows stay available; the
+	 * caller records each outcome before committing.
 	 */
-	public List<ClaimedJob> claimLocked(String queue, String[] kinds, int limit) {
+	public List<ClaimedJob> claimLocked(String queue, String[] kinds, int limit, ClaimFloor.Start start) {
 		return this.jdbc.query((Connection con) -> {
-			PreparedStatement ps = con.prepareStatement(this.sql.claimLocked);
-			ps.setString(1, queue);
-			ps.setArray(2, con.createArrayOf("text", kinds));
-			ps.setInt(3, limit);
+			if (start.isSweep()) {
+				PreparedStatement ps = con.prepareStatement(this.sql.claimLocked);
+				ps.setString(1, queue);
+				ps.setArray(2, con.createArrayOf("text", kinds));
+				ps.setInt(3, limit);
+				return ps;
+			}
+			PreparedStatement ps = con.prepareStatement(this.sql.claimLockedFrom);
+			int next = setFloors(con, ps, start);
+			ps.setString(next, queue);
+			ps.setArray(next + 1, con.createArrayOf("text", kinds));
+			ps.setInt(next + 2, limit);
+			ps.setInt(next + 3, limit);
 			return ps;
 		}, claimedMapper(false));
 	}
 
 	/**
 	 * Claims up to {@code limit} due jobs of the queue and commits them as running under a lease held
-	 * by {@code owner}, counting the attempt.
+	 * by {@code owner}, counting the attempt, reading the claim index from {@code start}.
 	 */
-	public List<ClaimedJob> claimLeased(String queue, String[] kinds, int limit, String owner, Duration lease) {
+	public List<ClaimedJob> claimLeased(String queue, String[] kinds, int limit, String owner, Duration lease,
+			ClaimFloor.Start start) {
 		return this.jdbc.query((Connection con) -> {
-			PreparedStatement ps = con.prepareStatement(this.sql.claimLeased);
-			ps.setString(1, queue);
-			ps.setArray(2, con.createArrayOf("text", kinds));
-			ps.setInt(3, limit);
-			ps.setString(4, owner);
-			ps.setLong(5, lease.toMillis());
+			PreparedStatement ps;
+			int next;
+			if (start.isSweep()) {
+				ps = con.prepareStatement(this.sql.claimLeased);
+				ps.setString(1, queue);
+				ps.setArray(2, con.createArrayOf("text", kinds));
+				ps.setInt(3, limit);
+				next = 4;
+			}
+			else {
+				ps = con.prepareStatement(this.sql.claimLeasedFrom);
+				next = setFloors(con, ps, start);
+				ps.setString(next, queue);
+				ps.setArray(next + 1, con.createArrayOf("text", kinds));
+				ps.setInt(next + 2, limit);
+				ps.setInt(next + 3, limit);
+				next += 4;
+			}
+			ps.setString(next, owner);
+			ps.setLong(next + 1, lease.toMillis());
 			return ps;
 		}, claimedMapper(true));
+	}
+
+	/** {@link #claimLocked(String, String[], int, ClaimFloor.Start)} reading the claim index from its start. */
+	public List<ClaimedJob> claimLocked(String queue, String[] kinds, int limit) {
+		return claimLocked(queue, kinds, limit, ClaimFloor.Start.SWEEP);
+	}
+
+	/**
+	 * {@link #claimLeased(String, String[], int, String, Duration, ClaimFloor.Start)} reading the claim
+	 * index from its start.
+	 */
+	public List<ClaimedJob> claimLeased(String queue, String[] kinds, int limit, String owner, Duration lease) {
+		return claimLeased(queue, kinds, limit, owner, lease, ClaimFloor.Start.SWEEP);
+	}
+
+	/** Binds the floors' two arrays as the first parameters; returns the next parameter's index. */
+	private static int setFloors(Connection con, PreparedStatement ps, ClaimFloor.Start start) throws SQLException {
+		Integer[] priorities = new Integer[start.priorities().length];
+		Timestamp[] runAts = new Timestamp[priorities.length];
+		for (int i = 0; i < priorities.length; i++) {
+			priorities[i] = start.priorities()[i];
+			runAts[i] = Timestamp.from(start.runAts()[i]);
+		}
+		ps.setArray(1, con.createArrayOf("int2", priorities));
+		ps.setArray(2, con.createArrayOf("timestamptz", runAts));
+		return 3;
 	}
 
 	/** Completes jobs claimed with {@link #claimLocked} in the same transaction, or deletes them. */

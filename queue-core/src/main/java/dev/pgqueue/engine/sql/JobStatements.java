@@ -58,11 +58,30 @@ public final class JobStatements {
 	public final String claimLocked;
 
 	/**
+	 * {@link #claimLocked} from floors: reads each priority level given from its floor on, in the
+	 * order given, so that the entries of jobs claimed before the floor are never visited (see
+	 * {@code ClaimFloor}). Parameters: array of priorities (highest first), array of their floors
+	 * (run-at), queue, array of kinds, limit, limit.
+	 *
+	 * <p>The levels are read one after the other by a nested loop, each by an index range scan that
+	 * starts at {@code (queue, priority, floor)}; the outer limit stops the loop, and rows are locked
+	 * only as they are returned, so no more than the limit is ever locked.
+	 */
+	public final String claimLockedFrom;
+
+	/**
 	 * Claims up to a limit of due jobs as running under a lease, counting the attempt, in one
 	 * statement. Parameters: queue, array of kinds, limit, lease owner, lease in milliseconds.
 	 * Returns {@link #CLAIMED_COLUMNS}.
 	 */
 	public final String claimLeased;
+
+	/**
+	 * {@link #claimLeased} from floors, as {@link #claimLockedFrom} reads them. Parameters: array of
+	 * priorities (highest first), array of their floors, queue, array of kinds, limit, limit, lease
+	 * owner, lease in milliseconds.
+	 */
+	public final String claimLeasedFrom;
 
 	/** Completes jobs locked by {@link #claimLocked}, counting the attempt. Parameter: array of ids. */
 	public final String completeLocked;
@@ -131,8 +150,19 @@ public final class JobStatements {
 				ORDER BY priority DESC, run_at, id
 				LIMIT ?
 				FOR UPDATE SKIP LOCKED""";
+		String claimableFrom = """
+				SELECT c.* FROM unnest(?::smallint[], ?::timestamptz[]) AS f(priority, floor_at)
+				CROSS JOIN LATERAL (
+				    SELECT %s FROM %s
+				    WHERE queue = ? AND state = 'available' AND kind = ANY(?)
+				      AND priority = f.priority AND run_at >= f.floor_at
+				    ORDER BY priority DESC, run_at, id
+				    LIMIT ?
+				    FOR UPDATE SKIP LOCKED) c
+				LIMIT ?""";
 		this.claimLocked = claimable.formatted(CLAIMED_COLUMNS, this.table);
-		this.claimLeased = """
+		this.claimLockedFrom = claimableFrom.formatted(CLAIMED_COLUMNS, this.table);
+		String leasing = """
 				WITH claimed AS (%s)
 				UPDATE %s j
 				SET state = 'running', attempt = j.attempt + 1, started_at = now(),
@@ -141,7 +171,9 @@ public final class JobStatements {
 				WHERE j.id = claimed.id
 				RETURNING j.id, j.public_id, j.kind, j.queue, j.attempt, j.max_attempts, j.priority,
 				          j.payload::text AS payload, j.run_at, j.created_at
-				""".formatted(claimable.formatted("id", this.table), this.table);
+				""";
+		this.claimLeased = leasing.formatted(claimable.formatted("id", this.table), this.table);
+		this.claimLeasedFrom = leasing.formatted(claimableFrom.formatted("id", this.table), this.table);
 		this.completeLocked = "UPDATE " + this.table + " SET state = 'completed', attempt = attempt + 1, "
 				+ "started_at = now(), finished_at = clock_timestamp(), last_error = NULL WHERE id = ANY(?)";
 		this.deleteLocked = "DELETE FROM " + this.table + " WHERE id = ANY(?)";

@@ -148,6 +148,35 @@ public class MaintenanceRepository {
 		return result;
 	}
 
+	/**
+	 * Reads what holds back cleanup the longest in this database, with the next transaction id (so
+	 * that the caller can tell how long ago a snapshot was taken when the server does not say).
+	 */
+	public HorizonReading oldestTransaction() {
+		return this.jdbc.queryForObject(this.sql.oldestTransaction, (rs, i) -> {
+			boolean held = rs.getObject(5) != null;
+			Object seconds = rs.getObject(6);
+			return new HorizonReading(rs.getLong(1), held, (Integer) rs.getObject(2), rs.getString(3),
+					rs.getString(4), rs.getLong(5),
+					(seconds != null) ? Duration.ofMillis(Math.round(((Number) seconds).doubleValue() * 1000)) : null);
+		});
+	}
+
+	/**
+	 * What {@link #oldestTransaction()} read.
+	 *
+	 * @param nextXid the next transaction id to be assigned
+	 * @param held whether anything holds a snapshot (else the other fields are null or zero)
+	 * @param pid the holder's backend, or {@code null}
+	 * @param holder the holder's application name, prepared transaction or replication slot
+	 * @param state the holder's session state, or {@code null}
+	 * @param transactionsSince transaction ids assigned since the holder's snapshot
+	 * @param age time since the holder's transaction began, or {@code null} when not visible
+	 */
+	public record HorizonReading(long nextXid, boolean held, Integer pid, String holder, String state,
+			long transactionsSince, Duration age) {
+	}
+
 	/** Due jobs of a kind that no listener in this application claims from their queue. */
 	public record UnclaimedKind(String queue, String kind, long jobs, Duration oldestAge) {
 	}

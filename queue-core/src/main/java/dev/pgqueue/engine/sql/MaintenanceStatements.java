@@ -53,6 +53,31 @@ public final class MaintenanceStatements {
 	public final String stats;
 
 	/**
+	 * Finds what holds back cleanup the longest in this database: sessions holding a snapshot,
+	 * prepared transactions, replication slots. Returns one row: the next transaction id, then (all
+	 * null when nothing holds one) pid, holder, state, transaction ids assigned since its snapshot,
+	 * and seconds since its transaction started (null when this role may not see it).
+	 */
+	public final String oldestTransaction = """
+			WITH holders AS (
+			    SELECT pid, application_name AS holder, state, age(backend_xmin) AS xids,
+			           extract(epoch FROM clock_timestamp() - xact_start) AS seconds
+			    FROM pg_stat_activity
+			    WHERE datname = current_database() AND backend_xmin IS NOT NULL AND pid <> pg_backend_pid()
+			    UNION ALL
+			    SELECT NULL, 'prepared transaction ' || gid, 'prepared', age(transaction),
+			           extract(epoch FROM clock_timestamp() - prepared)
+			    FROM pg_prepared_xacts WHERE database = current_database()
+			    UNION ALL
+			    SELECT NULL, 'replication slot ' || slot_name, CASE WHEN active THEN 'active' ELSE 'inactive' END,
+			           age(xmin), NULL
+			    FROM pg_replication_slots WHERE xmin IS NOT NULL)
+			SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint, h.pid, h.holder, h.state, h.xids, h.seconds
+			FROM (SELECT 1) AS one
+			LEFT JOIN LATERAL (SELECT * FROM holders ORDER BY xids DESC, seconds DESC NULLS LAST LIMIT 1) AS h ON true
+			""";
+
+	/**
 	 * @param notify whether promotions notify the queues of the jobs they made available
 	 */
 	public MaintenanceStatements(SchemaName schema, boolean notify) {

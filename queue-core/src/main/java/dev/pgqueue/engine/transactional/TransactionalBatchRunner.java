@@ -7,6 +7,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.IntConsumer;
 
 import dev.pgqueue.JobOutcome;
+import dev.pgqueue.engine.ClaimFloor;
 import dev.pgqueue.engine.ClaimedJob;
 import dev.pgqueue.engine.JobRunner;
 import dev.pgqueue.engine.JobRunner.Attempt;
@@ -43,6 +44,8 @@ public class TransactionalBatchRunner {
 
 	private final JobRepository repository;
 
+	private final ClaimFloor floor;
+
 	private final JobRunner runner;
 
 	private final TransactionTemplate transactionTemplate;
@@ -58,9 +61,10 @@ public class TransactionalBatchRunner {
 	 * untouched, and a job interrupted by it goes back without using an attempt
 	 */
 	public TransactionalBatchRunner(QueueSettings settings, String[] kinds, JobRepository repository,
-			JobRunner runner, TransactionTemplate transactionTemplate, QueueMetrics metrics, boolean deleteCompleted,
-			BooleanSupplier aborting) {
+			ClaimFloor floor, JobRunner runner, TransactionTemplate transactionTemplate, QueueMetrics metrics,
+			boolean deleteCompleted, BooleanSupplier aborting) {
 		this.settings = settings;
+		this.floor = floor;
 		this.kinds = kinds.clone();
 		this.repository = repository;
 		this.runner = runner;
@@ -86,8 +90,8 @@ public class TransactionalBatchRunner {
 	/** Runs the batch; returns the attempts whose outcomes it recorded. */
 	private List<Attempt> runBatch(TransactionStatus status, IntConsumer onClaimed) {
 		long start = System.nanoTime();
-		List<ClaimedJob> jobs = this.repository.claimLocked(this.settings.name(), this.kinds,
-				this.settings.batchSize());
+		List<ClaimedJob> jobs = this.floor.claim((from) -> this.repository.claimLocked(this.settings.name(),
+				this.kinds, this.settings.batchSize(), from));
 		this.metrics.pollCycle(this.settings.name(), System.nanoTime() - start, jobs.size());
 		onClaimed.accept(jobs.size());
 		if (jobs.isEmpty()) {
