@@ -49,7 +49,7 @@ public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes
 				List.of(10, 50), Duration.ofMillis(20), List.of(1, 4), List.of(100), 200, List.of(1_000, 20_000),
 				20_000, 60, 3_000, 8, 300, 1, Duration.ofMillis(200), Duration.ofMillis(600),
 				new UserPath(1, 500, 2_000, List.of(100), List.of(2), List.of(100), List.of(4), List.of(1, 2)),
-				new Soak(200, Duration.ofSeconds(2), Duration.ofSeconds(4), Duration.ofSeconds(2), Duration.ofSeconds(2),
+				new Soak(200, Duration.ofSeconds(1), Duration.ofSeconds(3), Duration.ofSeconds(1), Duration.ofSeconds(1),
 						List.of(1)));
 	}
 
