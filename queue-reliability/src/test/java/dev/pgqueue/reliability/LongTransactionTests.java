@@ -25,7 +25,7 @@ import static org.awaitility.Awaitility.await;
  * report, a stuck migration) while the queue works. Vacuum cannot remove the rows that finished
  * jobs leave behind while it is open, and a claim that reads the claim index from its start walks
  * past every one of them; the workers' claims start from their floors instead and read only the
- * last seconds' entries. Measured before, during and after a one-minute hold, with jobs arriving at
+ * last seconds' entries. Measured before, during and after a 45-second hold, with jobs arriving at
  * a steady pace: dead tuples, the claim index entries the workers' claims read per scan (from the
  * server's statistics), and once per phase the time of a claim from the start of the index, which
  * shows what the hold would cost without floors.
@@ -34,7 +34,7 @@ class LongTransactionTests {
 
 	private static final Duration BEFORE = Duration.ofSeconds(10);
 
-	private static final Duration HOLD = Duration.ofSeconds(60);
+	private static final Duration HOLD = Duration.ofSeconds(45);
 
 	private static final Duration AFTER = Duration.ofSeconds(10);
 
@@ -43,7 +43,7 @@ class LongTransactionTests {
 	private static final Duration SAMPLE_EVERY = Duration.ofMillis(250);
 
 	@Test
-	void aTransactionHeldOpenForAMinuteBloatsTheTableButNeitherSlowsTheWorkersClaimsNorLosesAJob() throws Exception {
+	void aTransactionHeldOpenBloatsTheTableButNeitherSlowsTheWorkersClaimsNorLosesAJob() throws Exception {
 		QueueMode mode = QueueMode.TRANSACTIONAL;
 		String scenario = "long_transaction";
 		// Jobs fall due at a steady pace over the three phases and a margin for the waits between them.
@@ -92,11 +92,10 @@ class LongTransactionTests {
 			assertThat(unremovable).as("dead tuples VACUUM could not remove while the transaction was open")
 				.isGreaterThan(JOBS_PER_SECOND * HOLD.toSeconds() / 2);
 			Phase lastQuarter = during.get(during.size() - 1);
-			assertThat(lastQuarter.fromStartMillis).as("a claim from the start of the index walks past the dead rows")
-				.isGreaterThan(before.fromStartMillis);
-			// By the last quarter, 45 s of claimed jobs lie in the index; a claim from the start reads them
-			// all, a claim from the floors the last two seconds' (the mean includes each worker's sweep, one
-			// a second).
+			// The hold is real (VACUUM could remove nothing, above); by its last quarter, three quarters of it
+			// in claimed jobs lie in the index. A claim from the start reads them all, a claim from the floors
+			// the last two seconds' (the mean includes each worker's sweep, one a second). One timed claim
+			// from the start per phase is printed, not judged: a single timing is too noisy to compare.
 			long claimedSinceHold = JOBS_PER_SECOND * HOLD.toSeconds() * 3 / 4;
 			assertThat(lastQuarter.entriesPerScan()).as("claim index entries the workers' claims read per scan")
 				.isLessThan(claimedSinceHold / 4.0);
