@@ -174,19 +174,8 @@ public class JobRepository {
 	 */
 	public List<ClaimedJob> claimLocked(String queue, String[] kinds, int limit, ClaimFloor.Start start) {
 		return this.jdbc.query((Connection con) -> {
-			if (start.isSweep()) {
-				PreparedStatement ps = con.prepareStatement(this.sql.claimLocked);
-				ps.setString(1, queue);
-				ps.setArray(2, con.createArrayOf("text", kinds));
-				ps.setInt(3, limit);
-				return ps;
-			}
-			PreparedStatement ps = con.prepareStatement(this.sql.claimLockedFrom);
-			int next = setFloors(con, ps, start);
-			ps.setString(next, queue);
-			ps.setArray(next + 1, con.createArrayOf("text", kinds));
-			ps.setInt(next + 2, limit);
-			ps.setInt(next + 3, limit);
+			PreparedStatement ps = con.prepareStatement(start.isSweep() ? this.sql.claimLocked : this.sql.claimLockedFrom);
+			bindClaim(con, ps, start, queue, kinds, limit);
 			return ps;
 		}, claimedMapper(false));
 	}
@@ -198,24 +187,8 @@ public class JobRepository {
 	public List<ClaimedJob> claimLeased(String queue, String[] kinds, int limit, String owner, Duration lease,
 			ClaimFloor.Start start) {
 		return this.jdbc.query((Connection con) -> {
-			PreparedStatement ps;
-			int next;
-			if (start.isSweep()) {
-				ps = con.prepareStatement(this.sql.claimLeased);
-				ps.setString(1, queue);
-				ps.setArray(2, con.createArrayOf("text", kinds));
-				ps.setInt(3, limit);
-				next = 4;
-			}
-			else {
-				ps = con.prepareStatement(this.sql.claimLeasedFrom);
-				next = setFloors(con, ps, start);
-				ps.setString(next, queue);
-				ps.setArray(next + 1, con.createArrayOf("text", kinds));
-				ps.setInt(next + 2, limit);
-				ps.setInt(next + 3, limit);
-				next += 4;
-			}
+			PreparedStatement ps = con.prepareStatement(start.isSweep() ? this.sql.claimLeased : this.sql.claimLeasedFrom);
+			int next = bindClaim(con, ps, start, queue, kinds, limit);
 			ps.setString(next, owner);
 			ps.setLong(next + 1, lease.toMillis());
 			return ps;
@@ -235,17 +208,31 @@ public class JobRepository {
 		return claimLeased(queue, kinds, limit, owner, lease, ClaimFloor.Start.SWEEP);
 	}
 
-	/** Binds the floors' two arrays as the first parameters; returns the next parameter's index. */
-	private static int setFloors(Connection con, PreparedStatement ps, ClaimFloor.Start start) throws SQLException {
-		Integer[] priorities = new Integer[start.priorities().length];
-		Timestamp[] runAts = new Timestamp[priorities.length];
-		for (int i = 0; i < priorities.length; i++) {
-			priorities[i] = start.priorities()[i];
-			runAts[i] = Timestamp.from(start.runAts()[i]);
+	/**
+	 * Binds what every claim statement starts with: from floors, their two arrays, then queue, kinds and
+	 * the limit (twice: per level and in all); from the start, queue, kinds and the limit. Returns the
+	 * next parameter's index.
+	 */
+	private static int bindClaim(Connection con, PreparedStatement ps, ClaimFloor.Start start, String queue,
+			String[] kinds, int limit) throws SQLException {
+		int next = 1;
+		if (!start.isSweep()) {
+			Integer[] priorities = new Integer[start.priorities().length];
+			Timestamp[] runAts = new Timestamp[priorities.length];
+			for (int i = 0; i < priorities.length; i++) {
+				priorities[i] = start.priorities()[i];
+				runAts[i] = Timestamp.from(start.runAts()[i]);
+			}
+			ps.setArray(next++, con.createArrayOf("int2", priorities));
+			ps.setArray(next++, con.createArrayOf("timestamptz", runAts));
 		}
-		ps.setArray(1, con.createArrayOf("int2", priorities));
-		ps.setArray(2, con.createArrayOf("timestamptz", runAts));
-		return 3;
+		ps.setString(next++, queue);
+		ps.setArray(next++, con.createArrayOf("text", kinds));
+		ps.setInt(next++, limit);
+		if (!start.isSweep()) {
+			ps.setInt(next++, limit);
+		}
+		return next;
 	}
 
 	/** Completes jobs claimed with {@link #claimLocked} in the same transaction, or deletes them. */
