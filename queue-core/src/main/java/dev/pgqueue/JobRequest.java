@@ -5,8 +5,8 @@ import java.time.Instant;
 import java.util.Objects;
 
 /**
- * A job to enqueue: its kind and payload, and optionally the queue, when it may run, its priority
- * and how many attempts it gets.
+ * A job to enqueue: its kind and payload, and optionally the queue, when it may run (and how much
+ * that may be spread), its priority, how many attempts it gets and the key of its bucket.
  *
  * <pre>{@code
  * jobClient.enqueue(JobRequest.of("report.monthly", new ReportRequest(accountId))
@@ -37,6 +37,10 @@ public final class JobRequest {
 	private int priority;
 
 	private Integer maxAttempts;
+
+	private Duration jitter;
+
+	private String bucketKey;
 
 	private JobRequest(String kind, Object payload) {
 		this.kind = requireName("kind", kind);
@@ -98,6 +102,32 @@ public final class JobRequest {
 		return this;
 	}
 
+	/**
+	 * Spreads when the job falls due: it runs at a random instant in {@code [run-at, run-at + jitter)}
+	 * (run-at being now, the delay's end or the instant given), drawn on the database. Overrides the
+	 * queue's {@code run-at-jitter}; {@code Duration.ZERO} turns it off for this job. Spreading jobs
+	 * that would all fall due at the same instant keeps pollers from scanning the same rows at once,
+	 * at the price of up to {@code jitter} of extra latency.
+	 */
+	public JobRequest jitter(Duration jitter) {
+		Objects.requireNonNull(jitter, "jitter must not be null");
+		if (jitter.isNegative()) {
+			throw new IllegalArgumentException("Jitter of a '" + this.kind + "' job must not be negative, was " + jitter);
+		}
+		this.jitter = jitter;
+		return this;
+	}
+
+	/**
+	 * Puts the job in the bucket this key maps to, so that jobs with the same key land in the same
+	 * bucket (and, with bucket assignment, are claimed by the same instance). Without a key the
+	 * bucket is random.
+	 */
+	public JobRequest bucketKey(String key) {
+		this.bucketKey = requireName("bucket key", key);
+		return this;
+	}
+
 	public String kind() {
 		return this.kind;
 	}
@@ -128,6 +158,16 @@ public final class JobRequest {
 	/** The max attempts given, or {@code null} for the queue's default. */
 	public Integer maxAttempts() {
 		return this.maxAttempts;
+	}
+
+	/** The jitter given, or {@code null} for the queue's. */
+	public Duration jitter() {
+		return this.jitter;
+	}
+
+	/** The bucket key given, or {@code null} for a random bucket. */
+	public String bucketKey() {
+		return this.bucketKey;
 	}
 
 	private static String requireName(String what, String value) {

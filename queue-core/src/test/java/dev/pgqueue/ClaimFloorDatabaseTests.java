@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.UUID;
 
 import dev.pgqueue.engine.ClaimFloor;
+import dev.pgqueue.engine.ClaimStart;
 import dev.pgqueue.engine.ClaimedJob;
 import dev.pgqueue.engine.JobPoller;
 import dev.pgqueue.engine.QueueSettings;
@@ -71,14 +72,14 @@ class ClaimFloorDatabaseTests {
 			}
 			UUID latest = fixture.client().enqueue(JobRequest.of("floor.job", "next").queue(queue));
 
-			ClaimFloor.Start[] next = new ClaimFloor.Start[1];
+			ClaimStart[] next = new ClaimStart[1];
 			floor.claim((start) -> {
 				next[0] = start;
 				return List.of();
 			});
 			assertThat(next[0].isSweep()).as("the sweep interval has not passed").isFalse();
 			long fromFloors = buffersRead(mode, next[0], queue);
-			long fromStart = buffersRead(mode, ClaimFloor.Start.SWEEP, queue);
+			long fromStart = buffersRead(mode, ClaimStart.SWEEP, queue);
 
 			// Claimed rows lie about 25 to a heap page, read once for the consecutive entries that point there.
 			assertThat(fromStart).as("a claim from the start visits the pages of every claimed job's entry and row")
@@ -152,7 +153,7 @@ class ClaimFloorDatabaseTests {
 	 * Shared buffers the claim statement reads, from {@code EXPLAIN (ANALYZE, BUFFERS)} of the very
 	 * statement the engine runs, in a transaction rolled back afterwards.
 	 */
-	private static long buffersRead(QueueMode mode, ClaimFloor.Start start, String queue) {
+	private static long buffersRead(QueueMode mode, ClaimStart start, String queue) {
 		JobStatements sql = new JobStatements(SchemaName.of(fixture.schema().name()));
 		boolean leased = mode == QueueMode.LEASED;
 		String statement = start.isSweep() ? (leased ? sql.claimLeased : sql.claimLocked)

@@ -55,6 +55,7 @@ class JobClientTests {
 		fixture.configure(QueueSettings.defaults("mail").withMaxAttempts(3));
 		fixture.configure(QueueSettings.defaults("reports").withMaxAttempts(7));
 		fixture.configure(QueueSettings.defaults("client-tx").withPollInterval(Duration.ofMillis(20)));
+		fixture.configure(QueueSettings.defaults("spread").withRunAtJitter(Duration.ofSeconds(20)).withBuckets(16));
 		fixture.handle("mail.welcome", "mail", (job) -> {
 		});
 		fixture.handle("order.confirm", "client-tx", (job) -> handledInTxQueue.add(job.id()));
@@ -220,6 +221,64 @@ class JobClientTests {
 	}
 
 	@Test
+	void aJitterSpreadsRunAtOverTheIntervalOnTheDatabaseClockForOneJobAndForMany() {
+		Instant before = fixture.jdbc().queryForObject("SELECT now()", Timestamp.class).toInstant();
+		UUID one = fixture.client()
+			.enqueue(JobRequest.of("burst.one", "x").queue("burst").jitter(Duration.ofSeconds(30)));
+		List<UUID> many = fixture.client()
+			.enqueueAll(IntStream.range(0, 200)
+				.mapToObj((i) -> JobRequest.of("burst.many", i).queue("burst").delay(Duration.ofMinutes(10))
+					.jitter(Duration.ofSeconds(30)))
+				.toList());
+		Instant after = fixture.jdbc().queryForObject("SELECT now()", Timestamp.class).toInstant();
+
+		Map<String, Object> single = fixture.row(one);
+		assertThat(((Timestamp) single.get("run_at")).toInstant()).isBetween(before, after.plusSeconds(30));
+		List<Map<String, Object>> spread = fixture.jdbc().queryForList("SELECT min(run_at) AS first, max(run_at) AS last, "
+				+ "count(DISTINCT run_at) AS distinct_instants, bool_and(state = 'scheduled') AS all_scheduled FROM "
+				+ fixture.table() + " WHERE public_id = ANY(?)", (Object) many.toArray(new UUID[0]));
+		Instant first = ((Timestamp) spread.get(0).get("first")).toInstant();
+		Instant last = ((Timestamp) spread.get(0).get("last")).toInstant();
+		assertThat(first).isAfterOrEqualTo(before.plus(Duration.ofMinutes(10)));
+		assertThat(last).isBefore(after.plus(Duration.ofMinutes(10)).plusSeconds(30));
+		// 200 draws over 30 s: the spread covers most of the interval, and no two share an instant.
+		assertThat(Duration.between(first, last)).isGreaterThan(Duration.ofSeconds(20));
+		assertThat(spread.get(0)).containsEntry("distinct_instants", 200L).containsEntry("all_scheduled", true);
+	}
+
+	@Test
+	void aQueuesRunAtJitterAppliesToRequestsWithoutOneAndAZeroJitterTurnsItOff() {
+		Instant before = fixture.jdbc().queryForObject("SELECT now()", Timestamp.class).toInstant();
+		List<UUID> jittered = fixture.client()
+			.enqueueAll(IntStream.range(0, 50).mapToObj((i) -> JobRequest.of("spread.job", i).queue("spread")).toList());
+		UUID exact = fixture.client().enqueue(JobRequest.of("spread.job", "now").queue("spread").jitter(Duration.ZERO));
+
+		Instant latest = fixture.jdbc().queryForObject("SELECT max(run_at) FROM " + fixture.table()
+				+ " WHERE public_id = ANY(?)", Timestamp.class, (Object) jittered.toArray(new UUID[0])).toInstant();
+		assertThat(Duration.between(before, latest)).isGreaterThan(Duration.ofSeconds(5))
+			.isLessThan(Duration.ofSeconds(21));
+		assertThat(fixture.row(exact)).containsEntry("state", "available");
+	}
+
+	@Test
+	void everyJobGetsABucketOfItsQueueAndJobsWithTheSameKeyShareOne() {
+		List<UUID> random = fixture.client()
+			.enqueueAll(IntStream.range(0, 400).mapToObj((i) -> JobRequest.of("spread.job", i).queue("spread")).toList());
+		List<UUID> keyed = fixture.client()
+			.enqueueAll(IntStream.range(0, 20)
+				.mapToObj((i) -> JobRequest.of("spread.job", i).queue("spread").bucketKey("customer-42"))
+				.toList());
+
+		Map<String, Object> buckets = fixture.jdbc().queryForMap("SELECT min(bucket)::int AS low, max(bucket)::int AS high, "
+				+ "count(DISTINCT bucket) AS used FROM " + fixture.table() + " WHERE public_id = ANY(?)",
+				(Object) random.toArray(new UUID[0]));
+		assertThat(buckets).containsEntry("low", 0).containsEntry("high", 15).containsEntry("used", 16L);
+		assertThat(fixture.jdbc().queryForList("SELECT DISTINCT bucket FROM " + fixture.table()
+				+ " WHERE public_id = ANY(?)", Short.class, (Object) keyed.toArray(new UUID[0])))
+			.containsExactly((short) dev.pgqueue.engine.buckets.Buckets.of("customer-42", 16));
+	}
+
+	@Test
 	void queueDefaultsToTheListenersQueueForARegisteredKindAndToDefaultOtherwise() {
 		JobClient client = fixture.client();
 		assertThat(fixture.row(client.enqueue("mail.welcome", null))).containsEntry("queue", "mail");
@@ -281,6 +340,9 @@ class JobClientTests {
 			.withMessageContaining("'invoice.send'");
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> JobRequest.of("invoice.send", null).maxAttempts(0))
+			.withMessageContaining("'invoice.send'");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> JobRequest.of("invoice.send", null).jitter(Duration.ofSeconds(-1)))
 			.withMessageContaining("'invoice.send'");
 	}
 

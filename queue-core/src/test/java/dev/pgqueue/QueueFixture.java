@@ -18,7 +18,9 @@ import dev.pgqueue.engine.MaintenanceSettings;
 import dev.pgqueue.engine.QueueCatalog;
 import dev.pgqueue.engine.QueueMaintenance;
 import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.QueueSignals;
 import dev.pgqueue.engine.WorkerSettings;
+import dev.pgqueue.engine.sql.CoordinationRepository;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.sql.MaintenanceRepository;
 import dev.pgqueue.metrics.QueueMetrics;
@@ -55,9 +57,13 @@ public final class QueueFixture implements AutoCloseable {
 
 	private QueueMetrics metrics = QueueMetrics.NONE;
 
+	private QueueSignals signals;
+
 	private final List<QueueSettings> configured = new ArrayList<>();
 
 	private WorkerSettings workerSettings = new WorkerSettings(Duration.ofSeconds(10), false, false);
+
+	private Duration heartbeatInterval = Duration.ofMillis(200);
 
 	private QueueFixture(String prefix) {
 		this.schema = TestDatabase.get().createSchema(prefix);
@@ -82,7 +88,29 @@ public final class QueueFixture implements AutoCloseable {
 
 	public QueueFixture metrics(QueueMetrics metrics) {
 		this.metrics = metrics;
+		if (this.signals != null) {
+			this.signals.close();
+			this.signals = null;
+		}
 		return this;
+	}
+
+	/** How often bucket coordinators of this fixture's pollers heartbeat (200 ms unless set). */
+	public QueueFixture heartbeatInterval(Duration heartbeatInterval) {
+		this.heartbeatInterval = heartbeatInterval;
+		return this;
+	}
+
+	public CoordinationRepository coordination() {
+		return new CoordinationRepository(this.repository.jdbcTemplate(), this.repository.schema());
+	}
+
+	/** The signals every poller of this fixture records into, as the pollers of one application do. */
+	public synchronized QueueSignals signals() {
+		if (this.signals == null) {
+			this.signals = new QueueSignals(this.repository, this.metrics);
+		}
+		return this.signals;
 	}
 
 	public QueueFixture workerSettings(WorkerSettings workerSettings) {
@@ -136,7 +164,7 @@ public final class QueueFixture implements AutoCloseable {
 	/** Creates (does not start) a poller for the queue with its registered kinds. */
 	public JobPoller poller(String queue) {
 		JobPoller poller = new JobPollerFactory(catalog(), this.repository, runner(), transactionTemplate(),
-				this.metrics, this.workerSettings)
+				this.metrics, this.workerSettings, null, true, signals(), coordination(), this.heartbeatInterval)
 			.create(queue, this.handlers.kindsOf(queue));
 		this.pollers.add(poller);
 		return poller;
@@ -155,7 +183,7 @@ public final class QueueFixture implements AutoCloseable {
 
 	public QueueMaintenance maintenance(UnaryOperator<MaintenanceSettings> customizer) {
 		return new QueueMaintenance(this.maintenanceRepository, customizer.apply(MaintenanceSettings.DEFAULT),
-				this.metrics, () -> this.handlers.queues(), this.handlers);
+				this.metrics, () -> this.handlers.queues(), this.handlers, signals());
 	}
 
 	public TransactionTemplate transactionTemplate() {
@@ -216,6 +244,9 @@ public final class QueueFixture implements AutoCloseable {
 				poller.stop();
 			}
 		});
+		if (this.signals != null) {
+			this.signals.close();
+		}
 		this.schema.close();
 	}
 

@@ -21,6 +21,7 @@ import dev.pgqueue.engine.QueueCatalog;
 import dev.pgqueue.engine.QueueMaintenance;
 import dev.pgqueue.engine.QueueSettings;
 import dev.pgqueue.engine.WorkerSettings;
+import dev.pgqueue.engine.sql.CoordinationRepository;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.sql.MaintenanceRepository;
 import dev.pgqueue.metrics.OldestTransaction;
@@ -64,7 +65,8 @@ class RuntimeRoleTests {
 			sql.execute("CREATE ROLE " + role + " LOGIN PASSWORD 'runtime'");
 			// The grants the README documents, nothing more.
 			sql.execute("GRANT USAGE ON SCHEMA " + schema + " TO " + role);
-			sql.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON " + schema + ".pgqueue_jobs TO " + role);
+			sql.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON " + schema + ".pgqueue_jobs, " + schema
+					+ ".pgqueue_members, " + schema + ".pgqueue_leaders, " + schema + ".pgqueue_buckets TO " + role);
 			sql.execute("CREATE TABLE " + schema + ".ledger (job_id uuid PRIMARY KEY)");
 			sql.execute("GRANT SELECT, INSERT ON " + schema + ".ledger TO " + role);
 		}
@@ -105,38 +107,46 @@ class RuntimeRoleTests {
 		};
 		handlers.register(QueueFixture.handler("tx.job", "tx", record));
 		handlers.register(QueueFixture.handler("leased.job", "leased", record));
+		handlers.register(QueueFixture.handler("bucketed.job", "bucketed", record));
 		QueueCatalog catalog = new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE),
-				List.of(QueueSettings.defaults("leased").withMode(QueueMode.LEASED)));
+				List.of(QueueSettings.defaults("leased").withMode(QueueMode.LEASED),
+						QueueSettings.defaults("bucketed").withAssignment(QueueAssignment.BUCKETS)));
 		JdbcJobClient client = new JdbcJobClient(repository, JsonMapper.builder().build(), catalog, handlers);
 		JobPollerFactory factory = new JobPollerFactory(catalog, repository, new JobRunner(handlers, QueueMetrics.NONE),
 				new TransactionTemplate(new DataSourceTransactionManager(runtimePool)), QueueMetrics.NONE,
-				new WorkerSettings(Duration.ofSeconds(5), false, false));
+				new WorkerSettings(Duration.ofSeconds(5), false, false), null, true,
+				new CoordinationRepository(jdbc, schema), Duration.ofMillis(200));
 		JobPoller transactional = factory.create("tx", handlers.kindsOf("tx"));
 		JobPoller leased = factory.create("leased", handlers.kindsOf("leased"));
+		JobPoller bucketed = factory.create("bucketed", handlers.kindsOf("bucketed"));
 		NotificationListener notifications = new NotificationListener(runtimePool, repository.channel());
 		notifications.register(transactional);
 		notifications.register(leased);
+		notifications.register(bucketed);
 		QueueMaintenance maintenance = new QueueMaintenance(new MaintenanceRepository(jdbc, schema, true), MaintenanceSettings.DEFAULT, QueueMetrics.NONE,
 				handlers::queues, handlers);
 		notifications.start();
 		transactional.start();
 		leased.start();
+		bucketed.start();
 		try {
-			List<UUID> ids = client.enqueueAll(List.of(JobRequest.of("tx.job", 1), JobRequest.of("leased.job", 2)));
+			List<UUID> ids = client.enqueueAll(List.of(JobRequest.of("tx.job", 1), JobRequest.of("leased.job", 2),
+					JobRequest.of("bucketed.job", 4)));
 			client.enqueue(JobRequest.of("tx.job", 3).delay(Duration.ofMillis(10)));
 			await().atMost(Duration.ofSeconds(30)).until(() -> {
 				maintenance.promote();
-				return jdbc.queryForObject("SELECT count(*) FROM ledger", Long.class) == 3;
+				return jdbc.queryForObject("SELECT count(*) FROM ledger", Long.class) == 4;
 			});
-			assertThat(ran).containsExactlyInAnyOrder("tx.job", "leased.job");
+			assertThat(ran).containsExactlyInAnyOrder("tx.job", "leased.job", "bucketed.job");
 			assertThat(maintenance.rescue()).isZero();
 			assertThat(maintenance.clean()).isZero();
-			assertThat(maintenance.readStats()).containsKeys("tx", "leased");
-			assertThat(ids).hasSize(2);
+			assertThat(maintenance.readStats()).containsKeys("tx", "leased", "bucketed");
+			assertThat(ids).hasSize(3);
 		}
 		finally {
 			transactional.stop();
 			leased.stop();
+			bucketed.stop();
 			notifications.stop();
 		}
 	}

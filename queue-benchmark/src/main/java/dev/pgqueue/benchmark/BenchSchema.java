@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -11,6 +12,7 @@ import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.pgqueue.engine.QueueSettings;
 import dev.pgqueue.schema.QueueMigrator;
 import dev.pgqueue.schema.SchemaName;
 
@@ -134,6 +136,47 @@ final class BenchSchema implements AutoCloseable {
 		settle(count);
 	}
 
+	/**
+	 * Inserts {@code count} no-op jobs, in one statement, due {@code lead} from now: each at a random
+	 * instant in {@code [due, due + jitter)}, drawn in SQL as the engine's insert statements draw a
+	 * job's jitter, and stored {@code scheduled} for the promoter to make available; vacuums; then
+	 * waits until the database's clock reaches the common due instant. Returns how much later than
+	 * that it returned (zero unless loading took longer than the lead).
+	 */
+	Duration loadScheduled(long count, Duration lead, Duration jitter) {
+		String due = single("SELECT (clock_timestamp() + interval '" + lead.toMillis() + " milliseconds')::text");
+		String runAt = "'" + due + "'::timestamptz"
+				+ (jitter.isZero() ? "" : " + random() * " + jitter.toNanos() / 1000 + " * interval '1 microsecond'");
+		load(count, "scheduled", "NULL", KIND, "'{\"n\": 1}'::jsonb", runAt);
+		settle(count);
+		// Waits on the database's clock, the one run-ats are compared with: the JVM's clock and the
+		// server's were seen to disagree by tens of milliseconds.
+		String late = single("SELECT extract(epoch FROM clock_timestamp() - '" + due + "'::timestamptz)::text FROM "
+				+ "pg_sleep(greatest(0, extract(epoch FROM '" + due + "'::timestamptz - clock_timestamp())))");
+		double seconds = Double.parseDouble(late);
+		return Duration.ofNanos((long) (Math.max(0, seconds) * 1e9));
+	}
+
+	private String single(String sql) {
+		return withAdmin(sql, (statement, query) -> {
+			try (ResultSet rs = statement.executeQuery(query)) {
+				rs.next();
+				return rs.getString(1);
+			}
+		});
+	}
+
+	/** Inserts {@code count} due no-op jobs in one statement and nothing else: a burst that lands at once. */
+	void insertAvailable(long count) {
+		load(count, "available", "NULL", KIND, "'{\"n\": 1}'::jsonb", "now()");
+	}
+
+	/** Forgets every member, leader and bucket owner of the coordinator (between runs, all stopped). */
+	void resetCoordination() {
+		execute("DELETE FROM " + this.name.qualify("pgqueue_buckets") + "; DELETE FROM "
+				+ this.name.qualify("pgqueue_leaders") + "; DELETE FROM " + this.name.qualify("pgqueue_members"));
+	}
+
 	/** Inserts {@code count} jobs completed a minute ago, as kept by a completed retention. */
 	void loadCompleted(long count) {
 		load(count, "completed", "now() - interval '1 minute'", KIND, "'{\"n\": 1}'::jsonb");
@@ -162,16 +205,38 @@ final class BenchSchema implements AutoCloseable {
 	 * same instant.
 	 */
 	private void load(long count, String state, String finishedAt, String kind, String payload) {
+		load(count, state, finishedAt, kind, payload, "now()");
+	}
+
+	/**
+	 * Each row gets a random bucket of the default 64, as {@code JobClient} gives a job without a
+	 * bucket key: with them all in bucket 0, a queue with bucket assignment would have one member
+	 * doing all the work.
+	 */
+	private void load(long count, String state, String finishedAt, String kind, String payload, String runAt) {
 		long first = this.nextLoadedId;
 		this.nextLoadedId += count;
 		execute("""
 				INSERT INTO %s (public_id, kind, queue, payload, state, priority, run_at, attempt, max_attempts,
-				                started_at, finished_at)
-				SELECT lpad(to_hex(g), 32, '0')::uuid, '%s', '%s', %s, '%s', 0, now(),
-				       CASE WHEN %s IS NULL THEN 0 ELSE 1 END, 10, %s, %s
+				                started_at, finished_at, bucket)
+				SELECT lpad(to_hex(g), 32, '0')::uuid, '%s', '%s', %s, '%s', 0, %s,
+				       CASE WHEN %s IS NULL THEN 0 ELSE 1 END, 10, %s, %s, floor(random() * %d)::smallint
 				FROM generate_series(%d::bigint, %d::bigint) g
-				""".formatted(this.table, kind, QUEUE, payload, state, finishedAt, finishedAt, finishedAt, first,
-				first + count - 1));
+				""".formatted(this.table, kind, QUEUE, payload, state, runAt, finishedAt, finishedAt, finishedAt,
+				QueueSettings.DEFAULT_BUCKETS, first, first + count - 1));
+	}
+
+	/**
+	 * Vacuums without refreshing statistics: between drains of a table that is empty now and full
+	 * during the drain, whose statistics should describe it full.
+	 */
+	void vacuumKeepingStatistics() {
+		execute("VACUUM " + this.table);
+	}
+
+	/** Refreshes the statistics (of a full table), so that the planner sees the rows claims will read. */
+	void analyze() {
+		execute("ANALYZE " + this.table);
 	}
 
 	/** Sets hint bits and the visibility map and refreshes statistics, so that no run pays for them. */

@@ -22,6 +22,7 @@ import dev.pgqueue.engine.PollerWakeUps;
 import dev.pgqueue.engine.QueueCatalog;
 import dev.pgqueue.engine.QueueSettings;
 import dev.pgqueue.engine.WorkerSettings;
+import dev.pgqueue.engine.sql.CoordinationRepository;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.sql.JobStatements;
 import dev.pgqueue.metrics.QueueMetrics;
@@ -55,6 +56,8 @@ final class PgqueueEngine implements AutoCloseable {
 	private final List<JobPoller> pollers = new ArrayList<>();
 
 	private boolean claimFloors = true;
+
+	private Duration heartbeatInterval = JobPollerFactory.DEFAULT_HEARTBEAT_INTERVAL;
 
 	private final List<NotificationListener> listeners = new ArrayList<>();
 
@@ -172,12 +175,22 @@ final class PgqueueEngine implements AutoCloseable {
 		return this;
 	}
 
+	/**
+	 * Members of a bucket coordinator (pollers of a queue with bucket assignment) created from now on
+	 * heartbeat at this interval.
+	 */
+	PgqueueEngine withHeartbeatInterval(Duration interval) {
+		this.heartbeatInterval = interval;
+		return this;
+	}
+
 	/** A new, unstarted poller of the queue. */
 	JobPoller poller() {
 		TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(this.dataSource));
-		JobPoller poller = new JobPollerFactory(catalog(), repository(this.dataSource),
-				new JobRunner(this.handlers, this.metrics), transactions, this.metrics, this.workerSettings, null,
-				this.claimFloors)
+		JobRepository repository = repository(this.dataSource);
+		JobPoller poller = new JobPollerFactory(catalog(), repository, new JobRunner(this.handlers, this.metrics),
+				transactions, this.metrics, this.workerSettings, null, this.claimFloors,
+				new CoordinationRepository(repository.jdbcTemplate(), repository.schema()), this.heartbeatInterval)
 			.create(this.settings.name(), this.handlers.kindsOf(this.settings.name()));
 		this.pollers.add(poller);
 		return poller;

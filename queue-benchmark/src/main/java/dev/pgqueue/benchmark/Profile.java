@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 
+import dev.pgqueue.engine.JobPollerFactory;
+
 /**
  * How big each workload is. {@code smoke} exercises every workload in well under a minute (for CI,
  * so the harness never rots); {@code full} is the run the targets are judged on and takes minutes,
@@ -36,13 +38,14 @@ import java.util.Locale;
  * @param measure measured time of a timed run
  * @param userPath sizes of the user-path workload
  * @param soak sizes of the soak workload
+ * @param buckets sizes of the bucket workloads (and of the burst's timing)
  */
 public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes, List<Integer> drainConcurrency,
 		List<Integer> drainJobsPerBatchSize, Duration drainTimeCap, List<Integer> slowWorkers, Duration slowJobDuration,
 		List<Integer> enqueueThreads, List<Integer> enqueueBatchSizes, int steadyRate, List<Integer> growthRunnable,
 		int growthFinished, int growthClaims, int burstJobs, int burstPollers, int roundTripJobs, int rounds,
 		Duration warmUp,
-		Duration measure, UserPath userPath, Soak soak) {
+		Duration measure, UserPath userPath, Soak soak, Buckets buckets) {
 
 	public static Profile smoke() {
 		return new Profile("smoke", 500, List.of(1, 100), List.of(1, 4), List.of(300, 1_000), Duration.ofSeconds(2),
@@ -50,7 +53,9 @@ public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes
 				20_000, 60, 3_000, 8, 300, 1, Duration.ofMillis(200), Duration.ofMillis(600),
 				new UserPath(1, 500, 2_000, List.of(100), List.of(2), List.of(100), List.of(4), List.of(1, 2)),
 				new Soak(200, Duration.ofSeconds(1), Duration.ofSeconds(3), Duration.ofSeconds(1), Duration.ofSeconds(1),
-						List.of(1)));
+						List.of(1)),
+				new Buckets(Duration.ofSeconds(1), Duration.ofMillis(500), Duration.ofMillis(500), List.of(1, 2), 3_000,
+						2, 1_000, List.of(Duration.ofMillis(500)), 1));
 	}
 
 	public static Profile full() {
@@ -61,7 +66,10 @@ public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes
 				Duration.ofSeconds(5), new UserPath(4, 200_000, 200_000, List.of(100, 500), List.of(1, 2, 4),
 						List.of(100, 500), List.of(4, 8, 16), List.of(1, 2, 4, 8)),
 				new Soak(800, Duration.ofSeconds(30), Duration.ofMinutes(5), Duration.ofSeconds(60),
-						Duration.ofSeconds(15), List.of(1, 2, 3, 4)));
+						Duration.ofSeconds(15), List.of(1, 2, 3, 4)),
+				new Buckets(Duration.ofSeconds(8), Duration.ofSeconds(5), JobPollerFactory.DEFAULT_HEARTBEAT_INTERVAL,
+						List.of(1, 2, 4), 200_000, 4, 20_000,
+						List.of(Duration.ofMillis(500), JobPollerFactory.DEFAULT_HEARTBEAT_INTERVAL), 3));
 	}
 
 	public static Profile named(String name) {
@@ -119,6 +127,26 @@ public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes
 
 	}
 
+	/**
+	 * Sizes of the workloads that compare bucket assignment with shared claims, and of the burst.
+	 *
+	 * @param burstLead how far ahead of its common run-at the burst is enqueued (it must be loaded
+	 * and vacuumed by then)
+	 * @param burstJitter the jitter of the burst's jittered variant
+	 * @param heartbeat heartbeat interval of the coordinator in the burst and scaling workloads
+	 * @param processes worker process counts of the scaling workload
+	 * @param scalingJobs jobs landing at once in each scaling drain
+	 * @param rebalanceProcesses worker processes of the rebalance workload, one of which is killed
+	 * @param rebalanceJobs jobs enqueued right after the kill
+	 * @param rebalanceHeartbeats heartbeat intervals the rebalance workload tries
+	 * @param rebalanceRounds kills per heartbeat interval
+	 */
+	public record Buckets(Duration burstLead, Duration burstJitter, Duration heartbeat, List<Integer> processes,
+			int scalingJobs, int rebalanceProcesses, int rebalanceJobs, List<Duration> rebalanceHeartbeats,
+			int rebalanceRounds) {
+
+	}
+
 	/** This profile with only the given soak variants. */
 	public Profile withSoakVariants(List<Integer> variants) {
 		Soak s = this.soak;
@@ -126,7 +154,8 @@ public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes
 				this.drainJobsPerBatchSize, this.drainTimeCap, this.slowWorkers, this.slowJobDuration,
 				this.enqueueThreads, this.enqueueBatchSizes, this.steadyRate, this.growthRunnable, this.growthFinished,
 				this.growthClaims, this.burstJobs, this.burstPollers, this.roundTripJobs, this.rounds, this.warmUp,
-				this.measure, this.userPath, new Soak(s.rate(), s.before(), s.hold(), s.after(), s.window(), variants));
+				this.measure, this.userPath, new Soak(s.rate(), s.before(), s.hold(), s.after(), s.window(), variants),
+				this.buckets);
 	}
 
 	/** Jobs drained by one run of the drain workload at this batch size. */

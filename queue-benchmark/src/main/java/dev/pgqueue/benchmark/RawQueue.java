@@ -13,6 +13,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
 
 import dev.pgqueue.engine.sql.JobStatements;
 import dev.pgqueue.schema.SchemaName;
@@ -63,6 +64,20 @@ final class RawQueue implements AutoCloseable {
 		ps.setString(1, BenchSchema.QUEUE);
 		ps.setArray(2, this.connection.createArrayOf("text", KINDS));
 		ps.setInt(3, limit);
+		return read(ps);
+	}
+
+	/**
+	 * {@link #claimLocked} from the given buckets only, read one after the other in the order given:
+	 * the engine's bucket claim.
+	 */
+	List<RawJob> claimLockedInBuckets(Integer[] buckets, int limit) throws SQLException {
+		PreparedStatement ps = statement(this.sql.claimLockedInBuckets);
+		ps.setArray(1, this.connection.createArrayOf("int2", buckets));
+		ps.setString(2, BenchSchema.QUEUE);
+		ps.setArray(3, this.connection.createArrayOf("text", KINDS));
+		ps.setInt(4, limit);
+		ps.setInt(5, limit);
 		return read(ps);
 	}
 
@@ -137,6 +152,8 @@ final class RawQueue implements AutoCloseable {
 		ps.setNull(6, Types.TIMESTAMP_WITH_TIMEZONE);
 		ps.setNull(7, Types.BIGINT);
 		ps.setInt(8, 10);
+		ps.setLong(9, 0);
+		ps.setInt(10, ThreadLocalRandom.current().nextInt(64));
 		ps.executeUpdate();
 	}
 
@@ -150,6 +167,8 @@ final class RawQueue implements AutoCloseable {
 		Timestamp[] runAts = new Timestamp[count];
 		Long[] delays = new Long[count];
 		Integer[] maxAttempts = new Integer[count];
+		Long[] jitters = new Long[count];
+		Integer[] buckets = new Integer[count];
 		for (int i = 0; i < count; i++) {
 			ids[i] = UUID.randomUUID();
 			kinds[i] = BenchSchema.KIND;
@@ -157,6 +176,8 @@ final class RawQueue implements AutoCloseable {
 			payloads[i] = payloadJson;
 			priorities[i] = 0;
 			maxAttempts[i] = 10;
+			jitters[i] = 0L;
+			buckets[i] = ThreadLocalRandom.current().nextInt(64);
 		}
 		PreparedStatement ps = statement(this.sql.insertMany);
 		ps.setArray(1, this.connection.createArrayOf("uuid", ids));
@@ -167,6 +188,8 @@ final class RawQueue implements AutoCloseable {
 		ps.setArray(6, this.connection.createArrayOf("timestamptz", runAts));
 		ps.setArray(7, this.connection.createArrayOf("int8", delays));
 		ps.setArray(8, this.connection.createArrayOf("int4", maxAttempts));
+		ps.setArray(9, this.connection.createArrayOf("int8", jitters));
+		ps.setArray(10, this.connection.createArrayOf("int4", buckets));
 		ps.executeUpdate();
 	}
 

@@ -50,7 +50,7 @@ import java.util.function.LongSupplier;
  * <p>Shared by every thread that claims for the queue in this instance (a transactional queue's
  * batches, a leased queue's poll thread and workers). Each instance keeps its own floors.
  */
-public final class ClaimFloor {
+public final class ClaimFloor implements ClaimScope {
 
 	/** How far behind the head of each level a floor stays. */
 	public static final Duration DEFAULT_MARGIN = Duration.ofSeconds(2);
@@ -109,9 +109,9 @@ public final class ClaimFloor {
 	}
 
 	/** Where the next claim starts. */
-	synchronized Start next() {
+	synchronized ClaimStart next() {
 		if (!this.enabled) {
-			return Start.SWEEP;
+			return ClaimStart.SWEEP;
 		}
 		long now = this.nanoTime.getAsLong();
 		boolean due = this.sweepAgain || this.floors.isEmpty() || now - this.lastSweep >= this.nextSweepAfter;
@@ -120,10 +120,10 @@ public final class ClaimFloor {
 			this.sweeping = true;
 			this.sweepAgain = false;
 			this.lastSweep = now;
-			return Start.SWEEP;
+			return ClaimStart.SWEEP;
 		}
 		if (this.floors.isEmpty()) {
-			return Start.SWEEP;
+			return ClaimStart.SWEEP;
 		}
 		int[] priorities = new int[this.floors.size()];
 		Instant[] runAts = new Instant[this.floors.size()];
@@ -133,7 +133,7 @@ public final class ClaimFloor {
 			runAts[i] = floor.getValue();
 			i++;
 		}
-		return new Start(priorities, runAts);
+		return ClaimStart.fromFloors(priorities, runAts);
 	}
 
 	/**
@@ -141,8 +141,9 @@ public final class ClaimFloor {
 	 * @param claim the claim statement, given where to start
 	 * @return the jobs claimed
 	 */
-	public List<ClaimedJob> claim(Function<Start, List<ClaimedJob>> claim) {
-		Start start = next();
+	@Override
+	public List<ClaimedJob> claim(Function<ClaimStart, List<ClaimedJob>> claim) {
+		ClaimStart start = next();
 		List<ClaimedJob> jobs = null;
 		long began = this.nanoTime.getAsLong();
 		try {
@@ -158,7 +159,7 @@ public final class ClaimFloor {
 	 * What a claim that started at {@code start} returned, in any order ({@code null} when it failed),
 	 * and how long it took.
 	 */
-	synchronized void claimed(Start start, List<ClaimedJob> jobs, long tookNanos) {
+	synchronized void claimed(ClaimStart start, List<ClaimedJob> jobs, long tookNanos) {
 		if (!this.enabled) {
 			return;
 		}
@@ -194,23 +195,6 @@ public final class ClaimFloor {
 	/** Floors per priority level, highest first; empty before the first claim found a job. */
 	synchronized Map<Integer, Instant> floors() {
 		return Map.copyOf(this.floors);
-	}
-
-	/**
-	 * Where one claim starts: a sweep reads the claim index from its start; otherwise each priority
-	 * level given is read from its floor on, in the order given (highest priority first).
-	 *
-	 * @param priorities priority levels, highest first; empty for a sweep
-	 * @param runAts the floor of each level
-	 */
-	public record Start(int[] priorities, Instant[] runAts) {
-
-		public static final Start SWEEP = new Start(new int[0], new Instant[0]);
-
-		public boolean isSweep() {
-			return this.priorities.length == 0;
-		}
-
 	}
 
 }

@@ -12,13 +12,22 @@ import dev.pgqueue.Job;
  * @param attempt attempt as stored when the claim returned: in leased mode the claim has already
  * counted the attempt; in transactional mode it is counted when the outcome is recorded
  * @param job what the listener sees
+ * @param claimedAt when it was claimed, on the database clock (the claim's {@code now()}, which is
+ * also the {@code started_at} its attempt records); {@code null} when not read
  */
-public record ClaimedJob(long id, int attempt, Job job) {
+public record ClaimedJob(long id, int attempt, Job job, Instant claimedAt) {
 
 	public static ClaimedJob of(long id, UUID publicId, String kind, String queue, int storedAttempt, int runningAttempt,
 			int maxAttempts, int priority, String payload, Instant runAt, Instant createdAt) {
+		return of(id, publicId, kind, queue, storedAttempt, runningAttempt, maxAttempts, priority, payload, runAt,
+				createdAt, null);
+	}
+
+	public static ClaimedJob of(long id, UUID publicId, String kind, String queue, int storedAttempt, int runningAttempt,
+			int maxAttempts, int priority, String payload, Instant runAt, Instant createdAt, Instant claimedAt) {
 		return new ClaimedJob(id, storedAttempt,
-				new Job(publicId, kind, queue, runningAttempt, maxAttempts, priority, payload, runAt, createdAt));
+				new Job(publicId, kind, queue, runningAttempt, maxAttempts, priority, payload, runAt, createdAt),
+				claimedAt);
 	}
 
 	@Override

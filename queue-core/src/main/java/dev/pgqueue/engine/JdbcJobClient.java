@@ -1,6 +1,7 @@
 package dev.pgqueue.engine;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -11,6 +12,7 @@ import java.util.UUID;
 import dev.pgqueue.InvalidQueueConfigurationException;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobRequest;
+import dev.pgqueue.engine.buckets.Buckets;
 import dev.pgqueue.engine.sql.JobRepository;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.json.JsonMapper;
@@ -196,8 +198,9 @@ public class JdbcJobClient implements JobClient {
 			String listenerQueue = this.handlers.queueOf(request.kind());
 			queue = (listenerQueue != null) ? listenerQueue : JobRequest.DEFAULT_QUEUE;
 		}
-		int maxAttempts = (request.maxAttempts() != null) ? request.maxAttempts()
-				: this.queues.settings(queue).maxAttempts();
+		QueueSettings settings = this.queues.settings(queue);
+		int maxAttempts = (request.maxAttempts() != null) ? request.maxAttempts() : settings.maxAttempts();
+		Duration jitter = (request.jitter() != null) ? request.jitter() : settings.runAtJitter();
 		String payload;
 		try {
 			payload = this.jsonMapper.writeValueAsString(request.payload());
@@ -218,7 +221,7 @@ public class JdbcJobClient implements JobClient {
 			}
 		}
 		return new NewJob(UUID.randomUUID(), request.kind(), queue, payload, request.priority(), request.runAt(),
-				request.delay(), maxAttempts);
+				request.delay(), maxAttempts, jitter, Buckets.of(request.bucketKey(), settings.buckets()));
 	}
 
 }

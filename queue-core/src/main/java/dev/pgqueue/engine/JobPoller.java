@@ -49,6 +49,8 @@ public class JobPoller implements SmartLifecycle {
 
 	private final ClaimStrategy strategy;
 
+	private final ClaimScope scope;
+
 	private final WorkerSettings lifecycle;
 
 	private final Executor sharedExecutor;
@@ -68,11 +70,13 @@ public class JobPoller implements SmartLifecycle {
 	 * @param kinds kinds this poller claims (those with a listener in this application)
 	 * @param owner identifies this poller in lease columns and logs
 	 * @param strategy how the queue's mode claims and runs jobs
+	 * @param scope which part of the queue its claims read (its services start and stop with the
+	 * poller)
 	 * @param lifecycle thread and shutdown settings shared by all queues
 	 * @param sharedExecutor runs the workers of every queue, or {@code null} for a pool of this
 	 * queue's own, made at start and shut down at stop
 	 */
-	public JobPoller(QueueSettings settings, String[] kinds, String owner, ClaimStrategy strategy,
+	public JobPoller(QueueSettings settings, String[] kinds, String owner, ClaimStrategy strategy, ClaimScope scope,
 			WorkerSettings lifecycle, Executor sharedExecutor) {
 		if (kinds.length == 0) {
 			throw new IllegalArgumentException("Queue '" + settings.name() + "' has no job kinds to claim");
@@ -81,6 +85,7 @@ public class JobPoller implements SmartLifecycle {
 		this.kinds = kinds.clone();
 		this.owner = owner;
 		this.strategy = strategy;
+		this.scope = scope;
 		this.lifecycle = lifecycle;
 		this.sharedExecutor = sharedExecutor;
 	}
@@ -110,6 +115,11 @@ public class JobPoller implements SmartLifecycle {
 		return this.strategy.claimedAhead();
 	}
 
+	/** Which part of the queue this poller's claims read. */
+	public ClaimScope scope() {
+		return this.scope;
+	}
+
 	/** Asks the poller to poll now rather than at the end of its interval (for example on a notification). */
 	public void wakeUp() {
 		this.signals.wakeUp();
@@ -125,10 +135,12 @@ public class JobPoller implements SmartLifecycle {
 		this.executor = (this.sharedExecutor != null) ? this.sharedExecutor : newExecutor();
 		this.workers = new Workers(this.settings.concurrency(), this.executor, this.signals);
 		this.strategy.start(this.workers, this.signals);
+		this.scope.start(this.signals);
 		this.pollThread = this.lifecycle.newThread("pgqueue-poller-" + this.settings.name(), this::pollLoop);
 		this.pollThread.start();
-		logger.info("Polling queue '{}' in {} mode: {} kinds, concurrency {}, batch size {}", this.settings.name(),
-				this.settings.mode().name().toLowerCase(Locale.ROOT), this.kinds.length, this.settings.concurrency(),
+		logger.info("Polling queue '{}' in {} mode, {} assignment: {} kinds, concurrency {}, batch size {}",
+				this.settings.name(), this.settings.mode().name().toLowerCase(Locale.ROOT),
+				this.settings.assignment().name().toLowerCase(Locale.ROOT), this.kinds.length, this.settings.concurrency(),
 				this.settings.batchSize());
 	}
 
@@ -155,6 +167,7 @@ public class JobPoller implements SmartLifecycle {
 			}
 			finally {
 				this.strategy.close();
+				this.scope.close();
 				if (ownExecutor instanceof ExecutorService pool) {
 					pool.shutdown();
 				}

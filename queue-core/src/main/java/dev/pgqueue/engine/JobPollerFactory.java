@@ -1,10 +1,14 @@
 package dev.pgqueue.engine;
 
 import java.lang.management.ManagementFactory;
+import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.Executor;
 
+import dev.pgqueue.engine.buckets.BucketCoordinator;
+import dev.pgqueue.engine.buckets.BucketScope;
 import dev.pgqueue.engine.leased.LeasedClaims;
+import dev.pgqueue.engine.sql.CoordinationRepository;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.transactional.TransactionalClaims;
 import dev.pgqueue.metrics.QueueMetrics;
@@ -14,6 +18,9 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 /** Creates the poller of each queue that has listeners, with the claim strategy of its mode. */
 public class JobPollerFactory {
+
+	/** How often members of a bucket coordinator heartbeat, unless configured. */
+	public static final Duration DEFAULT_HEARTBEAT_INTERVAL = Duration.ofSeconds(2);
 
 	private final QueueCatalog queues;
 
@@ -30,6 +37,12 @@ public class JobPollerFactory {
 	private final Executor workerExecutor;
 
 	private final boolean claimFloors;
+
+	private final CoordinationRepository coordination;
+
+	private final Duration heartbeatInterval;
+
+	private final QueueSignals signals;
 
 	public JobPollerFactory(QueueCatalog queues, JobRepository repository, JobRunner runner,
 			TransactionTemplate transactionTemplate, QueueMetrics metrics, WorkerSettings workerSettings) {
@@ -53,7 +66,38 @@ public class JobPollerFactory {
 	public JobPollerFactory(QueueCatalog queues, JobRepository repository, JobRunner runner,
 			TransactionTemplate transactionTemplate, QueueMetrics metrics, WorkerSettings workerSettings,
 			Executor workerExecutor, boolean claimFloors) {
+		this(queues, repository, runner, transactionTemplate, metrics, workerSettings, workerExecutor, claimFloors,
+				new QueueSignals(repository, metrics), null, DEFAULT_HEARTBEAT_INTERVAL);
+	}
+
+	/**
+	 * @param coordination the bucket coordinator's tables, for queues with bucket assignment
+	 * @param heartbeatInterval how often members of a bucket coordinator heartbeat
+	 */
+	public JobPollerFactory(QueueCatalog queues, JobRepository repository, JobRunner runner,
+			TransactionTemplate transactionTemplate, QueueMetrics metrics, WorkerSettings workerSettings,
+			Executor workerExecutor, boolean claimFloors, CoordinationRepository coordination,
+			Duration heartbeatInterval) {
+		this(queues, repository, runner, transactionTemplate, metrics, workerSettings, workerExecutor, claimFloors,
+				new QueueSignals(repository, metrics), coordination, heartbeatInterval);
+	}
+
+	/**
+	 * @param signals where the pollers record what their claims achieve, one {@link ClaimProgress} per
+	 * queue
+	 * @param coordination the bucket coordinator's tables, for queues with bucket assignment;
+	 * {@code null} when no queue has it
+	 * @param heartbeatInterval how often members of a bucket coordinator heartbeat
+	 */
+	public JobPollerFactory(QueueCatalog queues, JobRepository repository, JobRunner runner,
+			TransactionTemplate transactionTemplate, QueueMetrics metrics, WorkerSettings workerSettings,
+			Executor workerExecutor, boolean claimFloors, QueueSignals signals, CoordinationRepository coordination,
+			Duration heartbeatInterval) {
+		SettingRules.positive("pgqueue.buckets.heartbeat-interval", heartbeatInterval);
+		this.coordination = coordination;
+		this.heartbeatInterval = heartbeatInterval;
 		this.claimFloors = claimFloors;
+		this.signals = signals;
 		this.queues = queues;
 		this.repository = repository;
 		this.runner = runner;
@@ -71,23 +115,37 @@ public class JobPollerFactory {
 		QueueSettings settings = this.queues.settings(queue);
 		String owner = ManagementFactory.getRuntimeMXBean().getName() + "/" + queue + "/"
 				+ UUID.randomUUID().toString().substring(0, 8);
-		ClaimFloor floor = this.claimFloors ? new ClaimFloor(sweepInterval(settings), ClaimFloor.DEFAULT_MARGIN)
-				: ClaimFloor.none();
-		ClaimStrategy strategy = switch (settings.mode()) {
-			case TRANSACTIONAL -> transactional(settings, kinds, floor);
-			case LEASED -> new LeasedClaims(settings, kinds, owner, this.repository, floor, this.runner, this.metrics,
-					this.workerSettings);
+		ClaimScope scope = switch (settings.assignment()) {
+			case SHARED -> this.claimFloors ? new ClaimFloor(sweepInterval(settings), ClaimFloor.DEFAULT_MARGIN)
+					: ClaimFloor.none();
+			case BUCKETS -> buckets(settings, kinds, owner);
 		};
-		return new JobPoller(settings, kinds, owner, strategy, this.workerSettings, this.workerExecutor);
+		ClaimProgress progress = this.signals.of(settings);
+		ClaimStrategy strategy = switch (settings.mode()) {
+			case TRANSACTIONAL -> transactional(settings, kinds, scope, progress);
+			case LEASED -> new LeasedClaims(settings, kinds, owner, this.repository, scope, progress, this.runner,
+					this.metrics, this.workerSettings);
+		};
+		return new JobPoller(settings, kinds, owner, strategy, scope, this.workerSettings, this.workerExecutor);
+	}
+
+	private ClaimScope buckets(QueueSettings settings, String[] kinds, String owner) {
+		if (this.coordination == null) {
+			throw new IllegalStateException("Queue '" + settings.name() + "' has bucket assignment, but this poller "
+					+ "factory was made without the coordination tables");
+		}
+		return new BucketScope(new BucketCoordinator(this.coordination, settings.name(), kinds, owner,
+				settings.buckets(), this.heartbeatInterval, this.workerSettings));
 	}
 
 	/** The queue's poll interval, but no shorter than {@link ClaimFloor#MIN_SWEEP_INTERVAL}. */
-	private static java.time.Duration sweepInterval(QueueSettings settings) {
+	private static Duration sweepInterval(QueueSettings settings) {
 		return (settings.pollInterval().compareTo(ClaimFloor.MIN_SWEEP_INTERVAL) > 0) ? settings.pollInterval()
 				: ClaimFloor.MIN_SWEEP_INTERVAL;
 	}
 
-	private ClaimStrategy transactional(QueueSettings settings, String[] kinds, ClaimFloor floor) {
+	private ClaimStrategy transactional(QueueSettings settings, String[] kinds, ClaimScope scope,
+			ClaimProgress progress) {
 		if (this.transactionTemplate == null) {
 			throw new IllegalStateException("Queue '" + settings.name() + "' runs in transactional mode, which needs a "
 					+ "PlatformTransactionManager bean; define one or set pgqueue.queues." + settings.name()
@@ -96,8 +154,8 @@ public class JobPollerFactory {
 		if (this.transactionTemplate.getTransactionManager() instanceof DataSourceTransactionManager manager) {
 			ConnectionPoolCheck.warnIfTooSmall(settings, manager.getDataSource());
 		}
-		return new TransactionalClaims(settings, kinds, this.repository, floor, this.runner, this.transactionTemplate,
-				this.metrics, this.workerSettings.deleteCompleted());
+		return new TransactionalClaims(settings, kinds, this.repository, scope, progress, this.runner,
+				this.transactionTemplate, this.metrics, this.workerSettings.deleteCompleted());
 	}
 
 }

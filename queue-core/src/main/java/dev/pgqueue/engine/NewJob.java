@@ -9,15 +9,21 @@ import java.util.UUID;
  *
  * @param runAt absolute due time, or {@code null}
  * @param delay delay from the database's clock, or {@code null}; with neither the job is due now
+ * @param jitter the job falls due at a random instant up to this much later; zero for none
+ * @param bucket the job's bucket (see {@code QueueAssignment.BUCKETS})
  */
 public record NewJob(UUID publicId, String kind, String queue, String payloadJson, int priority, Instant runAt,
-		Duration delay, int maxAttempts) {
+		Duration delay, int maxAttempts, Duration jitter, int bucket) {
 
 	/**
 	 * Whether the job will be available at once (by this JVM's clock, which only decides whether to
 	 * wake a poller: a wrong guess costs an empty poll or a poll interval, never a job).
 	 */
 	public boolean isDueNow() {
+		if (this.jitter != null && !this.jitter.isZero()) {
+			// Most likely scheduled; the promoter wakes the pollers when it falls due.
+			return false;
+		}
 		if (this.delay != null && !this.delay.isZero() && !this.delay.isNegative()) {
 			return false;
 		}

@@ -10,9 +10,10 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.function.Supplier;
 
 import dev.pgqueue.JobState;
-import dev.pgqueue.engine.JobPoller;
 import dev.pgqueue.engine.sql.MaintenanceRepository;
+import dev.pgqueue.engine.sql.MaintenanceRepository.LockWaits;
 import dev.pgqueue.metrics.OldestTransaction;
+import dev.pgqueue.metrics.PollCycleAssessment;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.metrics.QueueStats;
 import org.slf4j.Logger;
@@ -30,7 +31,9 @@ import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
  * <li>the <em>cleaner</em> prunes finished jobs past their retention in batches, each its own short
  * transaction that takes a transaction-scoped advisory lock, so one instance at a time deletes;</li>
  * <li>the <em>stats reader</em> reads queue depth and the age of the oldest due job for metrics
- * and health, and what holds back cleanup in the database ({@link TransactionHorizon}).</li>
+ * and health, what holds back cleanup in the database ({@link TransactionHorizon}) and how many of
+ * this application's connections wait on a lock, and publishes each polled queue's poll-cycle
+ * assessment ({@link QueueSignals}).</li>
  * </ul>
  * Promoter and rescuer use {@code SKIP LOCKED}, so every instance may run them at once without
  * waiting on each other. A failing service logs and tries again on its next tick.
@@ -66,6 +69,10 @@ public class QueueMaintenance implements SmartLifecycle {
 
 	private final TransactionHorizon horizon = new TransactionHorizon();
 
+	private final QueueSignals signals;
+
+	private volatile LockWaits lastLockWaits = LockWaits.NONE;
+
 	private ThreadPoolTaskScheduler scheduler;
 
 	/**
@@ -82,6 +89,18 @@ public class QueueMaintenance implements SmartLifecycle {
 	 */
 	public QueueMaintenance(MaintenanceRepository repository, MaintenanceSettings settings, QueueMetrics metrics,
 			Supplier<? extends Collection<String>> knownQueues, JobHandlerRegistry handlers) {
+		// No poller records into these signals: nothing to assess.
+		this(repository, settings, metrics, knownQueues, handlers, new QueueSignals(null, QueueMetrics.NONE));
+	}
+
+	/**
+	 * @param knownQueues queues reported even while empty (configured and listened-to queues)
+	 * @param handlers this application's listeners, to warn about due jobs that none of them claims
+	 * @param signals what the pollers' claims recorded, assessed on each stats read
+	 */
+	public QueueMaintenance(MaintenanceRepository repository, MaintenanceSettings settings, QueueMetrics metrics,
+			Supplier<? extends Collection<String>> knownQueues, JobHandlerRegistry handlers, QueueSignals signals) {
+		this.signals = signals;
 		this.handlers = handlers;
 		this.repository = repository;
 		this.settings = settings;
@@ -183,8 +202,9 @@ public class QueueMaintenance implements SmartLifecycle {
 				this.settings.failedRetention(), this.settings.cleanupBatchSize()));
 	}
 
-	/** Reads fresh queue statistics and reports them. */
+	/** Reads fresh queue statistics and reports them, with the other signals the stats reader reads. */
 	public Map<String, QueueStats> readStats() {
+		assessPollCycles();
 		Map<String, QueueStats> stats = new TreeMap<>();
 		this.knownQueues.get().forEach((queue) -> stats.put(queue, QueueStats.empty(queue)));
 		stats.putAll(this.repository.stats());
@@ -192,7 +212,34 @@ public class QueueMaintenance implements SmartLifecycle {
 		this.lastStats = Map.copyOf(stats);
 		this.metrics.queueStats(stats.values());
 		readOldestTransaction();
+		readLockWaits();
 		return this.lastStats;
+	}
+
+	/** Publishes each polled queue's poll-cycle p99 of the last minute, judged. */
+	public void assessPollCycles() {
+		for (ClaimProgress progress : this.signals.all()) {
+			Duration p99 = progress.pollCycleP99();
+			this.metrics.pollCycleAssessed(progress.queue(), p99, PollCycleAssessment.of(p99));
+		}
+	}
+
+	/** Counts this application's connections that wait on a lock, and reports it. */
+	public LockWaits readLockWaits() {
+		LockWaits waits = this.repository.lockWaits();
+		this.lastLockWaits = waits;
+		this.metrics.lockWaits(waits.waiting());
+		return waits;
+	}
+
+	/** What the last count of lock waits found; {@link LockWaits#NONE} before the first. */
+	public LockWaits lastLockWaits() {
+		return this.lastLockWaits;
+	}
+
+	/** The degradation signals of the queues polled here. */
+	public QueueSignals signals() {
+		return this.signals;
 	}
 
 	/** Reads what holds back cleanup in the database the longest, reports it, and warns if it is old. */

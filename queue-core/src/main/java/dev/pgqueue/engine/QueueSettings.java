@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Objects;
 
 import dev.pgqueue.InvalidQueueConfigurationException;
+import dev.pgqueue.QueueAssignment;
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.RetryPolicy;
 
@@ -27,9 +28,19 @@ import dev.pgqueue.RetryPolicy;
  * @param claimAhead leased mode: whether the poller may claim a few jobs beyond its free workers
  * while jobs are short, so that a worker that finishes starts the next job without waiting for a
  * claim (see {@code LeasedClaims})
+ * @param runAtJitter default spread of a job's {@code run_at}: each job of the queue whose request
+ * gives no jitter of its own runs at a random instant in {@code [run_at, run_at + runAtJitter)};
+ * zero for none
+ * @param assignment how the instances that poll the queue divide its jobs
+ * @param buckets how many buckets the queue's jobs are spread over (used by
+ * {@link QueueAssignment#BUCKETS}; every job gets one, so a queue can change its assignment without
+ * touching its jobs)
+ * @param sla how long after its {@code run_at} a job should have started; {@code null} for none.
+ * Jobs that start later are counted, and the queue is reported degraded while that count grows
  */
 public record QueueSettings(String name, QueueMode mode, int concurrency, int batchSize, Duration pollInterval,
-		Duration leaseDuration, int maxAttempts, RetryPolicy retry, List<Class<? extends Throwable>> nonRetryable, boolean claimAhead) {
+		Duration leaseDuration, int maxAttempts, RetryPolicy retry, List<Class<? extends Throwable>> nonRetryable,
+		boolean claimAhead, Duration runAtJitter, QueueAssignment assignment, int buckets, Duration sla) {
 
 	public static final int DEFAULT_CONCURRENCY = 4;
 
@@ -44,6 +55,15 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 	public static final QueueMode DEFAULT_MODE = QueueMode.TRANSACTIONAL;
 
 	public static final boolean DEFAULT_CLAIM_AHEAD = true;
+
+	public static final Duration DEFAULT_RUN_AT_JITTER = Duration.ZERO;
+
+	public static final QueueAssignment DEFAULT_ASSIGNMENT = QueueAssignment.SHARED;
+
+	public static final int DEFAULT_BUCKETS = 64;
+
+	/** Most buckets a queue may have: the bucket is a {@code smallint}. */
+	public static final int MAX_BUCKETS = 32767;
 
 	/** Shortest lease: a lease is extended every third of its duration. */
 	public static final Duration MIN_LEASE_DURATION = Duration.ofSeconds(1);
@@ -65,13 +85,24 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 					+ "least 1s, was " + leaseDuration + "; a lease is extended every third of its duration",
 					"Set " + key + "lease-duration to 1s or more, comfortably above the database's worst pause.");
 		}
+		Objects.requireNonNull(assignment, key + "assignment must be set (shared or buckets)");
+		SettingRules.notNegative(key + "run-at-jitter", runAtJitter);
+		if (buckets < 1 || buckets > MAX_BUCKETS) {
+			throw new InvalidQueueConfigurationException(key + "buckets", key + "buckets must be between 1 and "
+					+ MAX_BUCKETS + ", was " + buckets, "Set " + key + "buckets to a number comfortably above the most "
+					+ "instances that will poll the queue at once, such as 64 or 128.");
+		}
+		if (sla != null) {
+			SettingRules.positive(key + "sla", sla);
+		}
 		nonRetryable = List.copyOf(nonRetryable);
 	}
 
 	/** Settings with every default, for a queue that has no configuration of its own. */
 	public static QueueSettings defaults(String name) {
 		return new QueueSettings(name, DEFAULT_MODE, DEFAULT_CONCURRENCY, DEFAULT_BATCH_SIZE, DEFAULT_POLL_INTERVAL,
-				DEFAULT_LEASE_DURATION, DEFAULT_MAX_ATTEMPTS, RetryPolicy.DEFAULT, List.of(), DEFAULT_CLAIM_AHEAD);
+				DEFAULT_LEASE_DURATION, DEFAULT_MAX_ATTEMPTS, RetryPolicy.DEFAULT, List.of(), DEFAULT_CLAIM_AHEAD,
+				DEFAULT_RUN_AT_JITTER, DEFAULT_ASSIGNMENT, DEFAULT_BUCKETS, null);
 	}
 
 	/**
@@ -92,52 +123,86 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 
 	public QueueSettings withName(String name) {
 		return new QueueSettings(name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
-				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead);
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
+				this.runAtJitter, this.assignment, this.buckets, this.sla);
 	}
 
 	public QueueSettings withMode(QueueMode mode) {
 		return new QueueSettings(this.name, mode, this.concurrency, this.batchSize, this.pollInterval,
-				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead);
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
+				this.runAtJitter, this.assignment, this.buckets, this.sla);
 	}
 
 	public QueueSettings withConcurrency(int concurrency) {
 		return new QueueSettings(this.name, this.mode, concurrency, this.batchSize, this.pollInterval,
-				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead);
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
+				this.runAtJitter, this.assignment, this.buckets, this.sla);
 	}
 
 	public QueueSettings withBatchSize(int batchSize) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, batchSize, this.pollInterval,
-				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead);
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
+				this.runAtJitter, this.assignment, this.buckets, this.sla);
 	}
 
 	public QueueSettings withPollInterval(Duration pollInterval) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, pollInterval,
-				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead);
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
+				this.runAtJitter, this.assignment, this.buckets, this.sla);
 	}
 
 	public QueueSettings withLeaseDuration(Duration leaseDuration) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
-				leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead);
+				leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
+				this.runAtJitter, this.assignment, this.buckets, this.sla);
 	}
 
 	public QueueSettings withMaxAttempts(int maxAttempts) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
-				this.leaseDuration, maxAttempts, this.retry, this.nonRetryable, this.claimAhead);
+				this.leaseDuration, maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
+				this.runAtJitter, this.assignment, this.buckets, this.sla);
 	}
 
 	public QueueSettings withRetry(RetryPolicy retry) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
-				this.leaseDuration, this.maxAttempts, retry, this.nonRetryable, this.claimAhead);
+				this.leaseDuration, this.maxAttempts, retry, this.nonRetryable, this.claimAhead,
+				this.runAtJitter, this.assignment, this.buckets, this.sla);
 	}
 
 	public QueueSettings withNonRetryable(List<Class<? extends Throwable>> nonRetryable) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
-				this.leaseDuration, this.maxAttempts, this.retry, nonRetryable, this.claimAhead);
+				this.leaseDuration, this.maxAttempts, this.retry, nonRetryable, this.claimAhead,
+				this.runAtJitter, this.assignment, this.buckets, this.sla);
 	}
 
 	public QueueSettings withClaimAhead(boolean claimAhead) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
-				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, claimAhead);
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, claimAhead,
+				this.runAtJitter, this.assignment, this.buckets, this.sla);
+	}
+
+	public QueueSettings withRunAtJitter(Duration runAtJitter) {
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, runAtJitter,
+				this.assignment, this.buckets, this.sla);
+	}
+
+	public QueueSettings withAssignment(QueueAssignment assignment) {
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
+				assignment, this.buckets, this.sla);
+	}
+
+	public QueueSettings withBuckets(int buckets) {
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
+				this.assignment, buckets, this.sla);
+	}
+
+	public QueueSettings withSla(Duration sla) {
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
+				this.assignment, this.buckets, sla);
 	}
 
 }

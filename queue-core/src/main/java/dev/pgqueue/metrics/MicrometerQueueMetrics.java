@@ -10,7 +10,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import dev.pgqueue.JobOutcome;
-import dev.pgqueue.metrics.QueueStats;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
@@ -24,7 +23,10 @@ import io.micrometer.core.instrument.Timer;
  * <table>
  * <caption>Meters</caption>
  * <tr><td>{@code pgqueue.poll.cycle}</td><td>timer with percentile histogram; tag {@code queue}</td></tr>
+ * <tr><td>{@code pgqueue.poll.cycle.assessment}</td><td>gauge, 0 (healthy) to 3 (broken); tag {@code queue}</td></tr>
  * <tr><td>{@code pgqueue.claim.batch.size}</td><td>distribution summary; tag {@code queue}</td></tr>
+ * <tr><td>{@code pgqueue.jobs.claimed}, {@code pgqueue.claims.unproductive}, {@code pgqueue.jobs.sla.missed}</td>
+ * <td>counters; tag {@code queue}</td></tr>
  * <tr><td>{@code pgqueue.jobs.completed / retried / failed / released / rescued}</td><td>counters; tags
  * {@code queue}, {@code kind}</td></tr>
  * <tr><td>{@code pgqueue.handler.duration}</td><td>timer; tags {@code queue}, {@code kind},
@@ -32,6 +34,7 @@ import io.micrometer.core.instrument.Timer;
  * <tr><td>{@code pgqueue.queue.depth / scheduled / running}</td><td>gauges; tag {@code queue}</td></tr>
  * <tr><td>{@code pgqueue.queue.oldest.age}</td><td>time gauge; tag {@code queue}</td></tr>
  * <tr><td>{@code pgqueue.database.oldest.transaction.age}</td><td>time gauge</td></tr>
+ * <tr><td>{@code pgqueue.database.lock.waits}</td><td>gauge</td></tr>
  * </table>
  */
 public class MicrometerQueueMetrics implements QueueMetrics {
@@ -42,12 +45,16 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 
 	private final Map<String, DistributionSummary> batchSizes = new ConcurrentHashMap<>();
 
+	private final Map<String, ClaimMeters> claimMeters = new ConcurrentHashMap<>();
+
 	/** Meters of each queue's kinds, looked up without building a key: this runs once per job. */
 	private final Map<String, Map<String, KindMeters>> kindMeters = new ConcurrentHashMap<>();
 
 	private final Map<String, QueueGauges> gauges = new ConcurrentHashMap<>();
 
 	private final AtomicLong oldestTransactionMillis = new AtomicLong();
+
+	private final AtomicLong lockWaits = new AtomicLong();
 
 	/**
 	 * @param registry where to publish
@@ -60,9 +67,13 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 			.description("How long the oldest snapshot in the jobs table's database has been held: nothing "
 					+ "removed since can be vacuumed")
 			.register(registry);
+		Gauge.builder("pgqueue.database.lock.waits", this.lockWaits, AtomicLong::get)
+			.description("Connections of this application (by application_name) that wait on a lock")
+			.register(registry);
 		queues.forEach((queue) -> {
 			pollCycle(queue);
 			batchSize(queue);
+			claimMeters(queue);
 			gauges(queue);
 		});
 	}
@@ -71,6 +82,24 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 	public void pollCycle(String queue, long nanos, int claimed) {
 		pollCycle(queue).record(nanos, TimeUnit.NANOSECONDS);
 		batchSize(queue).record(claimed);
+		if (claimed > 0) {
+			claimMeters(queue).claimed.increment(claimed);
+		}
+	}
+
+	@Override
+	public void unproductiveClaim(String queue) {
+		claimMeters(queue).unproductive.increment();
+	}
+
+	@Override
+	public void slaMissed(String queue, int jobs) {
+		claimMeters(queue).slaMissed.increment(jobs);
+	}
+
+	@Override
+	public void pollCycleAssessed(String queue, Duration p99, PollCycleAssessment assessment) {
+		gauges(queue).pollCycleAssessment.set(assessment.level());
 	}
 
 	@Override
@@ -99,6 +128,11 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 		this.oldestTransactionMillis.set(oldest.age().toMillis());
 	}
 
+	@Override
+	public void lockWaits(long waiting) {
+		this.lockWaits.set(waiting);
+	}
+
 	private Timer pollCycle(String queue) {
 		return this.pollCycles.computeIfAbsent(queue, (q) -> Timer.builder("pgqueue.poll.cycle")
 			.description("Time one claim statement takes; grows when pollers contend for the same rows")
@@ -114,6 +148,13 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 			.description("Jobs claimed by one claim statement")
 			.tag("queue", q)
 			.register(this.registry));
+	}
+
+	private ClaimMeters claimMeters(String queue) {
+		// get() first: computeIfAbsent locks the bin even when the key is there, and this runs per claim.
+		ClaimMeters meters = this.claimMeters.get(queue);
+		return (meters != null) ? meters
+				: this.claimMeters.computeIfAbsent(queue, (q) -> new ClaimMeters(this.registry, q));
 	}
 
 	private KindMeters kindMeters(String queue, String kind) {
@@ -198,6 +239,33 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 
 	}
 
+	/** The counters of what one queue's claims achieved. */
+	private static final class ClaimMeters {
+
+		private final Counter claimed;
+
+		private final Counter unproductive;
+
+		private final Counter slaMissed;
+
+		ClaimMeters(MeterRegistry registry, String queue) {
+			this.claimed = Counter.builder("pgqueue.jobs.claimed")
+				.description("Jobs claimed; its rate is the queue's throughput")
+				.tag("queue", queue)
+				.register(registry);
+			this.unproductive = Counter.builder("pgqueue.claims.unproductive")
+				.description("Claims that came back short while due jobs of their kinds were held by other "
+						+ "transactions")
+				.tag("queue", queue)
+				.register(registry);
+			this.slaMissed = Counter.builder("pgqueue.jobs.sla.missed")
+				.description("Jobs claimed later than their run-at plus the queue's SLA")
+				.tag("queue", queue)
+				.register(registry);
+		}
+
+	}
+
 	/** Gauge values of one queue, held strongly here because Micrometer only holds them weakly. */
 	private static final class QueueGauges {
 
@@ -209,7 +277,14 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 
 		private final AtomicLong oldestAgeMillis = new AtomicLong();
 
+		private final AtomicLong pollCycleAssessment = new AtomicLong();
+
 		QueueGauges(MeterRegistry registry, String queue) {
+			Gauge.builder("pgqueue.poll.cycle.assessment", this.pollCycleAssessment, AtomicLong::get)
+				.description("The recent poll-cycle p99 judged: 0 healthy (< 30 ms), 1 degrading (< 100 ms), "
+						+ "2 trouble (< 500 ms), 3 broken")
+				.tag("queue", queue)
+				.register(registry);
 			Gauge.builder("pgqueue.queue.depth", this.depth, AtomicLong::get)
 				.description("Due jobs waiting for a worker")
 				.tag("queue", queue)

@@ -1,5 +1,6 @@
 package dev.pgqueue.metrics;
 
+import java.time.Duration;
 import java.util.Collection;
 
 import dev.pgqueue.JobOutcome;
@@ -18,6 +19,21 @@ public interface QueueMetrics {
 	default void pollCycle(String queue, long nanos, int claimed) {
 	}
 
+	/**
+	 * A claim came back with fewer jobs than it asked for while due jobs of its kinds were held by
+	 * other transactions: it stepped over them and did work without progress.
+	 */
+	default void unproductiveClaim(String queue) {
+	}
+
+	/** {@code jobs} jobs were claimed later than their run-at plus the queue's SLA. */
+	default void slaMissed(String queue, int jobs) {
+	}
+
+	/** The stats reader assessed the queue's recent poll cycles by their 99th percentile. */
+	default void pollCycleAssessed(String queue, Duration p99, PollCycleAssessment assessment) {
+	}
+
 	/** A handler ran for {@code nanos} with the given outcome. */
 	default void jobFinished(String queue, String kind, JobOutcome outcome, long nanos) {
 	}
@@ -32,6 +48,13 @@ public interface QueueMetrics {
 
 	/** Freshly read: the transaction that holds back cleanup in the jobs table's database the longest. */
 	default void oldestTransaction(OldestTransaction oldest) {
+	}
+
+	/**
+	 * Freshly read: how many of this application's connections (those with the stats reader's
+	 * {@code application_name}) wait on a lock.
+	 */
+	default void lockWaits(long waiting) {
 	}
 
 }

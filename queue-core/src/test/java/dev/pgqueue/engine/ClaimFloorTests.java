@@ -29,12 +29,12 @@ class ClaimFloorTests {
 
 	@Test
 	void firstClaimSweepsAndSetsEachLevelsFloorAMarginBehindItsHead() {
-		ClaimFloor.Start start = this.floor.next();
+		ClaimStart start = this.floor.next();
 		assertThat(start.isSweep()).isTrue();
 		this.floor.claimed(start, List.of(job(10, T.plusSeconds(5)), job(0, T), job(0, T.plusSeconds(1))), 0);
 
 		assertThat(this.floor.floors()).containsEntry(10, T.plusSeconds(5).minus(MARGIN)).containsEntry(0, T.minus(MARGIN));
-		ClaimFloor.Start next = this.floor.next();
+		ClaimStart next = this.floor.next();
 		assertThat(next.isSweep()).isFalse();
 		assertThat(next.priorities()).containsExactly(10, 0);
 		assertThat(next.runAts()).containsExactly(T.plusSeconds(5).minus(MARGIN), T.minus(MARGIN));
@@ -43,7 +43,7 @@ class ClaimFloorTests {
 	@Test
 	void floorsOnlyMoveForward() {
 		this.floor.claimed(this.floor.next(), List.of(job(0, T.plusSeconds(60))), 0);
-		ClaimFloor.Start floored = this.floor.next();
+		ClaimStart floored = this.floor.next();
 		this.floor.claimed(floored, List.of(job(0, T.plusSeconds(100))), 0);
 		this.floor.claimed(floored, List.of(job(0, T.plusSeconds(70))), 0);
 
@@ -64,7 +64,7 @@ class ClaimFloorTests {
 		assertThat(this.floor.next().isSweep()).isFalse();
 
 		this.nanos.addAndGet(SWEEP_INTERVAL.toNanos());
-		ClaimFloor.Start sweep = this.floor.next();
+		ClaimStart sweep = this.floor.next();
 		assertThat(sweep.isSweep()).isTrue();
 		assertThat(this.floor.next().isSweep()).as("a second claimer while the sweep runs").isFalse();
 		this.floor.claimed(sweep, List.of(job(0, T.plusSeconds(1))), 0);
@@ -75,7 +75,7 @@ class ClaimFloorTests {
 	void sweepsSpaceOutWhenTheyTakeLong() {
 		this.floor.claimed(this.floor.next(), List.of(job(0, T)), 0);
 		this.nanos.addAndGet(SWEEP_INTERVAL.toNanos());
-		ClaimFloor.Start slow = this.floor.next();
+		ClaimStart slow = this.floor.next();
 		assertThat(slow.isSweep()).isTrue();
 		// A snapshot held for minutes: the sweep walks every entry claimed since.
 		this.floor.claimed(slow, List.of(job(0, T.plusSeconds(1))), Duration.ofMillis(100).toNanos());
@@ -83,7 +83,7 @@ class ClaimFloorTests {
 		this.nanos.addAndGet(Duration.ofMillis(4_900).toNanos());
 		assertThat(this.floor.next().isSweep()).as("before 50 times the last sweep's 100 ms").isFalse();
 		this.nanos.addAndGet(Duration.ofMillis(100).toNanos());
-		ClaimFloor.Start fast = this.floor.next();
+		ClaimStart fast = this.floor.next();
 		assertThat(fast.isSweep()).isTrue();
 		this.floor.claimed(fast, List.of(job(0, T.plusSeconds(2))), Duration.ofMillis(1).toNanos());
 
@@ -95,12 +95,12 @@ class ClaimFloorTests {
 	void aSweepThatFindsJobsBehindAFloorIsFollowedByAnotherAtOnce() {
 		this.floor.claimed(this.floor.next(), List.of(job(0, T.plusSeconds(600))), 0);
 		this.nanos.addAndGet(SWEEP_INTERVAL.toNanos());
-		ClaimFloor.Start sweep = this.floor.next();
+		ClaimStart sweep = this.floor.next();
 		// A rescued job, due ten minutes before the floor.
 		this.floor.claimed(sweep, List.of(job(0, T)), 0);
 
 		assertThat(this.floor.floors()).as("not moved back").containsEntry(0, T.plusSeconds(600).minus(MARGIN));
-		ClaimFloor.Start again = this.floor.next();
+		ClaimStart again = this.floor.next();
 		assertThat(again.isSweep()).isTrue();
 		this.floor.claimed(again, List.of(job(0, T.plusSeconds(601))), 0);
 		assertThat(this.floor.next().isSweep()).isFalse();
@@ -110,10 +110,10 @@ class ClaimFloorTests {
 	void aSweepThatFindsANewPriorityLevelLearnsItsFloorWithoutSweepingAgain() {
 		this.floor.claimed(this.floor.next(), List.of(job(0, T)), 0);
 		this.nanos.addAndGet(SWEEP_INTERVAL.toNanos());
-		ClaimFloor.Start sweep = this.floor.next();
+		ClaimStart sweep = this.floor.next();
 		this.floor.claimed(sweep, List.of(job(5, T.plusSeconds(3)), job(0, T.plusSeconds(1))), 0);
 
-		ClaimFloor.Start next = this.floor.next();
+		ClaimStart next = this.floor.next();
 		assertThat(next.isSweep()).isFalse();
 		assertThat(next.priorities()).containsExactly(5, 0);
 	}

@@ -1,5 +1,6 @@
 package dev.pgqueue.reliability;
 
+import java.time.Duration;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.Locale;
@@ -11,6 +12,9 @@ import dev.pgqueue.QueueMode;
 
 /** The worker settings the scenarios start from. */
 final class Scenarios {
+
+	/** The heartbeat interval of the bucket scenarios' workers. */
+	static final Duration HEARTBEAT = Duration.ofMillis(500);
 
 	private Scenarios() {
 	}
@@ -30,6 +34,17 @@ final class Scenarios {
 		options.put("lease-ms", "3000");
 		options.put("rescue-ms", "1000");
 		return options;
+	}
+
+	/**
+	 * The options of {@link #options(QueueMode)} with bucket assignment: 64 buckets, the members
+	 * heartbeating every {@link #HEARTBEAT} (so a member is dead after 1.5 s without one). Leased
+	 * jobs work 10 ms, so that a worker killed under load usually dies holding some.
+	 */
+	static Map<String, String> bucketOptions(QueueMode mode) {
+		return options(mode, Map.of("assignment", "buckets", "buckets", Integer.toString(BucketGroup.BUCKETS),
+				"heartbeat-ms", Long.toString(HEARTBEAT.toMillis()), "work-ms",
+				(mode == QueueMode.LEASED) ? "10" : "2"));
 	}
 
 	static Map<String, String> options(QueueMode mode, Map<String, String> overrides) {

@@ -1,12 +1,17 @@
 package dev.pgqueue.reliability;
 
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 
 import com.zaxxer.hikari.HikariConfig;
@@ -14,6 +19,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.pgqueue.Job;
 import dev.pgqueue.JobOutcome;
 import dev.pgqueue.JobRequest;
+import dev.pgqueue.QueueAssignment;
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.engine.JobHandler;
 import dev.pgqueue.engine.JobHandlerRegistry;
@@ -26,6 +32,8 @@ import dev.pgqueue.engine.QueueCatalog;
 import dev.pgqueue.engine.QueueMaintenance;
 import dev.pgqueue.engine.QueueSettings;
 import dev.pgqueue.engine.WorkerSettings;
+import dev.pgqueue.engine.buckets.BucketScope;
+import dev.pgqueue.engine.sql.CoordinationRepository;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.sql.MaintenanceRepository;
 import dev.pgqueue.metrics.QueueMetrics;
@@ -41,7 +49,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  * One worker of the reliability scenarios, in a JVM of its own: the engine wired by hand as an
  * application has it (a HikariCP pool, the migrator, the repository with notifications, one poller,
  * the background services with the rescuer, the notification listener), polling one queue whose
- * handler records every run it finishes in the {@code ledger} table.
+ * handler records every run it finishes in the {@code ledger} table. With {@code assignment=buckets}
+ * the poller is a member of the queue's bucket coordinator: the worker prints its member name and,
+ * whenever they change, the buckets its claims read ({@link #BUCKET_VIEW}).
  *
  * <p>Arguments are {@code key=value} pairs, see {@link Options}; user name and password come from
  * the same environment variables as the tests'. The worker runs until it gets SIGTERM (a graceful
@@ -60,6 +70,16 @@ public final class WorkerProcess {
 
 	/** Starts the summary printed at a graceful stop. */
 	public static final String SUMMARY = "worker summary:";
+
+	/** Precedes the worker's member name in its queue's bucket coordinator (bucket assignment only). */
+	public static final String BUCKET_MEMBER = "bucket member: ";
+
+	/**
+	 * Starts a line the worker prints whenever the buckets its claims read change, or its leadership
+	 * does (bucket assignment only): {@code bucket view at <epoch millis>: generation <led or 0>,
+	 * buckets [<numbers>]}.
+	 */
+	public static final String BUCKET_VIEW = "bucket view at ";
 
 	/**
 	 * One row per attempt that finished its work; a second run of the same attempt counts in
@@ -100,11 +120,14 @@ public final class WorkerProcess {
 			.withConcurrency(options.concurrency)
 			.withBatchSize(options.batchSize)
 			.withPollInterval(Duration.ofMillis(200))
-			.withLeaseDuration(options.lease);
+			.withLeaseDuration(options.lease)
+			.withAssignment(options.assignment)
+			.withBuckets(options.buckets);
 		QueueCatalog catalog = new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE), List.of(queue));
 		WorkerSettings workerSettings = new WorkerSettings(options.shutdownTimeout, false, false);
 		JobPoller poller = new JobPollerFactory(catalog, repository, new JobRunner(handlers, counters),
-				new TransactionTemplate(new DataSourceTransactionManager(pool)), counters, workerSettings)
+				new TransactionTemplate(new DataSourceTransactionManager(pool)), counters, workerSettings, null, true,
+				new CoordinationRepository(jdbc, schema), options.heartbeat)
 			.create(QUEUE, handlers.kindsOf(QUEUE));
 		NotificationListener notifications = new NotificationListener(pool, repository.channel());
 		notifications.register(poller);
@@ -126,11 +149,36 @@ public final class WorkerProcess {
 		notifications.start();
 		maintenance.start();
 		poller.start();
+		if (poller.scope() instanceof BucketScope buckets) {
+			System.out.println(BUCKET_MEMBER + buckets.coordinator().member());
+			reportBuckets(buckets);
+		}
 		System.out.println(READY + ": " + options.name + " pid " + PID + ", " + queue);
 
 		// Stop gracefully when the test JVM that started this worker is gone.
 		ProcessHandle.current().parent().ifPresent((parent) -> parent.onExit().thenRun(() -> System.exit(0)));
 		new CountDownLatch(1).await();
+	}
+
+	/**
+	 * Prints a {@link #BUCKET_VIEW} line whenever what the claims read changes (looking every 20 ms):
+	 * the tests learn from it when this worker actually claims from the buckets the coordinator's
+	 * tables give it (or stopped claiming from any, once its assignment lapsed).
+	 */
+	private static void reportBuckets(BucketScope scope) {
+		ScheduledExecutorService reporter = Executors.newSingleThreadScheduledExecutor((task) -> {
+			Thread thread = new Thread(task, "bucket-reporter");
+			thread.setDaemon(true);
+			return thread;
+		});
+		AtomicReference<String> last = new AtomicReference<>();
+		reporter.scheduleWithFixedDelay(() -> {
+			String view = "generation " + scope.coordinator().leadingGeneration() + ", buckets "
+					+ Arrays.toString(scope.buckets());
+			if (!view.equals(last.getAndSet(view))) {
+				System.out.println(BUCKET_VIEW + System.currentTimeMillis() + ": " + view);
+			}
+		}, 0, 20, TimeUnit.MILLISECONDS);
 	}
 
 	private static HikariDataSource pool(Options options) {
@@ -256,6 +304,12 @@ public final class WorkerProcess {
 
 		Duration connectionTimeout = Duration.ofSeconds(5);
 
+		QueueAssignment assignment = QueueAssignment.SHARED;
+
+		int buckets = 64;
+
+		Duration heartbeat = JobPollerFactory.DEFAULT_HEARTBEAT_INTERVAL;
+
 		static Options parse(String[] args) {
 			Options options = new Options();
 			for (String arg : args) {
@@ -277,6 +331,9 @@ public final class WorkerProcess {
 					case "rescue-ms" -> options.rescueInterval = Duration.ofMillis(Long.parseLong(value));
 					case "shutdown-ms" -> options.shutdownTimeout = Duration.ofMillis(Long.parseLong(value));
 					case "connection-timeout-ms" -> options.connectionTimeout = Duration.ofMillis(Long.parseLong(value));
+					case "assignment" -> options.assignment = QueueAssignment.valueOf(value.toUpperCase(Locale.ROOT));
+					case "buckets" -> options.buckets = Integer.parseInt(value);
+					case "heartbeat-ms" -> options.heartbeat = Duration.ofMillis(Long.parseLong(value));
 					default -> throw new IllegalArgumentException("Unknown worker option '" + arg + "'");
 				}
 			}

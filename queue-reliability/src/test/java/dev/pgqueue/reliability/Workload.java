@@ -204,6 +204,12 @@ final class Workload implements AutoCloseable {
 		}
 	}
 
+	/** The jobs leased to the worker's process and still running, as stored. */
+	List<UUID> leasedTo(Worker worker) {
+		return jdbc().queryForList("SELECT public_id FROM " + this.table
+				+ " WHERE state = 'running' AND lease_owner LIKE ?", UUID.class, worker.pid() + "@%");
+	}
+
 	/** When each of the jobs finished, as stored. */
 	Map<UUID, Timestamp> finishedAt(Collection<UUID> ids) {
 		Map<UUID, Timestamp> finished = new HashMap<>();

@@ -21,7 +21,9 @@ import dev.pgqueue.engine.PollerWakeUps;
 import dev.pgqueue.engine.QueueCatalog;
 import dev.pgqueue.engine.QueueMaintenance;
 import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.QueueSignals;
 import dev.pgqueue.engine.WorkerSettings;
+import dev.pgqueue.engine.sql.CoordinationRepository;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.sql.MaintenanceRepository;
 import dev.pgqueue.listener.JobListenerMethodProcessor;
@@ -170,16 +172,27 @@ public final class QueueAutoConfiguration {
 		}
 
 		@Bean
+		QueueSignals pgqueueQueueSignals(JobRepository repository, ObjectProvider<QueueMetrics> metrics,
+				QueueProperties properties) {
+			// A queue counts as slipping its SLA for two stats intervals after a job missed it, so that
+			// the health component shows it between two reads.
+			return new QueueSignals(repository, metrics.getIfAvailable(() -> QueueMetrics.NONE),
+					properties.toMaintenanceSettings().statsInterval().multipliedBy(2));
+		}
+
+		@Bean
 			JobPollerFactory pgqueueJobPollerFactory(QueueCatalog queues, JobRepository repository, JobRunner runner,
 				ObjectProvider<PlatformTransactionManager> transactionManager, ObjectProvider<QueueMetrics> metrics,
-				QueueProperties properties, Environment environment,
+				QueueProperties properties, Environment environment, QueueSignals signals,
 				@Qualifier(WORKER_EXECUTOR_BEAN_NAME) ObjectProvider<Executor> workerExecutor) {
 			PlatformTransactionManager manager = transactionManager.getIfUnique();
 			TransactionTemplate template = (manager != null) ? new TransactionTemplate(manager) : null;
 			WorkerSettings workerSettings = new WorkerSettings(properties.getShutdownTimeout(),
 					Threading.VIRTUAL.isActive(environment), properties.getRetention().getCompleted().isZero());
 			return new JobPollerFactory(queues, repository, runner, template,
-					metrics.getIfAvailable(() -> QueueMetrics.NONE), workerSettings, workerExecutor.getIfAvailable());
+					metrics.getIfAvailable(() -> QueueMetrics.NONE), workerSettings, workerExecutor.getIfAvailable(), true,
+					signals, new CoordinationRepository(repository.jdbcTemplate(), repository.schema()),
+					properties.getBuckets().getHeartbeatInterval());
 		}
 
 		@Bean
@@ -192,7 +205,7 @@ public final class QueueAutoConfiguration {
 		@Bean
 			QueueMaintenance pgqueueMaintenance(DataSource dataSource, ObjectProvider<JdbcTemplate> jdbcTemplate,
 				ObjectProvider<QueueMetrics> metrics, QueueProperties properties, QueueCatalog queues,
-				JobHandlerRegistry handlers) {
+				JobHandlerRegistry handlers, QueueSignals signals) {
 			MaintenanceRepository repository = new MaintenanceRepository(
 					jdbcTemplate.getIfUnique(() -> new JdbcTemplate(dataSource)),
 					SchemaName.of(properties.getSchema().getName()), properties.getNotifications().isEnabled());
@@ -201,7 +214,7 @@ public final class QueueAutoConfiguration {
 						Set<String> known = new TreeSet<>(queues.configuredQueues());
 						known.addAll(handlers.queues());
 						return known;
-					}, handlers);
+					}, handlers, signals);
 		}
 
 	}

@@ -1,25 +1,42 @@
 package dev.pgqueue.autoconfigure;
 
+import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 
+import dev.pgqueue.engine.ClaimProgress;
 import dev.pgqueue.engine.JobPoller;
 import dev.pgqueue.engine.QueueMaintenance;
 import dev.pgqueue.engine.TransactionHorizon;
+import dev.pgqueue.engine.buckets.BucketScope;
+import dev.pgqueue.engine.sql.MaintenanceRepository.LockWaits;
 import dev.pgqueue.metrics.OldestTransaction;
+import dev.pgqueue.metrics.PollCycleAssessment;
 import dev.pgqueue.metrics.QueueStats;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.Status;
 
 /**
  * Reports each queue's depth, age of its oldest due job, scheduled and running jobs (as last read
- * by the stats reader), and whether this instance polls it; and the transaction that holds back
- * cleanup in the database the longest, when one does. Down when a queue that has listeners here is
- * not being polled.
+ * by the stats reader), and whether this instance polls it (with bucket assignment, how many of the
+ * queue's buckets it claims from and whether it leads their coordinator), with the p99 of its recent poll cycles
+ * judged and, when it has an SLA, whether jobs are claimed within it; how many of this
+ * application's connections wait on a lock; and the transaction that holds back cleanup in the
+ * database the longest, when one does.
+ *
+ * <p>{@code DOWN} when a queue that has listeners here is not being polled; else {@link #DEGRADED}
+ * while a queue's jobs miss its SLA; else {@code UP}. Spring Boot's default status order does not
+ * know {@code DEGRADED}, so the application's overall status stays {@code UP} (and its HTTP status
+ * 200) unless {@code management.endpoint.health.status.order} lists it.
  */
 public class QueueHealthIndicator extends AbstractHealthIndicator {
+
+	/** A queue polled here has claimed jobs later than its SLA allows, within the last two stats intervals. */
+	public static final Status DEGRADED = new Status("DEGRADED", "jobs of a queue were claimed later than its SLA");
 
 	private final QueueMaintenance maintenance;
 
@@ -35,6 +52,7 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 	protected void doHealthCheck(Health.Builder builder) {
 		Map<String, Object> queues = new LinkedHashMap<>();
 		boolean allPolling = true;
+		boolean slaSlipping = false;
 		Map<String, QueueStats> stats = this.maintenance.lastStats();
 		for (JobPoller poller : this.pollers) {
 			String queue = poller.settings().name();
@@ -42,12 +60,29 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 			details.put("polling", poller.isRunning());
 			details.put("busyWorkers", poller.busySlots());
 			details.put("concurrency", poller.settings().concurrency());
-			details.put("mode", poller.settings().mode().name().toLowerCase(java.util.Locale.ROOT));
+			details.put("mode", poller.settings().mode().name().toLowerCase(Locale.ROOT));
+			details.put("assignment", poller.settings().assignment().name().toLowerCase(Locale.ROOT));
+			if (poller.scope() instanceof BucketScope buckets) {
+				details.put("buckets", buckets.buckets().length);
+				details.put("bucketsOfQueue", poller.settings().buckets());
+				details.put("leadsCoordinator", buckets.coordinator().leadingGeneration() > 0);
+			}
+			ClaimProgress progress = this.maintenance.signals().get(queue);
+			if (progress != null) {
+				slaSlipping |= addClaimSignals(details, progress);
+			}
 			queues.put(queue, details);
 			allPolling &= poller.isRunning();
 		}
 		stats.forEach((queue, queueStats) -> queues.putIfAbsent(queue, details(queueStats)));
-		builder.status(allPolling ? "UP" : "DOWN").withDetail("queues", queues);
+		builder.status(!allPolling ? Status.DOWN : slaSlipping ? DEGRADED : Status.UP).withDetail("queues", queues);
+		LockWaits lockWaits = this.maintenance.lastLockWaits();
+		if (lockWaits.applicationName() != null) {
+			Map<String, Object> waits = new LinkedHashMap<>();
+			waits.put("waiting", lockWaits.waiting());
+			waits.put("applicationName", lockWaits.applicationName());
+			builder.withDetail("lockWaits", waits);
+		}
 		OldestTransaction oldest = this.maintenance.lastOldestTransaction();
 		Map<String, Object> transaction = new LinkedHashMap<>();
 		transaction.put("age", oldest.age().toString());
@@ -64,6 +99,20 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 		}
 		transaction.put("holdsBackCleanup", oldest.age().compareTo(TransactionHorizon.WARN_AFTER) >= 0);
 		builder.withDetail("oldestTransaction", transaction);
+	}
+
+	/** Adds the poll-cycle assessment and the SLA of a queue polled here; returns whether it is slipping. */
+	private static boolean addClaimSignals(Map<String, Object> details, ClaimProgress progress) {
+		Duration p99 = progress.pollCycleP99();
+		details.put("pollCycleP99", p99.toString());
+		details.put("pollCycle", PollCycleAssessment.of(p99).label());
+		if (progress.sla() == null) {
+			return false;
+		}
+		boolean slipping = progress.slaSlipping();
+		details.put("sla", slipping ? "slipping" : "met");
+		details.put("slaMissed", progress.slaMissed());
+		return slipping;
 	}
 
 	private static Map<String, Object> details(QueueStats stats) {

@@ -6,9 +6,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import dev.pgqueue.QueueAssignment;
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.RetryPolicy;
 import dev.pgqueue.engine.JdbcJobClient;
+import dev.pgqueue.engine.JobPollerFactory;
 import dev.pgqueue.engine.MaintenanceSettings;
 import dev.pgqueue.engine.NotificationThrottle;
 import dev.pgqueue.engine.WorkerSettings;
@@ -50,6 +52,8 @@ public class QueueProperties {
 	private final Maintenance maintenance = new Maintenance();
 
 	private final Notifications notifications = new Notifications();
+
+	private final Buckets buckets = new Buckets();
 
 	/**
 	 * Queues by name. A queue that a listener names but that is not configured here runs with the
@@ -95,6 +99,10 @@ public class QueueProperties {
 
 	public Notifications getNotifications() {
 		return this.notifications;
+	}
+
+	public Buckets getBuckets() {
+		return this.buckets;
 	}
 
 	public Map<String, Queue> getQueues() {
@@ -291,6 +299,26 @@ public class QueueProperties {
 
 	}
 
+	/** The coordinator of queues with bucket assignment. */
+	public static class Buckets {
+
+		/**
+		 * How often each instance polling a queue with bucket assignment heartbeats, takes its turn as
+		 * leader and picks up its buckets. A member that missed three heartbeats is dead: its buckets
+		 * move to the others within five heartbeat intervals of its last one.
+		 */
+		private Duration heartbeatInterval = JobPollerFactory.DEFAULT_HEARTBEAT_INTERVAL;
+
+		public Duration getHeartbeatInterval() {
+			return this.heartbeatInterval;
+		}
+
+		public void setHeartbeatInterval(Duration heartbeatInterval) {
+			this.heartbeatInterval = heartbeatInterval;
+		}
+
+	}
+
 	public static class Queue {
 
 		/**
@@ -341,6 +369,34 @@ public class QueueProperties {
 		 * NonRetryableJobException and payload mapping errors.
 		 */
 		private List<Class<? extends Throwable>> nonRetryableExceptions = new ArrayList<>();
+
+		/**
+		 * Spread of the run-at of each job enqueued without a jitter of its own: the job runs at a
+		 * random instant in [run-at, run-at + jitter), on the database clock. Spreads jobs that fall
+		 * due at the same instant, so that pollers do not all scan the same rows; spends part of the
+		 * SLA to do it. Zero for none.
+		 */
+		private Duration runAtJitter = QueueSettings.DEFAULT_RUN_AT_JITTER;
+
+		/**
+		 * How the instances that poll this queue divide its jobs: 'shared' (every instance claims
+		 * from the whole queue with SKIP LOCKED) or 'buckets' (a coordinator in PostgreSQL spreads
+		 * the queue's buckets over the live instances; each claims only from its own).
+		 */
+		private QueueAssignment assignment = QueueSettings.DEFAULT_ASSIGNMENT;
+
+		/**
+		 * Number of buckets the queue's jobs are spread over, whatever the assignment; with
+		 * 'buckets' assignment, comfortably more than the instances that will poll the queue.
+		 */
+		private int buckets = QueueSettings.DEFAULT_BUCKETS;
+
+		/**
+		 * How long after its run-at a job should have started. Jobs that start later are counted
+		 * (pgqueue.jobs.sla.missed) and the queue is reported degraded while that count grows.
+		 * None by default.
+		 */
+		private Duration sla;
 
 		private final Retry retry = new Retry();
 
@@ -408,6 +464,38 @@ public class QueueProperties {
 			this.nonRetryableExceptions = nonRetryableExceptions;
 		}
 
+		public Duration getRunAtJitter() {
+			return this.runAtJitter;
+		}
+
+		public void setRunAtJitter(Duration runAtJitter) {
+			this.runAtJitter = runAtJitter;
+		}
+
+		public QueueAssignment getAssignment() {
+			return this.assignment;
+		}
+
+		public void setAssignment(QueueAssignment assignment) {
+			this.assignment = assignment;
+		}
+
+		public int getBuckets() {
+			return this.buckets;
+		}
+
+		public void setBuckets(int buckets) {
+			this.buckets = buckets;
+		}
+
+		public Duration getSla() {
+			return this.sla;
+		}
+
+		public void setSla(Duration sla) {
+			this.sla = sla;
+		}
+
 		public Retry getRetry() {
 			return this.retry;
 		}
@@ -416,7 +504,8 @@ public class QueueProperties {
 			RetryPolicy policy = QueueSettings.retryPolicy(name, defaultRetry, this.retry.initialDelay,
 					this.retry.maxDelay, this.retry.multiplier, this.retry.jitter);
 			return new QueueSettings(name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
-					this.leaseDuration, this.maxAttempts, policy, this.nonRetryableExceptions, this.claimAhead);
+					this.leaseDuration, this.maxAttempts, policy, this.nonRetryableExceptions, this.claimAhead,
+					this.runAtJitter, this.assignment, this.buckets, this.sla);
 		}
 
 	}

@@ -18,6 +18,7 @@ import dev.pgqueue.Job;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobListener;
 import dev.pgqueue.JobRequest;
+import dev.pgqueue.QueueAssignment;
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.RetryPolicy;
 import dev.pgqueue.engine.JdbcJobClient;
@@ -32,6 +33,7 @@ import dev.pgqueue.engine.QueueCatalog;
 import dev.pgqueue.engine.QueueMaintenance;
 import dev.pgqueue.engine.QueueSettings;
 import dev.pgqueue.engine.WorkerSettings;
+import dev.pgqueue.engine.buckets.BucketScope;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.schema.QueueMigrator;
@@ -333,13 +335,30 @@ class QueueAutoConfigurationTests {
 					"pgqueue.queues.reports.retry.initial-delay=2s", "pgqueue.queues.reports.retry.max-delay=1m",
 					"pgqueue.queues.reports.retry.multiplier=3", "pgqueue.queues.reports.retry.jitter=0.5",
 					"pgqueue.queues.reports.non-retryable-exceptions=java.lang.IllegalArgumentException",
-					"pgqueue.queues.reports.claim-ahead=false")
+					"pgqueue.queues.reports.claim-ahead=false", "pgqueue.queues.reports.run-at-jitter=5s",
+					"pgqueue.queues.reports.assignment=buckets", "pgqueue.queues.reports.buckets=128",
+					"pgqueue.queues.reports.sla=10s")
 			.run((context) -> {
 				JobPoller poller = context.getBean("pgqueuePoller.reports", JobPoller.class);
 				assertThat(poller.settings()).isEqualTo(new QueueSettings("reports", QueueMode.LEASED, 3, 7,
 						Duration.ofMillis(250), Duration.ofSeconds(30), 5,
 						new RetryPolicy(Duration.ofSeconds(2), Duration.ofMinutes(1), 3.0, 0.5),
-						List.of(IllegalArgumentException.class), false));
+						List.of(IllegalArgumentException.class), false, Duration.ofSeconds(5), QueueAssignment.BUCKETS, 128,
+						Duration.ofSeconds(10)));
+			});
+	}
+
+	@Test
+	void aQueueWithBucketAssignmentClaimsOnlyFromTheBucketsItsCoordinatorGaveIt() {
+		this.contextRunner.withUserConfiguration(ReportListenerConfiguration.class)
+			.withPropertyValues("pgqueue.queues.reports.assignment=buckets", "pgqueue.queues.reports.buckets=8",
+					"pgqueue.buckets.heartbeat-interval=200ms")
+			.run((context) -> {
+				JobPoller poller = context.getBean("pgqueuePoller.reports", JobPoller.class);
+				assertThat(poller.scope()).isInstanceOf(BucketScope.class);
+				BucketScope scope = (BucketScope) poller.scope();
+				await().atMost(TIMEOUT).untilAsserted(() -> assertThat(scope.buckets()).containsExactly(0, 1, 2, 3, 4, 5, 6, 7));
+				assertThat(scope.coordinator().leadingGeneration()).isPositive();
 			});
 	}
 

@@ -3,6 +3,7 @@ package dev.pgqueue.autoconfigure;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Map;
 
 import javax.sql.DataSource;
@@ -68,7 +69,54 @@ class QueueHealthIndicatorTests {
 					.containsEntry("mode", "leased")
 					.containsEntry("concurrency", 2)
 					.containsEntry("busyWorkers", 0)
-					.containsKeys("oldestAge", "scheduled", "running");
+					.containsEntry("assignment", "shared")
+					.containsKeys("oldestAge", "scheduled", "running", "pollCycleP99")
+					.doesNotContainKeys("sla", "slaMissed", "buckets", "leadsCoordinator");
+				assertThat(queueDetails(health, "billing").get("pollCycle")).isIn("healthy", "degrading", "trouble",
+						"broken");
+				assertThat(health.getDetails()).extractingByKey("lockWaits")
+					.asInstanceOf(org.assertj.core.api.InstanceOfAssertFactories.MAP)
+					.containsKeys("waiting", "applicationName");
+			});
+		});
+	}
+
+	@Test
+	void showsHowManyBucketsThisInstanceClaimsFromAndWhetherItLeads() {
+		this.contextRunner
+			.withPropertyValues("pgqueue.queues.billing.assignment=buckets", "pgqueue.queues.billing.buckets=16",
+					"pgqueue.buckets.heartbeat-interval=200ms")
+			.run((context) -> {
+				HealthIndicator indicator = context.getBean("pgqueueHealthIndicator", HealthIndicator.class);
+				await().atMost(TIMEOUT).untilAsserted(() -> assertThat(queueDetails(indicator.health(true), "billing"))
+					.containsEntry("assignment", "buckets")
+					.containsEntry("buckets", 16)
+					.containsEntry("bucketsOfQueue", 16)
+					.containsEntry("leadsCoordinator", true));
+			});
+	}
+
+	@Test
+	void isDegradedWhileJobsAreClaimedLaterThanTheQueuesSla() {
+		this.contextRunner.withPropertyValues("pgqueue.queues.billing.sla=1m").run((context) -> {
+			HealthIndicator indicator = context.getBean("pgqueueHealthIndicator", HealthIndicator.class);
+			assertThat(indicator.health(true).getStatus()).isEqualTo(Status.UP);
+			assertThat(queueDetails(indicator.health(true), "billing")).containsEntry("sla", "met")
+				.containsEntry("slaMissed", 0L);
+			context.getBean(JobClient.class)
+				.enqueue(JobRequest.of("invoice.send", "late").queue("billing").runAt(Instant.now().minusSeconds(3600)));
+			await().atMost(TIMEOUT).untilAsserted(() -> {
+				Health health = indicator.health(true);
+				assertThat(health.getStatus()).isEqualTo(QueueHealthIndicator.DEGRADED);
+				assertThat(health.getStatus().getCode()).isEqualTo("DEGRADED");
+				assertThat(queueDetails(health, "billing")).containsEntry("sla", "slipping")
+					.containsEntry("slaMissed", 1L);
+			});
+			// Two stats intervals (100 ms each) without another late job: back to UP, the count kept.
+			await().atMost(TIMEOUT).untilAsserted(() -> {
+				Health health = indicator.health(true);
+				assertThat(health.getStatus()).isEqualTo(Status.UP);
+				assertThat(queueDetails(health, "billing")).containsEntry("sla", "met").containsEntry("slaMissed", 1L);
 			});
 		});
 	}
@@ -107,10 +155,14 @@ class QueueHealthIndicatorTests {
 	}
 
 	@Test
-	void isDownWhenAQueueWithListenersIsNoLongerPolled() {
-		this.contextRunner.run((context) -> {
+	void isDownWhenAQueueWithListenersIsNoLongerPolledEvenWhileItsSlaSlips() {
+		this.contextRunner.withPropertyValues("pgqueue.queues.billing.sla=1m").run((context) -> {
 			HealthIndicator indicator = context.getBean("pgqueueHealthIndicator", HealthIndicator.class);
 			assertThat(indicator.health(true).getStatus()).isEqualTo(Status.UP);
+			context.getBean(JobClient.class)
+				.enqueue(JobRequest.of("invoice.send", "late").queue("billing").runAt(Instant.now().minusSeconds(3600)));
+			await().atMost(TIMEOUT)
+				.untilAsserted(() -> assertThat(indicator.health(true).getStatus()).isEqualTo(QueueHealthIndicator.DEGRADED));
 			context.getBean("pgqueuePoller.billing", JobPoller.class).stop();
 			Health health = indicator.health(true);
 			assertThat(health.getStatus()).isEqualTo(Status.DOWN);

@@ -78,6 +78,11 @@ class QueueMetricsAutoConfigurationTests {
 				// Configured queues have their meters before any work happens.
 				assertThat(registry.find("pgqueue.poll.cycle").tag("queue", "metered").timer()).isNotNull();
 				assertThat(registry.find("pgqueue.queue.depth").tag("queue", "metered").gauge()).isNotNull();
+				assertThat(registry.find("pgqueue.poll.cycle.assessment").tag("queue", "metered").gauge()).isNotNull();
+				assertThat(registry.find("pgqueue.jobs.claimed").tag("queue", "metered").counter()).isNotNull();
+				assertThat(registry.find("pgqueue.claims.unproductive").tag("queue", "metered").counter()).isNotNull();
+				assertThat(registry.find("pgqueue.jobs.sla.missed").tag("queue", "metered").counter()).isNotNull();
+				assertThat(registry.find("pgqueue.database.lock.waits").gauge()).isNotNull();
 			});
 	}
 
@@ -110,6 +115,8 @@ class QueueMetricsAutoConfigurationTests {
 					.summary();
 				assertThat(batchSize.count()).isPositive();
 				assertThat(batchSize.max()).isGreaterThanOrEqualTo(1.0);
+				assertThat(registry.get("pgqueue.jobs.claimed").tag("queue", "metered").counter().count())
+					.isGreaterThanOrEqualTo(1.0);
 				Timer handler = registry.get("pgqueue.handler.duration")
 					.tags("queue", "metered", "kind", "report.render", "outcome", "completed")
 					.timer();

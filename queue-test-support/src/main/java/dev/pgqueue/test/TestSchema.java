@@ -44,7 +44,18 @@ public final class TestSchema implements AutoCloseable {
 
 	/** A separate pool of {@code size} connections on this schema; the caller closes it. */
 	public HikariDataSource newPool(int size) {
+		return newPool(size, null);
+	}
+
+	/**
+	 * A separate pool of {@code size} connections on this schema whose sessions carry the given
+	 * {@code application_name} (the driver's default when {@code null}); the caller closes it.
+	 */
+	public HikariDataSource newPool(int size, String applicationName) {
 		HikariConfig config = new HikariConfig();
+		if (applicationName != null) {
+			config.addDataSourceProperty("ApplicationName", applicationName);
+		}
 		config.setJdbcUrl(this.database.jdbcUrl());
 		if (this.database.username() != null) {
 			config.setUsername(this.database.username());

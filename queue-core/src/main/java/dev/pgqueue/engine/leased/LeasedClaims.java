@@ -5,7 +5,8 @@ import java.util.List;
 import java.util.concurrent.Semaphore;
 
 import dev.pgqueue.JobOutcome;
-import dev.pgqueue.engine.ClaimFloor;
+import dev.pgqueue.engine.ClaimProgress;
+import dev.pgqueue.engine.ClaimScope;
 import dev.pgqueue.engine.ClaimStrategy;
 import dev.pgqueue.engine.ClaimedJob;
 import dev.pgqueue.engine.JobRunner;
@@ -66,7 +67,9 @@ public final class LeasedClaims implements ClaimStrategy {
 
 	private final JobRepository repository;
 
-	private final ClaimFloor floor;
+	private final ClaimScope scope;
+
+	private final ClaimProgress progress;
 
 	private final JobRunner runner;
 
@@ -99,15 +102,17 @@ public final class LeasedClaims implements ClaimStrategy {
 	 * @param kinds kinds to claim
 	 * @param owner the lease owner this poller claims as
 	 * @param repository the SQL
-	 * @param floor where claims start
+	 * @param scope which part of the queue claims read
+	 * @param progress records what each claim achieved
 	 * @param runner runs one attempt
 	 * @param metrics where to report
 	 * @param lifecycle threads, shutdown timeout, and whether completed jobs are deleted
 	 */
 	public LeasedClaims(QueueSettings settings, String[] kinds, String owner, JobRepository repository,
-			ClaimFloor floor, JobRunner runner, QueueMetrics metrics, WorkerSettings lifecycle) {
+			ClaimScope scope, ClaimProgress progress, JobRunner runner, QueueMetrics metrics, WorkerSettings lifecycle) {
 		this.settings = settings;
-		this.floor = floor;
+		this.scope = scope;
+		this.progress = progress;
 		this.kinds = kinds.clone();
 		this.owner = owner;
 		this.repository = repository;
@@ -173,10 +178,10 @@ public final class LeasedClaims implements ClaimStrategy {
 	 */
 	private List<Held> claim(int wanted, boolean estimate) {
 		long start = System.nanoTime();
-		List<ClaimedJob> jobs = this.floor.claim((from) -> this.repository.claimLeased(this.settings.name(),
+		List<ClaimedJob> jobs = this.scope.claim((from) -> this.repository.claimLeased(this.settings.name(),
 				this.kinds, wanted, this.owner, this.settings.leaseDuration(), from));
 		long took = System.nanoTime() - start;
-		this.metrics.pollCycle(this.settings.name(), took, jobs.size());
+		this.progress.claimed(this.kinds, wanted, jobs, start, took);
 		this.backlog = jobs.size() == wanted;
 		if (estimate) {
 			this.aheadEstimate.claimed(start, took);

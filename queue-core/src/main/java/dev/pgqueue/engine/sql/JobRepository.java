@@ -18,7 +18,7 @@ import java.util.Set;
 import java.util.UUID;
 
 import dev.pgqueue.JobState;
-import dev.pgqueue.engine.ClaimFloor;
+import dev.pgqueue.engine.ClaimStart;
 import dev.pgqueue.engine.ClaimedJob;
 import dev.pgqueue.engine.NewJob;
 import dev.pgqueue.metrics.QueueStats;
@@ -70,6 +70,11 @@ public class JobRepository {
 		this.sql = new JobStatements(schema);
 	}
 
+	/** The template every statement runs on. */
+	public JdbcTemplate jdbcTemplate() {
+		return this.jdbc;
+	}
+
 	public SchemaName schema() {
 		return this.schema;
 	}
@@ -91,7 +96,8 @@ public class JobRepository {
 	 */
 	public void insert(NewJob job, boolean notify) {
 		Object[] arguments = { job.publicId(), job.kind(), job.queue(), job.payloadJson(), job.priority(),
-				timestamp(job.runAt()), delayMicros(job.delay()), job.maxAttempts() };
+				timestamp(job.runAt()), delayMicros(job.delay()), job.maxAttempts(), delayMicros(job.jitter()),
+				job.bucket() };
 		if (notify && this.notify) {
 			this.jdbc.query(this.sql.insertOneNotifying, IGNORE_ROWS, arguments);
 		}
@@ -118,6 +124,8 @@ public class JobRepository {
 		Timestamp[] runAts = new Timestamp[n];
 		Long[] delays = new Long[n];
 		Integer[] maxAttempts = new Integer[n];
+		Long[] jitters = new Long[n];
+		Integer[] buckets = new Integer[n];
 		for (int i = 0; i < n; i++) {
 			NewJob job = jobs.get(i);
 			ids[i] = job.publicId();
@@ -128,6 +136,8 @@ public class JobRepository {
 			runAts[i] = timestamp(job.runAt());
 			delays[i] = delayMicros(job.delay());
 			maxAttempts[i] = job.maxAttempts();
+			jitters[i] = delayMicros(job.jitter());
+			buckets[i] = job.bucket();
 		}
 		boolean notifying = notify && this.notify;
 		PreparedStatementCreator statement = (Connection con) -> {
@@ -140,6 +150,8 @@ public class JobRepository {
 			ps.setArray(6, con.createArrayOf("timestamptz", runAts));
 			ps.setArray(7, con.createArrayOf("int8", delays));
 			ps.setArray(8, con.createArrayOf("int4", maxAttempts));
+			ps.setArray(9, con.createArrayOf("int8", jitters));
+			ps.setArray(10, con.createArrayOf("int4", buckets));
 			return ps;
 		};
 		if (notifying) {
@@ -172,9 +184,10 @@ public class JobRepository {
 	 * transactions hold, reading the claim index from {@code start}. The rows stay available; the
 	 * caller records each outcome before committing.
 	 */
-	public List<ClaimedJob> claimLocked(String queue, String[] kinds, int limit, ClaimFloor.Start start) {
+	public List<ClaimedJob> claimLocked(String queue, String[] kinds, int limit, ClaimStart start) {
 		return this.jdbc.query((Connection con) -> {
-			PreparedStatement ps = con.prepareStatement(start.isSweep() ? this.sql.claimLocked : this.sql.claimLockedFrom);
+			PreparedStatement ps = con.prepareStatement(start.isSweep() ? this.sql.claimLocked
+					: start.isBuckets() ? this.sql.claimLockedInBuckets : this.sql.claimLockedFrom);
 			bindClaim(con, ps, start, queue, kinds, limit);
 			return ps;
 		}, claimedMapper(false));
@@ -185,9 +198,10 @@ public class JobRepository {
 	 * by {@code owner}, counting the attempt, reading the claim index from {@code start}.
 	 */
 	public List<ClaimedJob> claimLeased(String queue, String[] kinds, int limit, String owner, Duration lease,
-			ClaimFloor.Start start) {
+			ClaimStart start) {
 		return this.jdbc.query((Connection con) -> {
-			PreparedStatement ps = con.prepareStatement(start.isSweep() ? this.sql.claimLeased : this.sql.claimLeasedFrom);
+			PreparedStatement ps = con.prepareStatement(start.isSweep() ? this.sql.claimLeased
+					: start.isBuckets() ? this.sql.claimLeasedInBuckets : this.sql.claimLeasedFrom);
 			int next = bindClaim(con, ps, start, queue, kinds, limit);
 			ps.setString(next, owner);
 			ps.setLong(next + 1, lease.toMillis());
@@ -195,28 +209,35 @@ public class JobRepository {
 		}, claimedMapper(true));
 	}
 
-	/** {@link #claimLocked(String, String[], int, ClaimFloor.Start)} reading the claim index from its start. */
+	/** {@link #claimLocked(String, String[], int, ClaimStart)} reading the claim index from its start. */
 	public List<ClaimedJob> claimLocked(String queue, String[] kinds, int limit) {
-		return claimLocked(queue, kinds, limit, ClaimFloor.Start.SWEEP);
+		return claimLocked(queue, kinds, limit, ClaimStart.SWEEP);
 	}
 
 	/**
-	 * {@link #claimLeased(String, String[], int, String, Duration, ClaimFloor.Start)} reading the claim
+	 * {@link #claimLeased(String, String[], int, String, Duration, ClaimStart)} reading the claim
 	 * index from its start.
 	 */
 	public List<ClaimedJob> claimLeased(String queue, String[] kinds, int limit, String owner, Duration lease) {
-		return claimLeased(queue, kinds, limit, owner, lease, ClaimFloor.Start.SWEEP);
+		return claimLeased(queue, kinds, limit, owner, lease, ClaimStart.SWEEP);
 	}
 
 	/**
-	 * Binds what every claim statement starts with: from floors, their two arrays, then queue, kinds and
-	 * the limit (twice: per level and in all); from the start, queue, kinds and the limit. Returns the
-	 * next parameter's index.
+	 * Binds what every claim statement starts with: in buckets, their array; from floors, their two
+	 * arrays; then queue, kinds and the limit (twice, per bucket or level and in all, unless sweeping).
+	 * Returns the next parameter's index.
 	 */
-	private static int bindClaim(Connection con, PreparedStatement ps, ClaimFloor.Start start, String queue,
+	private static int bindClaim(Connection con, PreparedStatement ps, ClaimStart start, String queue,
 			String[] kinds, int limit) throws SQLException {
 		int next = 1;
-		if (!start.isSweep()) {
+		if (start.isBuckets()) {
+			Integer[] buckets = new Integer[start.buckets().length];
+			for (int i = 0; i < buckets.length; i++) {
+				buckets[i] = start.buckets()[i];
+			}
+			ps.setArray(next++, con.createArrayOf("int2", buckets));
+		}
+		else if (!start.isSweep()) {
 			Integer[] priorities = new Integer[start.priorities().length];
 			Timestamp[] runAts = new Timestamp[priorities.length];
 			for (int i = 0; i < priorities.length; i++) {
@@ -313,6 +334,22 @@ public class JobRepository {
 		});
 	}
 
+	/**
+	 * Counts, without locking, due jobs of the queue's kinds that other transactions hold, among the
+	 * first {@code limit} due jobs other than {@code own} (a short claim's jobs).
+	 */
+	public int countHeldElsewhere(String queue, String[] kinds, Long[] own, int limit) {
+		Integer held = this.jdbc.query((Connection con) -> {
+			PreparedStatement ps = con.prepareStatement(this.sql.countHeldElsewhere);
+			ps.setString(1, queue);
+			ps.setArray(2, con.createArrayOf("text", kinds));
+			ps.setArray(3, con.createArrayOf("int8", own));
+			ps.setInt(4, limit);
+			return ps;
+		}, (ResultSet rs) -> rs.next() ? rs.getInt(1) : 0);
+		return (held != null) ? held : 0;
+	}
+
 	private int updateWithIds(String sql, Collection<Long> ids) {
 		return this.jdbc.update((Connection con) -> {
 			PreparedStatement ps = con.prepareStatement(sql);
@@ -335,7 +372,8 @@ public class JobRepository {
 			int stored = rs.getInt(5);
 			return ClaimedJob.of(rs.getLong(1), rs.getObject(2, UUID.class), rs.getString(3), rs.getString(4), stored,
 					attemptCounted ? stored : stored + 1, rs.getInt(6), rs.getInt(7), rs.getString(8),
-					instant(rs.getObject(9, OffsetDateTime.class)), instant(rs.getObject(10, OffsetDateTime.class)));
+					instant(rs.getObject(9, OffsetDateTime.class)), instant(rs.getObject(10, OffsetDateTime.class)),
+					instant(rs.getObject(11, OffsetDateTime.class)));
 		};
 	}
 

@@ -14,13 +14,20 @@ public final class JobStatements {
 
 	/**
 	 * Columns of a claimed job, in this order: {@code id, public_id, kind, queue, attempt,
-	 * max_attempts, priority, payload, run_at, created_at}. {@code JobRepository} reads them by
-	 * position, so the order is part of the contract.
+	 * max_attempts, priority, payload, run_at, created_at, claimed_at}. {@code JobRepository} reads
+	 * them by position, so the order is part of the contract. {@code claimed_at} is the claim's
+	 * {@code now()}, so that lateness against {@code run_at} is measured on one clock.
 	 */
 	public static final String CLAIMED_COLUMNS = "id, public_id, kind, queue, attempt, max_attempts, priority, "
-			+ "payload::text AS payload, run_at, created_at";
+			+ "payload::text AS payload, run_at, created_at, now() AS claimed_at";
 
-	private static final String DUE_AT = "coalesce(r.run_at, now() + coalesce(r.delay_us, 0) * interval '1 microsecond')";
+	/**
+	 * When a new job falls due: its run-at, or now plus its delay, plus a random part of its jitter.
+	 * Computed once per row in a lateral subquery (a volatile expression there is not pulled up), so
+	 * that the state is decided on the same instant that is stored.
+	 */
+	private static final String DUE_AT = "coalesce(r.run_at, now() + coalesce(r.delay_us, 0) * interval '1 microsecond')"
+			+ " + CASE WHEN r.jitter_us > 0 THEN random() * r.jitter_us * interval '1 microsecond' ELSE interval '0' END";
 
 	/** The schema's jobs table, qualified and quoted. */
 	public final String table;
@@ -31,7 +38,8 @@ public final class JobStatements {
 	/**
 	 * Inserts one job, available if due now, else scheduled. Parameters: public id, kind, queue,
 	 * payload (JSON text), priority, run-at (or null), delay in microseconds on the database clock (or
-	 * null), max attempts.
+	 * null), max attempts, jitter in microseconds (the job falls due at a random instant that much
+	 * later at most; 0 for none), bucket.
 	 */
 	public final String insertOne;
 
@@ -40,7 +48,7 @@ public final class JobStatements {
 
 	/**
 	 * Inserts many jobs with one statement. Parameters: arrays of public ids, kinds, queues, payloads,
-	 * priorities, run-ats, delays and max attempts, as for {@link #insertOne}.
+	 * priorities, run-ats, delays, max attempts, jitters and buckets, as for {@link #insertOne}.
 	 */
 	public final String insertMany;
 
@@ -70,6 +78,15 @@ public final class JobStatements {
 	public final String claimLockedFrom;
 
 	/**
+	 * {@link #claimLocked} in the given buckets only: reads each bucket in the order given, by an index
+	 * range scan of {@code pgqueue_jobs_bucket_claim_idx} at {@code (queue, bucket)}, until the limit.
+	 * Parameters: array of buckets, queue, array of kinds, limit, limit. {@code SKIP LOCKED} stays: the
+	 * instance's own concurrent claims read the same buckets, and a bucket that just moved may still
+	 * have rows locked by its former owner's last batch.
+	 */
+	public final String claimLockedInBuckets;
+
+	/**
 	 * Claims up to a limit of due jobs as running under a lease, counting the attempt, in one
 	 * statement. Parameters: queue, array of kinds, limit, lease owner, lease in milliseconds.
 	 * Returns {@link #CLAIMED_COLUMNS}.
@@ -82,6 +99,13 @@ public final class JobStatements {
 	 * owner, lease in milliseconds.
 	 */
 	public final String claimLeasedFrom;
+
+	/**
+	 * {@link #claimLeased} in the given buckets only, as {@link #claimLockedInBuckets} reads them.
+	 * Parameters: array of buckets, queue, array of kinds, limit, limit, lease owner, lease in
+	 * milliseconds.
+	 */
+	public final String claimLeasedInBuckets;
 
 	/** Completes jobs locked by {@link #claimLocked}, counting the attempt. Parameter: array of ids. */
 	public final String completeLocked;
@@ -123,25 +147,35 @@ public final class JobStatements {
 	 */
 	public final String releaseLeased;
 
+	/**
+	 * After a claim that came back short: counts, without locking, the due jobs of its kinds that a
+	 * transaction holds (a row lock leaves the locker in {@code xmax}; a job that became due since the
+	 * claim has none), among the first of the queue's due jobs other than the claim's own.
+	 * Parameters: queue, array of kinds, array of the claim's ids, limit.
+	 */
+	public final String countHeldElsewhere;
+
 	public JobStatements(SchemaName schema) {
 		this.table = schema.qualify("pgqueue_jobs");
 		this.channel = "pgqueue:" + schema.value();
 		this.insertOne = """
-				INSERT INTO %1$s (public_id, kind, queue, payload, priority, run_at, max_attempts, state)
-				SELECT r.public_id, r.kind, r.queue, r.payload, r.priority, %2$s, r.max_attempts,
-				       CASE WHEN %2$s <= now() THEN 'available' ELSE 'scheduled' END
+				INSERT INTO %1$s (public_id, kind, queue, payload, priority, run_at, max_attempts, bucket, state)
+				SELECT r.public_id, r.kind, r.queue, r.payload, r.priority, d.due, r.max_attempts, r.bucket,
+				       CASE WHEN d.due <= now() THEN 'available' ELSE 'scheduled' END
 				FROM (SELECT ?::uuid AS public_id, ?::text AS kind, ?::text AS queue, ?::jsonb AS payload,
 				             ?::smallint AS priority, ?::timestamptz AS run_at, ?::bigint AS delay_us,
-				             ?::integer AS max_attempts) r
+				             ?::integer AS max_attempts, ?::bigint AS jitter_us, ?::smallint AS bucket) r
+				CROSS JOIN LATERAL (SELECT %2$s AS due) d
 				""".formatted(this.table, DUE_AT);
 		this.insertOneNotifying = notifying(this.insertOne);
 		this.insertMany = """
-				INSERT INTO %1$s (public_id, kind, queue, payload, priority, run_at, max_attempts, state)
-				SELECT r.public_id, r.kind, r.queue, r.payload::jsonb, r.priority, %2$s, r.max_attempts,
-				       CASE WHEN %2$s <= now() THEN 'available' ELSE 'scheduled' END
+				INSERT INTO %1$s (public_id, kind, queue, payload, priority, run_at, max_attempts, bucket, state)
+				SELECT r.public_id, r.kind, r.queue, r.payload::jsonb, r.priority, d.due, r.max_attempts, r.bucket,
+				       CASE WHEN d.due <= now() THEN 'available' ELSE 'scheduled' END
 				FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::smallint[], ?::timestamptz[],
-				            ?::bigint[], ?::integer[])
-				     AS r(public_id, kind, queue, payload, priority, run_at, delay_us, max_attempts)
+				            ?::bigint[], ?::integer[], ?::bigint[], ?::smallint[])
+				     AS r(public_id, kind, queue, payload, priority, run_at, delay_us, max_attempts, jitter_us, bucket)
+				CROSS JOIN LATERAL (SELECT %2$s AS due) d
 				""".formatted(this.table, DUE_AT);
 		this.insertManyNotifying = notifying(this.insertMany);
 		String claimable = """
@@ -160,7 +194,17 @@ public final class JobStatements {
 				    LIMIT ?
 				    FOR UPDATE SKIP LOCKED) c
 				LIMIT ?""";
+		String claimableInBuckets = """
+				SELECT c.* FROM unnest(?::smallint[]) AS b(bucket)
+				CROSS JOIN LATERAL (
+				    SELECT %s FROM %s
+				    WHERE queue = ? AND bucket = b.bucket AND state = 'available' AND kind = ANY(?)
+				    ORDER BY priority DESC, run_at, id
+				    LIMIT ?
+				    FOR UPDATE SKIP LOCKED) c
+				LIMIT ?""";
 		this.claimLocked = claimable.formatted(CLAIMED_COLUMNS, this.table);
+		this.claimLockedInBuckets = claimableInBuckets.formatted(CLAIMED_COLUMNS, this.table);
 		this.claimLockedFrom = claimableFrom.formatted(CLAIMED_COLUMNS, this.table);
 		String leasing = """
 				WITH claimed AS (%s)
@@ -170,10 +214,11 @@ public final class JobStatements {
 				FROM claimed
 				WHERE j.id = claimed.id
 				RETURNING j.id, j.public_id, j.kind, j.queue, j.attempt, j.max_attempts, j.priority,
-				          j.payload::text AS payload, j.run_at, j.created_at
+				          j.payload::text AS payload, j.run_at, j.created_at, now() AS claimed_at
 				""";
 		this.claimLeased = leasing.formatted(claimable.formatted("id", this.table), this.table);
 		this.claimLeasedFrom = leasing.formatted(claimableFrom.formatted("id", this.table), this.table);
+		this.claimLeasedInBuckets = leasing.formatted(claimableInBuckets.formatted("id", this.table), this.table);
 		this.completeLocked = "UPDATE " + this.table + " SET state = 'completed', attempt = attempt + 1, "
 				+ "started_at = now(), finished_at = clock_timestamp(), last_error = NULL WHERE id = ANY(?)";
 		this.deleteLocked = "DELETE FROM " + this.table + " WHERE id = ANY(?)";
@@ -201,6 +246,11 @@ public final class JobStatements {
 		this.releaseLeased = "UPDATE " + this.table + " SET state = 'available', attempt = attempt - 1, "
 				+ "started_at = NULL, lease_owner = NULL, lease_until = NULL "
 				+ "WHERE id = ANY(?) AND state = 'running' AND lease_owner = ?";
+		this.countHeldElsewhere = """
+				SELECT count(*) FILTER (WHERE s.xmax <> '0'::xid) FROM (
+				    SELECT xmax FROM %s
+				    WHERE queue = ? AND state = 'available' AND kind = ANY(?) AND id <> ALL(?)
+				    LIMIT ?) s""".formatted(this.table);
 	}
 
 	/**

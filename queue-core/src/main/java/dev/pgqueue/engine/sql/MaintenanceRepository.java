@@ -162,6 +162,24 @@ public class MaintenanceRepository {
 		});
 	}
 
+	/** Counts the connections of this application (by {@code application_name}) that wait on a lock. */
+	public LockWaits lockWaits() {
+		return this.jdbc.queryForObject(this.sql.lockWaits, (rs, i) -> new LockWaits(rs.getString(1), rs.getLong(2)));
+	}
+
+	/**
+	 * What {@link #lockWaits()} read.
+	 *
+	 * @param applicationName the {@code application_name} counted: the stats reader's own
+	 * @param waiting sessions with that name waiting on a lock
+	 */
+	public record LockWaits(String applicationName, long waiting) {
+
+		/** Nothing read yet. */
+		public static final LockWaits NONE = new LockWaits(null, 0);
+
+	}
+
 	/**
 	 * What {@link #oldestTransaction()} read.
 	 *

@@ -78,6 +78,17 @@ public final class MaintenanceStatements {
 			""";
 
 	/**
+	 * Counts the sessions on this server that wait on a lock and carry this session's
+	 * {@code application_name}: the connections of this application, when it names them. Returns one
+	 * row: the name, and the count.
+	 */
+	public final String lockWaits = """
+			SELECT current_setting('application_name'), count(*)
+			FROM pg_stat_activity
+			WHERE wait_event_type = 'Lock' AND application_name = current_setting('application_name')
+			""";
+
+	/**
 	 * @param notify whether promotions notify the queues of the jobs they made available
 	 */
 	public MaintenanceStatements(SchemaName schema, boolean notify) {

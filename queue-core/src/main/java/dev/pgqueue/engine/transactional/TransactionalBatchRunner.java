@@ -7,7 +7,8 @@ import java.util.function.BooleanSupplier;
 import java.util.function.IntConsumer;
 
 import dev.pgqueue.JobOutcome;
-import dev.pgqueue.engine.ClaimFloor;
+import dev.pgqueue.engine.ClaimProgress;
+import dev.pgqueue.engine.ClaimScope;
 import dev.pgqueue.engine.ClaimedJob;
 import dev.pgqueue.engine.JobRunner;
 import dev.pgqueue.engine.JobRunner.Attempt;
@@ -44,7 +45,9 @@ public class TransactionalBatchRunner {
 
 	private final JobRepository repository;
 
-	private final ClaimFloor floor;
+	private final ClaimScope scope;
+
+	private final ClaimProgress progress;
 
 	private final JobRunner runner;
 
@@ -57,14 +60,16 @@ public class TransactionalBatchRunner {
 	private final BooleanSupplier aborting;
 
 	/**
+	 * @param progress records what each claim achieved
 	 * @param aborting whether shutdown has run out of time: the batch then leaves its remaining jobs
 	 * untouched, and a job interrupted by it goes back without using an attempt
 	 */
 	public TransactionalBatchRunner(QueueSettings settings, String[] kinds, JobRepository repository,
-			ClaimFloor floor, JobRunner runner, TransactionTemplate transactionTemplate, QueueMetrics metrics,
-			boolean deleteCompleted, BooleanSupplier aborting) {
+			ClaimScope scope, ClaimProgress progress, JobRunner runner, TransactionTemplate transactionTemplate,
+			QueueMetrics metrics, boolean deleteCompleted, BooleanSupplier aborting) {
 		this.settings = settings;
-		this.floor = floor;
+		this.scope = scope;
+		this.progress = progress;
 		this.kinds = kinds.clone();
 		this.repository = repository;
 		this.runner = runner;
@@ -90,9 +95,9 @@ public class TransactionalBatchRunner {
 	/** Runs the batch; returns the attempts whose outcomes it recorded. */
 	private List<Attempt> runBatch(TransactionStatus status, IntConsumer onClaimed) {
 		long start = System.nanoTime();
-		List<ClaimedJob> jobs = this.floor.claim((from) -> this.repository.claimLocked(this.settings.name(),
+		List<ClaimedJob> jobs = this.scope.claim((from) -> this.repository.claimLocked(this.settings.name(),
 				this.kinds, this.settings.batchSize(), from));
-		this.metrics.pollCycle(this.settings.name(), System.nanoTime() - start, jobs.size());
+		this.progress.claimed(this.kinds, this.settings.batchSize(), jobs, start, System.nanoTime() - start);
 		onClaimed.accept(jobs.size());
 		if (jobs.isEmpty()) {
 			return List.of();

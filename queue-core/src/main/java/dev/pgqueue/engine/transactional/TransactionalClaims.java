@@ -7,7 +7,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 
 import dev.pgqueue.engine.Backoff;
-import dev.pgqueue.engine.ClaimFloor;
+import dev.pgqueue.engine.ClaimProgress;
+import dev.pgqueue.engine.ClaimScope;
 import dev.pgqueue.engine.ClaimStrategy;
 import dev.pgqueue.engine.JobRunner;
 import dev.pgqueue.engine.PollSignals;
@@ -52,18 +53,20 @@ public final class TransactionalClaims implements ClaimStrategy {
 	 * @param settings the queue's settings
 	 * @param kinds kinds to claim
 	 * @param repository the SQL
-	 * @param floor where claims start
+	 * @param scope which part of the queue claims read
+	 * @param progress records what each claim achieved
 	 * @param runner runs one attempt
 	 * @param transactionTemplate the batches' transactions
 	 * @param metrics where to report
 	 * @param deleteCompleted whether completed jobs are deleted rather than kept
 	 */
-	public TransactionalClaims(QueueSettings settings, String[] kinds, JobRepository repository, ClaimFloor floor,
-			JobRunner runner, TransactionTemplate transactionTemplate, QueueMetrics metrics, boolean deleteCompleted) {
+	public TransactionalClaims(QueueSettings settings, String[] kinds, JobRepository repository, ClaimScope scope,
+			ClaimProgress progress, JobRunner runner, TransactionTemplate transactionTemplate, QueueMetrics metrics,
+			boolean deleteCompleted) {
 		this.queue = settings.name();
 		this.batchSize = settings.batchSize();
-		this.batches = new TransactionalBatchRunner(settings, kinds, repository, floor, runner, transactionTemplate, metrics,
-				deleteCompleted, this::isAborting);
+		this.batches = new TransactionalBatchRunner(settings, kinds, repository, scope, progress, runner,
+				transactionTemplate, metrics, deleteCompleted, this::isAborting);
 	}
 
 	/** Whether shutdown has run out of time: batches leave their remaining jobs untouched. */

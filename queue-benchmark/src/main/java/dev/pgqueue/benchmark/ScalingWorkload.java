@@ -1,0 +1,183 @@
+package dev.pgqueue.benchmark;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import dev.pgqueue.QueueAssignment;
+
+/**
+ * Shared claims against bucket assignment as worker instances are added: 1, 2, 4 worker processes
+ * (real JVMs, {@link QueueWorkerMain}), each with one transactional poller (concurrency 2, batch 100,
+ * polling every 10 ms when idle), drain jobs that land at once with one commit. Reports jobs per
+ * second, each process's efficiency (jobs per second per process relative to one process of the
+ * same assignment), and jobs per CPU-second of the server, which carries to machines with more
+ * cores than this one better than the jobs per second do.
+ *
+ * <p>The processes are started, and for buckets given their shares, before the jobs land; the time
+ * runs from the insert's commit until no job is left. Each setting drains once unmeasured (the
+ * workers' JIT), then the profile's rounds; the medians are reported.
+ */
+final class ScalingWorkload implements Workload {
+
+	static final int CONCURRENCY = 2;
+
+	static final int BATCH_SIZE = 100;
+
+	static final Duration POLL_INTERVAL = Duration.ofMillis(10);
+
+	@Override
+	public String name() {
+		return "scaling";
+	}
+
+	@Override
+	public List<Result> run(Context context) throws Exception {
+		Profile profile = context.profile();
+		Profile.Buckets sizes = profile.buckets();
+		Map<QueueAssignment, Map<Integer, Figures>> figures = new LinkedHashMap<>();
+		try (BenchSchema schema = context.database().createSchema("scaling");
+				Connection observer = context.database().connect()) {
+			for (int processes : sizes.processes()) {
+				for (QueueAssignment assignment : QueueAssignment.values()) {
+					Figures measured = measure(context, schema, observer, assignment, processes);
+					figures.computeIfAbsent(assignment, (a) -> new LinkedHashMap<>()).put(processes, measured);
+				}
+			}
+		}
+		List<Result> results = new ArrayList<>();
+		Map<Integer, Figures> shared = figures.get(QueueAssignment.SHARED);
+		Map<Integer, Figures> buckets = figures.get(QueueAssignment.BUCKETS);
+		int first = sizes.processes().get(0);
+		for (int processes : sizes.processes()) {
+			Figures s = shared.get(processes);
+			Figures b = buckets.get(processes);
+			String variant = processes + " process" + ((processes > 1) ? "es" : "") + ", "
+					+ GrowthWorkload.label(sizes.scalingJobs()) + " jobs at once";
+			results.add(new Result(name(), variant, "throughput, buckets vs shared", "jobs/s", b.rate(), s.rate(),
+					"shared claims", true, null));
+			double bEfficiency = b.rate() / processes / (buckets.get(first).rate() / first);
+			double sEfficiency = s.rate() / processes / (shared.get(first).rate() / first);
+			results.add(new Result(name(), variant, "per-process efficiency", "×", bEfficiency, sEfficiency,
+					"shared claims", true, null));
+			if (Double.isFinite(b.jobsPerServerSecond()) && Double.isFinite(s.jobsPerServerSecond())) {
+				results.add(new Result(name(), variant, "jobs per server CPU-second", "jobs", b.jobsPerServerSecond(),
+						s.jobsPerServerSecond(), "shared claims", true, null));
+			}
+			context.progress("%d process(es): shared %,.0f jobs/s %s (efficiency %.2f, %,.0f jobs per server "
+					+ "CPU-second, server %.2f cores, workers %.2f cores); buckets %,.0f jobs/s %s (efficiency %.2f, "
+					+ "%,.0f jobs per server CPU-second, server %.2f cores, workers %.2f cores)", processes, s.rate(),
+					Profile.rounds(s.rates()), sEfficiency, s.jobsPerServerSecond(), s.serverCores(), s.workerCores(),
+					b.rate(), Profile.rounds(b.rates()), bEfficiency, b.jobsPerServerSecond(), b.serverCores(),
+					b.workerCores());
+		}
+		return results;
+	}
+
+	private Figures measure(Context context, BenchSchema schema, Connection observer, QueueAssignment assignment,
+			int processes) throws Exception {
+		Profile profile = context.profile();
+		Profile.Buckets sizes = profile.buckets();
+		schema.truncate();
+		schema.resetCoordination();
+		List<QueueWorkerProcess> workers = new ArrayList<>();
+		List<Double> rates = new ArrayList<>();
+		List<Double> serverSeconds = new ArrayList<>();
+		List<Double> workerSeconds = new ArrayList<>();
+		List<Double> walls = new ArrayList<>();
+		try {
+			for (int i = 0; i < processes; i++) {
+				workers.add(QueueWorkerProcess.start(context.database(), schema, assignment, sizes.heartbeat(),
+						CONCURRENCY, BATCH_SIZE, POLL_INTERVAL));
+			}
+			if (assignment == QueueAssignment.BUCKETS) {
+				RebalanceWorkload.awaitShares(workers);
+			}
+			int jobs = sizes.scalingJobs();
+			// Unmeasured: the workers' JIT compiles the claim path during the first drain. Its table is
+			// analyzed full: with statistics of an empty table (this server runs without autovacuum)
+			// the planner chose plans that drained 200 000 jobs at 2 000 jobs/s, the server's CPU busy.
+			schema.insertAvailable(jobs);
+			schema.analyze();
+			awaitDrained(schema, observer);
+			for (int round = 0; round < profile.rounds(); round++) {
+				schema.vacuumKeepingStatistics();
+				double workersBefore = workerCpu(workers);
+				schema.insertAvailable(jobs);
+				long start = System.nanoTime();
+				CpuTimes.ServerSnapshot serverBefore = CpuTimes.server(observer);
+				awaitDrained(schema, observer);
+				long end = System.nanoTime();
+				CpuTimes.ServerUsage server = CpuTimes.server(observer).since(serverBefore);
+				double wall = (end - start) / 1e9;
+				rates.add(jobs / wall);
+				walls.add(wall);
+				serverSeconds.add(server.known() ? server.ownSeconds() : Double.NaN);
+				workerSeconds.add(workerCpu(workers) - workersBefore);
+				context.progress("%-7s %d process(es) round %d: %,.0f jobs/s, server CPU %.2f s, workers' CPU %.2f s "
+						+ "over %.2f s", assignment.name().toLowerCase(java.util.Locale.ROOT), processes, round + 1,
+						jobs / wall, serverSeconds.get(round), workerSeconds.get(round), wall);
+			}
+		}
+		finally {
+			workers.forEach(QueueWorkerProcess::close);
+		}
+		double rate = Profile.median(rates);
+		double server = Profile.median(serverSeconds);
+		double wall = Profile.median(walls);
+		return new Figures(rate, rates, sizes.scalingJobs() / server, server / wall,
+				Profile.median(workerSeconds) / wall);
+	}
+
+	/**
+	 * Until no job is available: in transactional mode a job stays {@code available} (locked) until
+	 * the delete of its batch commits. Reads the claim index every 5 ms, a cheap statement that stops at
+	 * the first entry it finds alive.
+	 */
+	private static void awaitDrained(BenchSchema schema, Connection observer) throws SQLException {
+		String sql = "SELECT 1 FROM " + schema.table() + " WHERE queue = '" + BenchSchema.QUEUE
+				+ "' AND state = 'available' LIMIT 1";
+		long deadline = System.nanoTime() + Drains.TIMEOUT.toNanos();
+		try (var statement = observer.createStatement()) {
+			while (true) {
+				try (var rs = statement.executeQuery(sql)) {
+					if (!rs.next()) {
+						return;
+					}
+				}
+				if (System.nanoTime() > deadline) {
+					throw new IllegalStateException("Jobs left after " + Drains.TIMEOUT);
+				}
+				Drains.sleep(5);
+			}
+		}
+	}
+
+	/** User and kernel CPU seconds the workers have used so far. */
+	private static double workerCpu(List<QueueWorkerProcess> workers) {
+		double total = 0;
+		for (QueueWorkerProcess worker : workers) {
+			double[] cpu = CpuTimes.process(worker.pid());
+			total += (cpu != null) ? cpu[0] + cpu[1] : Double.NaN;
+		}
+		return total;
+	}
+
+	/**
+	 * One setting's medians.
+	 *
+	 * @param rate jobs per second
+	 * @param rates every round's
+	 * @param jobsPerServerSecond jobs per CPU-second of the server ({@code NaN} when it is not local)
+	 * @param serverCores the server's CPU over the drain, in cores
+	 * @param workerCores the worker processes' CPU over the drain, in cores
+	 */
+	private record Figures(double rate, List<Double> rates, double jobsPerServerSecond, double serverCores,
+			double workerCores) {
+	}
+
+}
