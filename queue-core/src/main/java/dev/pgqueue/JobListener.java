@@ -32,4 +32,17 @@ public @interface JobListener {
 	/** Queue (pool of workers with its own settings) whose pollers run this kind. */
 	String queue() default JobRequest.DEFAULT_QUEUE;
 
+	/**
+	 * Most jobs of this kind running at once across every instance; 0 (the default) for no limit
+	 * beyond the queue's. {@code pgqueue.kinds.<kind>.max-running} overrides it.
+	 */
+	int maxRunning() default 0;
+
+	/**
+	 * How long one attempt may run before it is interrupted and counted as failed, such as
+	 * {@code "30s"} or {@code "PT2M"}; empty (the default) for the queue's {@code timeout}.
+	 * {@code pgqueue.kinds.<kind>.timeout} overrides it.
+	 */
+	String timeout() default "";
+
 }

@@ -42,6 +42,8 @@ public final class JobRequest {
 
 	private String bucketKey;
 
+	private String concurrencyKey;
+
 	private JobRequest(String kind, Object payload) {
 		this.kind = requireName("kind", kind);
 		this.payload = payload;
@@ -128,6 +130,17 @@ public final class JobRequest {
 		return this;
 	}
 
+	/**
+	 * Limits this job together with the other jobs of its queue that have the same key, such as a
+	 * tenant or an account: with {@code pgqueue.queues.<queue>.per-key-concurrency} at most that many
+	 * of them run at once across every instance, and with {@code ordered-by-key} they start in
+	 * enqueue order, one at a time. A queue without either setting ignores the key.
+	 */
+	public JobRequest concurrencyKey(String key) {
+		this.concurrencyKey = requireName("concurrency key", key);
+		return this;
+	}
+
 	public String kind() {
 		return this.kind;
 	}
@@ -168,6 +181,11 @@ public final class JobRequest {
 	/** The bucket key given, or {@code null} for a random bucket. */
 	public String bucketKey() {
 		return this.bucketKey;
+	}
+
+	/** The concurrency key given, or {@code null}. */
+	public String concurrencyKey() {
+		return this.concurrencyKey;
 	}
 
 	private static String requireName(String what, String value) {

@@ -154,6 +154,7 @@ final class RawQueue implements AutoCloseable {
 		ps.setInt(8, 10);
 		ps.setLong(9, 0);
 		ps.setInt(10, ThreadLocalRandom.current().nextInt(64));
+		ps.setNull(11, Types.VARCHAR);
 		ps.executeUpdate();
 	}
 
@@ -190,6 +191,7 @@ final class RawQueue implements AutoCloseable {
 		ps.setArray(8, this.connection.createArrayOf("int4", maxAttempts));
 		ps.setArray(9, this.connection.createArrayOf("int8", jitters));
 		ps.setArray(10, this.connection.createArrayOf("int4", buckets));
+		ps.setArray(11, this.connection.createArrayOf("text", new String[count]));
 		ps.executeUpdate();
 	}
 

@@ -221,7 +221,8 @@ public class JdbcJobClient implements JobClient {
 			}
 		}
 		return new NewJob(UUID.randomUUID(), request.kind(), queue, payload, request.priority(), request.runAt(),
-				request.delay(), maxAttempts, jitter, Buckets.of(request.bucketKey(), settings.buckets()));
+				request.delay(), maxAttempts, jitter, Buckets.of(request.bucketKey(), settings.buckets()),
+				request.concurrencyKey());
 	}
 
 }

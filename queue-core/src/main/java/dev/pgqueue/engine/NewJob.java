@@ -11,9 +11,10 @@ import java.util.UUID;
  * @param delay delay from the database's clock, or {@code null}; with neither the job is due now
  * @param jitter the job falls due at a random instant up to this much later; zero for none
  * @param bucket the job's bucket (see {@code QueueAssignment.BUCKETS})
+ * @param concurrencyKey the key whose jobs are limited together, or {@code null}
  */
 public record NewJob(UUID publicId, String kind, String queue, String payloadJson, int priority, Instant runAt,
-		Duration delay, int maxAttempts, Duration jitter, int bucket) {
+		Duration delay, int maxAttempts, Duration jitter, int bucket, String concurrencyKey) {
 
 	/**
 	 * Whether the job will be available at once (by this JVM's clock, which only decides whether to

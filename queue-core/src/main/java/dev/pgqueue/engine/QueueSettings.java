@@ -37,10 +37,17 @@ import dev.pgqueue.RetryPolicy;
  * touching its jobs)
  * @param sla how long after its {@code run_at} a job should have started; {@code null} for none.
  * Jobs that start later are counted, and the queue is reported degraded while that count grows
+ * @param limits how many of the queue's jobs may run at once across every instance, in all and per
+ * concurrency key
+ * @param timeout how long one attempt of a job may run before it is interrupted and counted as
+ * failed; {@code null} for no limit. A listener may set its own
+ * @param twoPhaseCommit transactional mode: whether each job's transaction is prepared
+ * ({@code PREPARE TRANSACTION}) before the listener's external step runs, and committed after it
  */
 public record QueueSettings(String name, QueueMode mode, int concurrency, int batchSize, Duration pollInterval,
 		Duration leaseDuration, int maxAttempts, RetryPolicy retry, List<Class<? extends Throwable>> nonRetryable,
-		boolean claimAhead, Duration runAtJitter, QueueAssignment assignment, int buckets, Duration sla) {
+		boolean claimAhead, Duration runAtJitter, QueueAssignment assignment, int buckets, Duration sla,
+		ConcurrencyLimits limits, Duration timeout, boolean twoPhaseCommit) {
 
 	public static final int DEFAULT_CONCURRENCY = 4;
 
@@ -95,6 +102,16 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 		if (sla != null) {
 			SettingRules.positive(key + "sla", sla);
 		}
+		Objects.requireNonNull(limits, key + "limits must be set (ConcurrencyLimits.NONE for none)");
+		if (timeout != null) {
+			SettingRules.positive(key + "timeout", timeout);
+		}
+		if (twoPhaseCommit && mode != QueueMode.TRANSACTIONAL) {
+			throw new InvalidQueueConfigurationException(key + "two-phase-commit", key + "two-phase-commit needs "
+					+ "mode transactional, but the queue is " + mode.name().toLowerCase(java.util.Locale.ROOT),
+					"A leased job runs outside a transaction, so there is nothing to prepare: set " + key
+							+ "mode to transactional, or turn two-phase-commit off.");
+		}
 		nonRetryable = List.copyOf(nonRetryable);
 	}
 
@@ -102,7 +119,7 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 	public static QueueSettings defaults(String name) {
 		return new QueueSettings(name, DEFAULT_MODE, DEFAULT_CONCURRENCY, DEFAULT_BATCH_SIZE, DEFAULT_POLL_INTERVAL,
 				DEFAULT_LEASE_DURATION, DEFAULT_MAX_ATTEMPTS, RetryPolicy.DEFAULT, List.of(), DEFAULT_CLAIM_AHEAD,
-				DEFAULT_RUN_AT_JITTER, DEFAULT_ASSIGNMENT, DEFAULT_BUCKETS, null);
+				DEFAULT_RUN_AT_JITTER, DEFAULT_ASSIGNMENT, DEFAULT_BUCKETS, null, ConcurrencyLimits.NONE, null, false);
 	}
 
 	/**
@@ -124,85 +141,103 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 	public QueueSettings withName(String name) {
 		return new QueueSettings(name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
 	}
 
 	public QueueSettings withMode(QueueMode mode) {
 		return new QueueSettings(this.name, mode, this.concurrency, this.batchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
 	}
 
 	public QueueSettings withConcurrency(int concurrency) {
 		return new QueueSettings(this.name, this.mode, concurrency, this.batchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
 	}
 
 	public QueueSettings withBatchSize(int batchSize) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, batchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
 	}
 
 	public QueueSettings withPollInterval(Duration pollInterval) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
 	}
 
 	public QueueSettings withLeaseDuration(Duration leaseDuration) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
 				leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
 	}
 
 	public QueueSettings withMaxAttempts(int maxAttempts) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
 				this.leaseDuration, maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
 	}
 
 	public QueueSettings withRetry(RetryPolicy retry) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, retry, this.nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
 	}
 
 	public QueueSettings withNonRetryable(List<Class<? extends Throwable>> nonRetryable) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
 	}
 
 	public QueueSettings withClaimAhead(boolean claimAhead) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
 	}
 
 	public QueueSettings withRunAtJitter(Duration runAtJitter) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, runAtJitter,
-				this.assignment, this.buckets, this.sla);
+				this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
 	}
 
 	public QueueSettings withAssignment(QueueAssignment assignment) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
-				assignment, this.buckets, this.sla);
+				assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
 	}
 
 	public QueueSettings withBuckets(int buckets) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
-				this.assignment, buckets, this.sla);
+				this.assignment, buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
 	}
 
 	public QueueSettings withSla(Duration sla) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
-				this.assignment, this.buckets, sla);
+				this.assignment, this.buckets, sla, this.limits, this.timeout, this.twoPhaseCommit);
+	}
+
+	public QueueSettings withLimits(ConcurrencyLimits limits) {
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
+				this.assignment, this.buckets, this.sla, limits, this.timeout, this.twoPhaseCommit);
+	}
+
+	public QueueSettings withTimeout(Duration timeout) {
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
+				this.assignment, this.buckets, this.sla, this.limits, timeout, this.twoPhaseCommit);
+	}
+
+	public QueueSettings withTwoPhaseCommit(boolean twoPhaseCommit) {
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
+				this.assignment, this.buckets, this.sla, this.limits, this.timeout, twoPhaseCommit);
 	}
 
 }

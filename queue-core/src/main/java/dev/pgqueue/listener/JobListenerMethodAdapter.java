@@ -3,6 +3,7 @@ package dev.pgqueue.listener;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Type;
+import java.time.Duration;
 
 import dev.pgqueue.InvalidJobListenerException;
 import dev.pgqueue.Job;
@@ -16,6 +17,7 @@ import tools.jackson.databind.JavaType;
 import tools.jackson.databind.ObjectReader;
 import tools.jackson.databind.json.JsonMapper;
 
+import org.springframework.format.datetime.standard.DurationFormatterUtils;
 import org.springframework.util.ReflectionUtils;
 
 /**
@@ -30,6 +32,10 @@ public class JobListenerMethodAdapter implements JobHandler {
 	private final String kind;
 
 	private final String queue;
+
+	private final int maxRunning;
+
+	private final Duration timeout;
 
 	private final Object bean;
 
@@ -58,6 +64,12 @@ public class JobListenerMethodAdapter implements JobHandler {
 			throw new InvalidJobListenerException("@JobListener on " + describe(method) + " has a blank kind",
 					"Give it a stable name such as kind = \"email.welcome\".");
 		}
+		if (annotation.maxRunning() < 0) {
+			throw new InvalidJobListenerException("@JobListener on " + describe(method) + " has maxRunning "
+					+ annotation.maxRunning(), "Give 1 or more, or leave maxRunning out for no limit.");
+		}
+		this.maxRunning = annotation.maxRunning();
+		this.timeout = parseTimeout(method, annotation.timeout());
 		if (this.queue.isBlank()) {
 			throw new InvalidJobListenerException("@JobListener on " + describe(method) + " has a blank queue",
 					"Name a queue, or leave queue out to use the default queue.");
@@ -97,6 +109,35 @@ public class JobListenerMethodAdapter implements JobHandler {
 	@Override
 	public String queue() {
 		return this.queue;
+	}
+
+	@Override
+	public int maxRunning() {
+		return this.maxRunning;
+	}
+
+	@Override
+	public Duration timeout() {
+		return this.timeout;
+	}
+
+	private static Duration parseTimeout(Method method, String text) {
+		if (text.isBlank()) {
+			return null;
+		}
+		Duration timeout;
+		try {
+			timeout = DurationFormatterUtils.detectAndParse(text.strip());
+		}
+		catch (IllegalArgumentException ex) {
+			throw new InvalidJobListenerException("@JobListener on " + describe(method) + " has timeout '" + text
+					+ "', which is not a duration", "Write it as \"30s\", \"5m\" or \"PT30S\".");
+		}
+		if (timeout.isZero() || timeout.isNegative()) {
+			throw new InvalidJobListenerException("@JobListener on " + describe(method) + " has timeout '" + text
+					+ "', which is not positive", "Give a positive duration, or leave timeout out for the queue's.");
+		}
+		return timeout;
 	}
 
 	/** Type the payload is mapped to, or {@code null} when the method takes only the Job. */

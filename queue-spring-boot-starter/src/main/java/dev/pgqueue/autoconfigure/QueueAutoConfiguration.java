@@ -94,8 +94,11 @@ public final class QueueAutoConfiguration {
 	}
 
 	@Bean
-	JobHandlerRegistry pgqueueJobHandlerRegistry() {
-		return new JobHandlerRegistry();
+	JobHandlerRegistry pgqueueJobHandlerRegistry(QueueProperties properties) {
+		JobHandlerRegistry registry = new JobHandlerRegistry();
+		properties.getKinds().forEach((kind, settings) -> registry.override(kind, settings.getMaxRunning(),
+				settings.getTimeout()));
+		return registry;
 	}
 
 	@Bean

@@ -10,6 +10,7 @@ import dev.pgqueue.QueueAssignment;
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.RetryPolicy;
 import dev.pgqueue.engine.JdbcJobClient;
+import dev.pgqueue.engine.ConcurrencyLimits;
 import dev.pgqueue.engine.JobPollerFactory;
 import dev.pgqueue.engine.MaintenanceSettings;
 import dev.pgqueue.engine.NotificationThrottle;
@@ -61,6 +62,11 @@ public class QueueProperties {
 	 */
 	private Map<String, Queue> queues = new LinkedHashMap<>();
 
+	/**
+	 * Settings of single kinds of job, by kind; each overrides what the kind's @JobListener says.
+	 */
+	private Map<String, Kind> kinds = new LinkedHashMap<>();
+
 	public boolean isEnabled() {
 		return this.enabled;
 	}
@@ -103,6 +109,14 @@ public class QueueProperties {
 
 	public Buckets getBuckets() {
 		return this.buckets;
+	}
+
+	public Map<String, Kind> getKinds() {
+		return this.kinds;
+	}
+
+	public void setKinds(Map<String, Kind> kinds) {
+		this.kinds = kinds;
 	}
 
 	public Map<String, Queue> getQueues() {
@@ -299,6 +313,39 @@ public class QueueProperties {
 
 	}
 
+	/** Settings of one kind of job. */
+	public static class Kind {
+
+		/**
+		 * Most jobs of this kind running at once across every instance; overrides
+		 * @JobListener(maxRunning). 0 for no limit.
+		 */
+		private Integer maxRunning;
+
+		/**
+		 * How long one attempt of this kind may run; overrides @JobListener(timeout) and the queue's
+		 * timeout.
+		 */
+		private Duration timeout;
+
+		public Integer getMaxRunning() {
+			return this.maxRunning;
+		}
+
+		public void setMaxRunning(Integer maxRunning) {
+			this.maxRunning = maxRunning;
+		}
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			this.timeout = timeout;
+		}
+
+	}
+
 	/** The coordinator of queues with bucket assignment. */
 	public static class Buckets {
 
@@ -398,6 +445,36 @@ public class QueueProperties {
 		 */
 		private Duration sla;
 
+		/**
+		 * Most jobs with the same concurrency key (JobRequest.concurrencyKey) running at once across
+		 * every instance. No limit by default.
+		 */
+		private int perKeyConcurrency;
+
+		/**
+		 * Whether the jobs of a concurrency key start in enqueue order, each after the previous one
+		 * finished (a retry keeps its place); implies one job of a key at a time.
+		 */
+		private boolean orderedByKey;
+
+		/**
+		 * Most jobs of this queue running at once across every instance. No limit by default.
+		 */
+		private int maxRunning;
+
+		/**
+		 * How long one attempt may run before it is interrupted and counted as failed. A listener
+		 * may set its own (@JobListener(timeout = ...)). No limit by default.
+		 */
+		private Duration timeout;
+
+		/**
+		 * Transactional mode: prepare each job's transaction (PREPARE TRANSACTION) before the
+		 * listener's external step runs and commit it after; needs max_prepared_transactions > 0 on
+		 * the server.
+		 */
+		private boolean twoPhaseCommit;
+
 		private final Retry retry = new Retry();
 
 		public QueueMode getMode() {
@@ -496,6 +573,46 @@ public class QueueProperties {
 			this.sla = sla;
 		}
 
+		public int getPerKeyConcurrency() {
+			return this.perKeyConcurrency;
+		}
+
+		public void setPerKeyConcurrency(int perKeyConcurrency) {
+			this.perKeyConcurrency = perKeyConcurrency;
+		}
+
+		public boolean isOrderedByKey() {
+			return this.orderedByKey;
+		}
+
+		public void setOrderedByKey(boolean orderedByKey) {
+			this.orderedByKey = orderedByKey;
+		}
+
+		public int getMaxRunning() {
+			return this.maxRunning;
+		}
+
+		public void setMaxRunning(int maxRunning) {
+			this.maxRunning = maxRunning;
+		}
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			this.timeout = timeout;
+		}
+
+		public boolean isTwoPhaseCommit() {
+			return this.twoPhaseCommit;
+		}
+
+		public void setTwoPhaseCommit(boolean twoPhaseCommit) {
+			this.twoPhaseCommit = twoPhaseCommit;
+		}
+
 		public Retry getRetry() {
 			return this.retry;
 		}
@@ -505,7 +622,9 @@ public class QueueProperties {
 					this.retry.maxDelay, this.retry.multiplier, this.retry.jitter);
 			return new QueueSettings(name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
 					this.leaseDuration, this.maxAttempts, policy, this.nonRetryableExceptions, this.claimAhead,
-					this.runAtJitter, this.assignment, this.buckets, this.sla);
+					this.runAtJitter, this.assignment, this.buckets, this.sla,
+					ConcurrencyLimits.of(name, this.perKeyConcurrency, this.orderedByKey, this.maxRunning), this.timeout,
+					this.twoPhaseCommit);
 		}
 
 	}

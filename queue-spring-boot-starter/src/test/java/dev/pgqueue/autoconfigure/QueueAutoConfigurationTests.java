@@ -31,6 +31,7 @@ import dev.pgqueue.engine.NotificationListener;
 import dev.pgqueue.engine.NotificationThrottle;
 import dev.pgqueue.engine.QueueCatalog;
 import dev.pgqueue.engine.QueueMaintenance;
+import dev.pgqueue.engine.ConcurrencyLimits;
 import dev.pgqueue.engine.QueueSettings;
 import dev.pgqueue.engine.WorkerSettings;
 import dev.pgqueue.engine.buckets.BucketScope;
@@ -337,14 +338,15 @@ class QueueAutoConfigurationTests {
 					"pgqueue.queues.reports.non-retryable-exceptions=java.lang.IllegalArgumentException",
 					"pgqueue.queues.reports.claim-ahead=false", "pgqueue.queues.reports.run-at-jitter=5s",
 					"pgqueue.queues.reports.assignment=buckets", "pgqueue.queues.reports.buckets=128",
-					"pgqueue.queues.reports.sla=10s")
+					"pgqueue.queues.reports.sla=10s", "pgqueue.queues.reports.per-key-concurrency=2",
+					"pgqueue.queues.reports.max-running=9", "pgqueue.queues.reports.timeout=45s")
 			.run((context) -> {
 				JobPoller poller = context.getBean("pgqueuePoller.reports", JobPoller.class);
 				assertThat(poller.settings()).isEqualTo(new QueueSettings("reports", QueueMode.LEASED, 3, 7,
 						Duration.ofMillis(250), Duration.ofSeconds(30), 5,
 						new RetryPolicy(Duration.ofSeconds(2), Duration.ofMinutes(1), 3.0, 0.5),
 						List.of(IllegalArgumentException.class), false, Duration.ofSeconds(5), QueueAssignment.BUCKETS, 128,
-						Duration.ofSeconds(10)));
+						Duration.ofSeconds(10), new ConcurrencyLimits(2, false, 9), Duration.ofSeconds(45), false));
 			});
 	}
 

@@ -97,7 +97,7 @@ public class JobRepository {
 	public void insert(NewJob job, boolean notify) {
 		Object[] arguments = { job.publicId(), job.kind(), job.queue(), job.payloadJson(), job.priority(),
 				timestamp(job.runAt()), delayMicros(job.delay()), job.maxAttempts(), delayMicros(job.jitter()),
-				job.bucket() };
+				job.bucket(), job.concurrencyKey() };
 		if (notify && this.notify) {
 			this.jdbc.query(this.sql.insertOneNotifying, IGNORE_ROWS, arguments);
 		}
@@ -126,6 +126,7 @@ public class JobRepository {
 		Integer[] maxAttempts = new Integer[n];
 		Long[] jitters = new Long[n];
 		Integer[] buckets = new Integer[n];
+		String[] keys = new String[n];
 		for (int i = 0; i < n; i++) {
 			NewJob job = jobs.get(i);
 			ids[i] = job.publicId();
@@ -138,6 +139,7 @@ public class JobRepository {
 			maxAttempts[i] = job.maxAttempts();
 			jitters[i] = delayMicros(job.jitter());
 			buckets[i] = job.bucket();
+			keys[i] = job.concurrencyKey();
 		}
 		boolean notifying = notify && this.notify;
 		PreparedStatementCreator statement = (Connection con) -> {
@@ -152,6 +154,7 @@ public class JobRepository {
 			ps.setArray(8, con.createArrayOf("int4", maxAttempts));
 			ps.setArray(9, con.createArrayOf("int8", jitters));
 			ps.setArray(10, con.createArrayOf("int4", buckets));
+			ps.setArray(11, con.createArrayOf("text", keys));
 			return ps;
 		};
 		if (notifying) {

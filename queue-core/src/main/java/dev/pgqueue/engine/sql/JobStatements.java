@@ -39,7 +39,7 @@ public final class JobStatements {
 	 * Inserts one job, available if due now, else scheduled. Parameters: public id, kind, queue,
 	 * payload (JSON text), priority, run-at (or null), delay in microseconds on the database clock (or
 	 * null), max attempts, jitter in microseconds (the job falls due at a random instant that much
-	 * later at most; 0 for none), bucket.
+	 * later at most; 0 for none), bucket, concurrency key (or null).
 	 */
 	public final String insertOne;
 
@@ -48,7 +48,8 @@ public final class JobStatements {
 
 	/**
 	 * Inserts many jobs with one statement. Parameters: arrays of public ids, kinds, queues, payloads,
-	 * priorities, run-ats, delays, max attempts, jitters and buckets, as for {@link #insertOne}.
+	 * priorities, run-ats, delays, max attempts, jitters, buckets and concurrency keys, as for
+	 * {@link #insertOne}.
 	 */
 	public final String insertMany;
 
@@ -159,22 +160,26 @@ public final class JobStatements {
 		this.table = schema.qualify("pgqueue_jobs");
 		this.channel = "pgqueue:" + schema.value();
 		this.insertOne = """
-				INSERT INTO %1$s (public_id, kind, queue, payload, priority, run_at, max_attempts, bucket, state)
+				INSERT INTO %1$s (public_id, kind, queue, payload, priority, run_at, max_attempts, bucket,
+				                  concurrency_key, state)
 				SELECT r.public_id, r.kind, r.queue, r.payload, r.priority, d.due, r.max_attempts, r.bucket,
-				       CASE WHEN d.due <= now() THEN 'available' ELSE 'scheduled' END
+				       r.concurrency_key, CASE WHEN d.due <= now() THEN 'available' ELSE 'scheduled' END
 				FROM (SELECT ?::uuid AS public_id, ?::text AS kind, ?::text AS queue, ?::jsonb AS payload,
 				             ?::smallint AS priority, ?::timestamptz AS run_at, ?::bigint AS delay_us,
-				             ?::integer AS max_attempts, ?::bigint AS jitter_us, ?::smallint AS bucket) r
+				             ?::integer AS max_attempts, ?::bigint AS jitter_us, ?::smallint AS bucket,
+				             ?::text AS concurrency_key) r
 				CROSS JOIN LATERAL (SELECT %2$s AS due) d
 				""".formatted(this.table, DUE_AT);
 		this.insertOneNotifying = notifying(this.insertOne);
 		this.insertMany = """
-				INSERT INTO %1$s (public_id, kind, queue, payload, priority, run_at, max_attempts, bucket, state)
+				INSERT INTO %1$s (public_id, kind, queue, payload, priority, run_at, max_attempts, bucket,
+				                  concurrency_key, state)
 				SELECT r.public_id, r.kind, r.queue, r.payload::jsonb, r.priority, d.due, r.max_attempts, r.bucket,
-				       CASE WHEN d.due <= now() THEN 'available' ELSE 'scheduled' END
+				       r.concurrency_key, CASE WHEN d.due <= now() THEN 'available' ELSE 'scheduled' END
 				FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::smallint[], ?::timestamptz[],
-				            ?::bigint[], ?::integer[], ?::bigint[], ?::smallint[])
-				     AS r(public_id, kind, queue, payload, priority, run_at, delay_us, max_attempts, jitter_us, bucket)
+				            ?::bigint[], ?::integer[], ?::bigint[], ?::smallint[], ?::text[])
+				     AS r(public_id, kind, queue, payload, priority, run_at, delay_us, max_attempts, jitter_us, bucket,
+				          concurrency_key)
 				CROSS JOIN LATERAL (SELECT %2$s AS due) d
 				""".formatted(this.table, DUE_AT);
 		this.insertManyNotifying = notifying(this.insertMany);
