@@ -8,8 +8,10 @@ import java.util.concurrent.Executor;
 import dev.pgqueue.engine.buckets.BucketCoordinator;
 import dev.pgqueue.engine.buckets.BucketScope;
 import dev.pgqueue.engine.leased.LeasedClaims;
+import dev.pgqueue.engine.limits.LimitedClaims;
 import dev.pgqueue.engine.sql.CoordinationRepository;
 import dev.pgqueue.engine.sql.JobRepository;
+import dev.pgqueue.engine.sql.LimitRepository;
 import dev.pgqueue.engine.transactional.TransactionalClaims;
 import dev.pgqueue.metrics.QueueMetrics;
 
@@ -112,19 +114,25 @@ public class JobPollerFactory {
 	 * would not all get a connection from the pool.
 	 */
 	public JobPoller create(String queue, String[] kinds) {
-		QueueSettings settings = this.queues.settings(queue);
+		QueueSettings configured = this.queues.settings(queue);
+		JobHandlerRegistry handlers = this.runner.handlers();
+		boolean limited = LimitedClaims.needed(configured.limits(), kinds, handlers::maxRunningOf);
+		// A job claimed ahead of a free worker would count against its limits while it waits.
+		QueueSettings settings = limited ? configured.withClaimAhead(false) : configured;
 		String owner = ManagementFactory.getRuntimeMXBean().getName() + "/" + queue + "/"
 				+ UUID.randomUUID().toString().substring(0, 8);
 		ClaimScope scope = switch (settings.assignment()) {
-			case SHARED -> this.claimFloors ? new ClaimFloor(sweepInterval(settings), ClaimFloor.DEFAULT_MARGIN)
-					: ClaimFloor.none();
+			// Limited claims read past full keys from the head of the queue, so they do without floors.
+			case SHARED -> (this.claimFloors && !limited)
+					? new ClaimFloor(sweepInterval(settings), ClaimFloor.DEFAULT_MARGIN) : ClaimFloor.none();
 			case BUCKETS -> buckets(settings, kinds, owner);
 		};
 		ClaimProgress progress = this.signals.of(settings);
+		JobClaims claims = limited ? limitedClaims(settings, handlers) : JobClaims.plain(this.repository, queue);
 		ClaimStrategy strategy = switch (settings.mode()) {
-			case TRANSACTIONAL -> transactional(settings, kinds, scope, progress);
-			case LEASED -> new LeasedClaims(settings, kinds, owner, this.repository, scope, progress, this.runner,
-					this.metrics, this.workerSettings);
+			case TRANSACTIONAL -> transactional(settings, kinds, scope, claims, progress);
+			case LEASED -> new LeasedClaims(settings, kinds, owner, this.repository, scope, claims, progress,
+					this.runner, this.metrics, this.workerSettings);
 		};
 		return new JobPoller(settings, kinds, owner, strategy, scope, this.workerSettings, this.workerExecutor);
 	}
@@ -144,7 +152,17 @@ public class JobPollerFactory {
 				: ClaimFloor.MIN_SWEEP_INTERVAL;
 	}
 
-	private ClaimStrategy transactional(QueueSettings settings, String[] kinds, ClaimScope scope,
+	private JobClaims limitedClaims(QueueSettings settings, JobHandlerRegistry handlers) {
+		if (this.transactionTemplate == null) {
+			throw new IllegalStateException("Queue '" + settings.name() + "' has concurrency limits, whose claims take "
+					+ "several statements in one transaction; define a PlatformTransactionManager bean");
+		}
+		return new LimitedClaims(this.repository.schema().value(), settings.name(), settings.limits(),
+				settings.concurrency(), handlers::maxRunningOf, new LimitRepository(this.repository.jdbcTemplate(), this.repository.schema()),
+				this.transactionTemplate);
+	}
+
+	private ClaimStrategy transactional(QueueSettings settings, String[] kinds, ClaimScope scope, JobClaims claims,
 			ClaimProgress progress) {
 		if (this.transactionTemplate == null) {
 			throw new IllegalStateException("Queue '" + settings.name() + "' runs in transactional mode, which needs a "
@@ -154,7 +172,7 @@ public class JobPollerFactory {
 		if (this.transactionTemplate.getTransactionManager() instanceof DataSourceTransactionManager manager) {
 			ConnectionPoolCheck.warnIfTooSmall(settings, manager.getDataSource());
 		}
-		return new TransactionalClaims(settings, kinds, this.repository, scope, progress, this.runner,
+		return new TransactionalClaims(settings, kinds, this.repository, scope, claims, progress, this.runner,
 				this.transactionTemplate, this.metrics, this.workerSettings.deleteCompleted());
 	}
 

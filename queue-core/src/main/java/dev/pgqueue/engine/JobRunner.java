@@ -35,6 +35,11 @@ public class JobRunner {
 	}
 
 	/** Runs the job, records its outcome in the metrics and the log, and returns it; never throws. */
+	/** The handlers of this application, by kind. */
+	public JobHandlerRegistry handlers() {
+		return this.handlers;
+	}
+
 	public Outcome run(Job job, QueueSettings settings) {
 		Attempt attempt = runUnrecorded(job, settings);
 		record(attempt);

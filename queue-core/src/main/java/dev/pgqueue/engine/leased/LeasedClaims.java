@@ -7,6 +7,7 @@ import java.util.concurrent.Semaphore;
 import dev.pgqueue.JobOutcome;
 import dev.pgqueue.engine.ClaimProgress;
 import dev.pgqueue.engine.ClaimScope;
+import dev.pgqueue.engine.JobClaims;
 import dev.pgqueue.engine.ClaimStrategy;
 import dev.pgqueue.engine.ClaimedJob;
 import dev.pgqueue.engine.JobRunner;
@@ -69,6 +70,8 @@ public final class LeasedClaims implements ClaimStrategy {
 
 	private final ClaimScope scope;
 
+	private final JobClaims claims;
+
 	private final ClaimProgress progress;
 
 	private final JobRunner runner;
@@ -103,15 +106,19 @@ public final class LeasedClaims implements ClaimStrategy {
 	 * @param owner the lease owner this poller claims as
 	 * @param repository the SQL
 	 * @param scope which part of the queue claims read
+	 * @param claims the claim statements; with concurrency limits, claims are not made ahead of free
+	 * workers (a job claimed ahead would count against its limits while it waits)
 	 * @param progress records what each claim achieved
 	 * @param runner runs one attempt
 	 * @param metrics where to report
 	 * @param lifecycle threads, shutdown timeout, and whether completed jobs are deleted
 	 */
 	public LeasedClaims(QueueSettings settings, String[] kinds, String owner, JobRepository repository,
-			ClaimScope scope, ClaimProgress progress, JobRunner runner, QueueMetrics metrics, WorkerSettings lifecycle) {
+			ClaimScope scope, JobClaims claims, ClaimProgress progress, JobRunner runner, QueueMetrics metrics,
+			WorkerSettings lifecycle) {
 		this.settings = settings;
 		this.scope = scope;
+		this.claims = claims;
 		this.progress = progress;
 		this.kinds = kinds.clone();
 		this.owner = owner;
@@ -178,8 +185,8 @@ public final class LeasedClaims implements ClaimStrategy {
 	 */
 	private List<Held> claim(int wanted, boolean estimate) {
 		long start = System.nanoTime();
-		List<ClaimedJob> jobs = this.scope.claim((from) -> this.repository.claimLeased(this.settings.name(),
-				this.kinds, wanted, this.owner, this.settings.leaseDuration(), from));
+		List<ClaimedJob> jobs = this.scope.claim((from) -> this.claims.lease(this.kinds, wanted, this.owner,
+				this.settings.leaseDuration(), from));
 		long took = System.nanoTime() - start;
 		this.progress.claimed(this.kinds, wanted, jobs, start, took);
 		this.backlog = jobs.size() == wanted;

@@ -370,7 +370,7 @@ public class JobRepository {
 	 * position (by name, the driver looks each one up in a map) and timestamps as
 	 * {@link OffsetDateTime} (as {@link Timestamp}, the driver goes through a {@code Calendar}).
 	 */
-	private static RowMapper<ClaimedJob> claimedMapper(boolean attemptCounted) {
+	static RowMapper<ClaimedJob> claimedMapper(boolean attemptCounted) {
 		return (rs, i) -> {
 			int stored = rs.getInt(5);
 			return ClaimedJob.of(rs.getLong(1), rs.getObject(2, UUID.class), rs.getString(3), rs.getString(4), stored,

@@ -9,6 +9,7 @@ import java.util.function.IntConsumer;
 import dev.pgqueue.JobOutcome;
 import dev.pgqueue.engine.ClaimProgress;
 import dev.pgqueue.engine.ClaimScope;
+import dev.pgqueue.engine.JobClaims;
 import dev.pgqueue.engine.ClaimedJob;
 import dev.pgqueue.engine.JobRunner;
 import dev.pgqueue.engine.JobRunner.Attempt;
@@ -47,6 +48,8 @@ public class TransactionalBatchRunner {
 
 	private final ClaimScope scope;
 
+	private final JobClaims claims;
+
 	private final ClaimProgress progress;
 
 	private final JobRunner runner;
@@ -60,15 +63,18 @@ public class TransactionalBatchRunner {
 	private final BooleanSupplier aborting;
 
 	/**
+	 * @param claims the claim statements
 	 * @param progress records what each claim achieved
 	 * @param aborting whether shutdown has run out of time: the batch then leaves its remaining jobs
 	 * untouched, and a job interrupted by it goes back without using an attempt
 	 */
 	public TransactionalBatchRunner(QueueSettings settings, String[] kinds, JobRepository repository,
-			ClaimScope scope, ClaimProgress progress, JobRunner runner, TransactionTemplate transactionTemplate,
-			QueueMetrics metrics, boolean deleteCompleted, BooleanSupplier aborting) {
+			ClaimScope scope, JobClaims claims, ClaimProgress progress, JobRunner runner,
+			TransactionTemplate transactionTemplate, QueueMetrics metrics, boolean deleteCompleted,
+			BooleanSupplier aborting) {
 		this.settings = settings;
 		this.scope = scope;
+		this.claims = claims;
 		this.progress = progress;
 		this.kinds = kinds.clone();
 		this.repository = repository;
@@ -95,8 +101,7 @@ public class TransactionalBatchRunner {
 	/** Runs the batch; returns the attempts whose outcomes it recorded. */
 	private List<Attempt> runBatch(TransactionStatus status, IntConsumer onClaimed) {
 		long start = System.nanoTime();
-		List<ClaimedJob> jobs = this.scope.claim((from) -> this.repository.claimLocked(this.settings.name(),
-				this.kinds, this.settings.batchSize(), from));
+		List<ClaimedJob> jobs = this.scope.claim((from) -> this.claims.lock(this.kinds, this.settings.batchSize(), from));
 		this.progress.claimed(this.kinds, this.settings.batchSize(), jobs, start, System.nanoTime() - start);
 		onClaimed.accept(jobs.size());
 		if (jobs.isEmpty()) {

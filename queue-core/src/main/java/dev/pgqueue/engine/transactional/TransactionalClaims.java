@@ -10,6 +10,7 @@ import dev.pgqueue.engine.Backoff;
 import dev.pgqueue.engine.ClaimProgress;
 import dev.pgqueue.engine.ClaimScope;
 import dev.pgqueue.engine.ClaimStrategy;
+import dev.pgqueue.engine.JobClaims;
 import dev.pgqueue.engine.JobRunner;
 import dev.pgqueue.engine.PollSignals;
 import dev.pgqueue.engine.QueueSettings;
@@ -39,6 +40,8 @@ public final class TransactionalClaims implements ClaimStrategy {
 
 	private final TransactionalBatchRunner batches;
 
+	private final boolean limited;
+
 	private final Map<Thread, Boolean> batchThreads = new ConcurrentHashMap<>();
 
 	private volatile boolean aborting;
@@ -54,6 +57,7 @@ public final class TransactionalClaims implements ClaimStrategy {
 	 * @param kinds kinds to claim
 	 * @param repository the SQL
 	 * @param scope which part of the queue claims read
+	 * @param claims the claim statements
 	 * @param progress records what each claim achieved
 	 * @param runner runs one attempt
 	 * @param transactionTemplate the batches' transactions
@@ -61,11 +65,12 @@ public final class TransactionalClaims implements ClaimStrategy {
 	 * @param deleteCompleted whether completed jobs are deleted rather than kept
 	 */
 	public TransactionalClaims(QueueSettings settings, String[] kinds, JobRepository repository, ClaimScope scope,
-			ClaimProgress progress, JobRunner runner, TransactionTemplate transactionTemplate, QueueMetrics metrics,
+			JobClaims claims, ClaimProgress progress, JobRunner runner, TransactionTemplate transactionTemplate, QueueMetrics metrics,
 			boolean deleteCompleted) {
 		this.queue = settings.name();
 		this.batchSize = settings.batchSize();
-		this.batches = new TransactionalBatchRunner(settings, kinds, repository, scope, progress, runner,
+		this.limited = claims.limited();
+		this.batches = new TransactionalBatchRunner(settings, kinds, repository, scope, claims, progress, runner,
 				transactionTemplate, metrics, deleteCompleted, this::isAborting);
 	}
 
@@ -112,6 +117,10 @@ public final class TransactionalClaims implements ClaimStrategy {
 			this.batches.run(claimed::complete);
 			claimed.complete(0);
 			this.batchFailures = 0;
+			if (this.limited) {
+				// The batch's slots are free: claim again now rather than after the poll interval.
+				this.signals.wakeUp();
+			}
 		}
 		catch (RuntimeException | Error ex) {
 			if (!claimed.completeExceptionally(ex)) {

@@ -1,0 +1,135 @@
+package dev.pgqueue.engine.sql;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+
+import dev.pgqueue.engine.ClaimedJob;
+import dev.pgqueue.schema.SchemaName;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * The statements of claims under concurrency limits. Each runs in the caller's transaction: a
+ * limited claim is several statements, and the advisory locks they take last until it ends.
+ */
+public class LimitRepository {
+
+	private final JdbcTemplate jdbc;
+
+	private final LimitStatements sql;
+
+	public LimitRepository(JdbcTemplate jdbc, SchemaName schema) {
+		this.jdbc = jdbc;
+		this.sql = new LimitStatements(schema);
+	}
+
+	/**
+	 * The next due jobs a limited claim may consider, in claim order, without locking them.
+	 * @param perKey the per-key limit, 0 for none: in leased mode keys running that many are left out
+	 * @param buckets the buckets to read, or {@code null} for the whole queue
+	 * @param excludedKeys keys to leave out (found at their limit earlier in the same claim)
+	 * @param excludedIds jobs to leave out (already chosen)
+	 * @param orderedByKey whether to leave out jobs whose key has an unfinished job enqueued earlier
+	 */
+	public List<Candidate> candidates(String queue, int perKey, String[] kinds, int[] buckets,
+			Collection<String> excludedKeys, Collection<Long> excludedIds, boolean orderedByKey, int limit) {
+		return this.jdbc.query((Connection con) -> {
+			PreparedStatement ps = con.prepareStatement(this.sql.candidates);
+			Object[] bucketArray = (buckets != null) ? java.util.Arrays.stream(buckets).boxed().toArray() : null;
+			ps.setString(1, queue);
+			ps.setInt(2, perKey);
+			ps.setInt(3, perKey);
+			ps.setString(4, queue);
+			ps.setArray(5, con.createArrayOf("text", kinds));
+			ps.setArray(6, (bucketArray != null) ? con.createArrayOf("int2", bucketArray) : null);
+			ps.setArray(7, (bucketArray != null) ? con.createArrayOf("int2", bucketArray) : null);
+			ps.setArray(8, con.createArrayOf("text", excludedKeys.toArray()));
+			ps.setArray(9, con.createArrayOf("int8", excludedIds.toArray()));
+			ps.setBoolean(10, orderedByKey);
+			ps.setInt(11, limit);
+			return ps;
+		}, (rs, i) -> new Candidate(rs.getLong(1), rs.getString(2), rs.getString(3)));
+	}
+
+	/**
+	 * Tries to take, without waiting, up to {@code wanted[i]} of the slots {@code slots[i]} of group
+	 * {@code groups[i]}, lowest first; returns the slots taken as {@code {group, slot}} pairs. They
+	 * are held until the caller's transaction ends.
+	 */
+	public List<int[]> trySlots(int[] groups, int[] wanted, List<int[]> slots) {
+		Object[] groupArray = java.util.Arrays.stream(groups).boxed().toArray();
+		Object[] wantedArray = java.util.Arrays.stream(wanted).boxed().toArray();
+		String[] slotLiterals = slots.stream().map(LimitRepository::intArrayLiteral).toArray(String[]::new);
+		return this.jdbc.query((Connection con) -> {
+			PreparedStatement ps = con.prepareStatement(this.sql.trySlots);
+			ps.setArray(1, con.createArrayOf("int4", groupArray));
+			ps.setArray(2, con.createArrayOf("int4", wantedArray));
+			ps.setArray(3, con.createArrayOf("text", slotLiterals));
+			return ps;
+		}, (rs, i) -> new int[] { rs.getInt(1), rs.getInt(2) });
+	}
+
+	/** Takes each group's lock for the caller's transaction, waiting, in the order given. */
+	public void lockGroups(int[] groups) {
+		Object[] groupArray = java.util.Arrays.stream(groups).boxed().toArray();
+		this.jdbc.query((Connection con) -> {
+			PreparedStatement ps = con.prepareStatement(this.sql.lockGroups);
+			ps.setArray(1, con.createArrayOf("int4", groupArray));
+			return ps;
+		}, (rs) -> {
+		});
+	}
+
+	/** The queue's running jobs (leased mode), counted by kind and concurrency key. */
+	public List<Running> running(String queue) {
+		return this.jdbc.query(this.sql.running, (rs, i) -> new Running(rs.getString(1), rs.getString(2), rs.getInt(3)),
+				queue);
+	}
+
+	/** Locks the chosen jobs that are still available and free, for the caller's transaction. */
+	public List<ClaimedJob> lockChosen(Collection<Long> ids) {
+		return this.jdbc.query((Connection con) -> {
+			PreparedStatement ps = con.prepareStatement(this.sql.lockChosen);
+			ps.setArray(1, con.createArrayOf("int8", ids.toArray()));
+			return ps;
+		}, JobRepository.claimedMapper(false));
+	}
+
+	/** Leases the chosen jobs that are still available and free to {@code owner}, counting the attempt. */
+	public List<ClaimedJob> leaseChosen(Collection<Long> ids, String owner, Duration lease) {
+		return this.jdbc.query((Connection con) -> {
+			PreparedStatement ps = con.prepareStatement(this.sql.leaseChosen);
+			ps.setArray(1, con.createArrayOf("int8", ids.toArray()));
+			ps.setString(2, owner);
+			ps.setLong(3, lease.toMillis());
+			return ps;
+		}, JobRepository.claimedMapper(true));
+	}
+
+	private static String intArrayLiteral(int[] values) {
+		StringBuilder literal = new StringBuilder("{");
+		for (int i = 0; i < values.length; i++) {
+			literal.append((i > 0) ? "," : "").append(values[i]);
+		}
+		return literal.append('}').toString();
+	}
+
+	/** A due job a limited claim may take: its id, kind and concurrency key (or {@code null}). */
+	public record Candidate(long id, String kind, String key) {
+	}
+
+	/** How many jobs of a kind and concurrency key (or {@code null}) are running. */
+	public record Running(String kind, String key, int count) {
+	}
+
+	static List<Long> ids(List<Candidate> candidates) {
+		List<Long> ids = new ArrayList<>(candidates.size());
+		candidates.forEach((candidate) -> ids.add(candidate.id()));
+		return ids;
+	}
+
+}

@@ -1,0 +1,102 @@
+package dev.pgqueue.engine.sql;
+
+import dev.pgqueue.schema.SchemaName;
+
+/**
+ * The statements of claims under concurrency limits (see {@code engine.limits.LimitedClaims}), for
+ * one schema's jobs table. Parameters are positional and listed in each statement's Javadoc.
+ */
+final class LimitStatements {
+
+	/**
+	 * Reads, without locking, the next due jobs a limited claim may consider, in claim order: their
+	 * id, kind and concurrency key. Leaves out rows that a transaction in progress has locked or
+	 * updated (their {@code xmax} is among the snapshot's running transactions: a transactional
+	 * batch holds them), keys that already run as many jobs as the per-key
+	 * limit allows (in leased mode, where running jobs are rows; a hint, checked again under the
+	 * groups' locks), keys and jobs the caller excludes, and, on queues ordered by key, every job
+	 * whose key has an unfinished job enqueued before it. Parameters: queue, per-key limit (0 for
+	 * none) twice, queue, kinds, buckets (or null for all) twice, excluded keys, excluded ids, whether
+	 * ordered by key, limit.
+	 */
+	final String candidates;
+
+	/**
+	 * Tries, without waiting, to take the given slots of each group for the caller's transaction, at
+	 * most the wanted number per group, lowest slot first. Parameters: group keys, wanted counts,
+	 * the slots to try per group (as {@code int[]} literals). Returns the group key and slot of each
+	 * lock taken.
+	 */
+	final String trySlots = """
+			SELECT g.k, s.slot FROM unnest(?::int[], ?::int[], ?::text[]) AS g(k, wanted, slots)
+			CROSS JOIN LATERAL (
+			    SELECT slot FROM unnest(g.slots::int[]) AS slot
+			    WHERE pg_try_advisory_xact_lock(g.k, slot)
+			    LIMIT g.wanted) s""";
+
+	/**
+	 * Takes each group's lock for the caller's transaction, waiting for it, in the order given (the
+	 * caller sorts them, so that two claims never wait on each other). Parameter: group keys.
+	 */
+	final String lockGroups = "SELECT count(pg_advisory_xact_lock(k, 0)) FROM unnest(?::int[]) AS k";
+
+	/**
+	 * Running jobs of a queue (leased mode), by kind and concurrency key. Parameter: queue.
+	 */
+	final String running;
+
+	/**
+	 * Locks the given jobs if they are still available and no other transaction holds them, in
+	 * claim order. Parameter: array of ids. Returns {@link JobStatements#CLAIMED_COLUMNS}.
+	 */
+	final String lockChosen;
+
+	/**
+	 * Leases the given jobs if they are still available and no other transaction holds them,
+	 * counting the attempt. Parameters: array of ids, lease owner, lease in milliseconds. Returns
+	 * {@link JobStatements#CLAIMED_COLUMNS}.
+	 */
+	final String leaseChosen;
+
+	LimitStatements(SchemaName schema) {
+		String table = schema.qualify("pgqueue_jobs");
+		this.candidates = """
+				WITH full_keys AS (
+				    SELECT concurrency_key FROM %1$s
+				    WHERE queue = ? AND state = 'running' AND concurrency_key IS NOT NULL
+				    GROUP BY concurrency_key HAVING ?::int > 0 AND count(*) >= ?::int)
+				SELECT j.id, j.kind, j.concurrency_key FROM %1$s j
+				WHERE j.queue = ? AND j.state = 'available' AND j.kind = ANY(?::text[])
+				  AND (?::smallint[] IS NULL OR j.bucket = ANY(?::smallint[]))
+				  AND (j.concurrency_key IS NULL OR NOT (j.concurrency_key = ANY(?::text[])
+				       OR j.concurrency_key IN (SELECT concurrency_key FROM full_keys)))
+				  AND j.id <> ALL(?::bigint[])
+				  AND (j.xmax = '0'::xid OR j.xmax::text::bigint NOT IN (
+				      SELECT x::text::bigint %% 4294967296 FROM pg_snapshot_xip(pg_current_snapshot()) AS x))
+				  AND (NOT ?::boolean OR j.concurrency_key IS NULL OR NOT EXISTS (
+				      SELECT 1 FROM %1$s p
+				      WHERE p.queue = j.queue AND p.concurrency_key = j.concurrency_key AND p.id < j.id
+				        AND p.state IN ('available', 'scheduled', 'running')))
+				ORDER BY j.priority DESC, j.run_at, j.id
+				LIMIT ?""".formatted(table);
+		this.running = "SELECT kind, concurrency_key, count(*) FROM " + table
+				+ " WHERE queue = ? AND state = 'running' GROUP BY kind, concurrency_key";
+		String chosen = """
+				SELECT %s FROM %s
+				WHERE id = ANY(?::bigint[]) AND state = 'available'
+				ORDER BY priority DESC, run_at, id
+				FOR UPDATE SKIP LOCKED""";
+		this.lockChosen = chosen.formatted(JobStatements.CLAIMED_COLUMNS, table);
+		this.leaseChosen = """
+				WITH claimed AS (%1$s)
+				UPDATE %2$s j
+				SET state = 'running', attempt = j.attempt + 1, started_at = now(),
+				    lease_owner = ?, lease_until = now() + ? * interval '1 millisecond'
+				FROM claimed
+				WHERE j.id = claimed.id
+				RETURNING j.id, j.public_id, j.kind, j.queue, j.attempt, j.max_attempts, j.priority,
+				          j.payload::text AS payload, j.run_at, j.created_at, now() AS claimed_at
+				""".formatted(chosen.formatted("id", table), table);
+	}
+
+}
