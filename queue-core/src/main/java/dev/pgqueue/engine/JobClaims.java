@@ -29,6 +29,15 @@ public interface JobClaims {
 		return false;
 	}
 
+	/**
+	 * Whether the last {@link #lock} on this thread stopped at its batch's share of a limit while
+	 * more jobs were there to take: another batch should claim at once rather than after the poll
+	 * interval.
+	 */
+	default boolean stoppedAtShare() {
+		return false;
+	}
+
 	/** Claims limited by row locks alone: one statement each. */
 	static JobClaims plain(JobRepository repository, String queue) {
 		return new JobClaims() {

@@ -1,6 +1,8 @@
 package dev.pgqueue.reliability;
 
+import java.sql.Timestamp;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
@@ -21,6 +23,7 @@ import dev.pgqueue.JobOutcome;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.QueueAssignment;
 import dev.pgqueue.QueueMode;
+import dev.pgqueue.engine.ConcurrencyLimits;
 import dev.pgqueue.engine.JobHandler;
 import dev.pgqueue.engine.JobHandlerRegistry;
 import dev.pgqueue.engine.JobPoller;
@@ -40,6 +43,8 @@ import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.schema.QueueMigrator;
 import dev.pgqueue.schema.SchemaName;
 import dev.pgqueue.test.TestDatabase;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -95,11 +100,32 @@ public final class WorkerProcess {
 			    written_at timestamptz NOT NULL DEFAULT clock_timestamp(),
 			    PRIMARY KEY (job_id, attempt))""";
 
+	/**
+	 * One row per attempt of a job with a concurrency key that finished its work: when, on this
+	 * machine's clock (shared by every worker), the listener started and ended. In transactional
+	 * mode it commits with the job, so only attempts whose outcome stands are kept.
+	 */
+	public static final String INTERVALS_DDL = """
+			CREATE TABLE intervals (
+			    job_id uuid NOT NULL,
+			    attempt int NOT NULL,
+			    key text NOT NULL,
+			    seq int NOT NULL,
+			    worker_pid bigint NOT NULL,
+			    started_at timestamptz NOT NULL,
+			    ended_at timestamptz NOT NULL)""";
+
+	private static final String INTERVAL_INSERT = """
+			INSERT INTO intervals (job_id, attempt, key, seq, worker_pid, started_at, ended_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?)""";
+
 	private static final String LEDGER_INSERT = """
 			INSERT INTO ledger (job_id, attempt, worker_pid) VALUES (?, ?, ?)
 			ON CONFLICT (job_id, attempt) DO UPDATE SET runs = ledger.runs + 1""";
 
 	private static final long PID = ProcessHandle.current().pid();
+
+	private static final JsonMapper PAYLOADS = JsonMapper.builder().build();
 
 	private WorkerProcess() {
 	}
@@ -122,7 +148,11 @@ public final class WorkerProcess {
 			.withPollInterval(Duration.ofMillis(200))
 			.withLeaseDuration(options.lease)
 			.withAssignment(options.assignment)
-			.withBuckets(options.buckets);
+			.withBuckets(options.buckets)
+			.withLimits(ConcurrencyLimits.of(QUEUE, options.perKey, options.ordered, options.maxRunning));
+		if (options.kindMaxRunning > 0) {
+			handlers.override(KIND, options.kindMaxRunning, null);
+		}
 		QueueCatalog catalog = new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE), List.of(queue));
 		WorkerSettings workerSettings = new WorkerSettings(options.shutdownTimeout, false, false);
 		JobPoller poller = new JobPollerFactory(catalog, repository, new JobRunner(handlers, counters),
@@ -222,11 +252,17 @@ public final class WorkerProcess {
 
 		@Override
 		public void handle(Job job) throws InterruptedException {
+			Instant started = Instant.now();
 			long millis = this.work.toMillis();
 			if (millis > 0) {
 				Thread.sleep(ThreadLocalRandom.current().nextLong(millis / 2, millis + millis / 2 + 1));
 			}
 			this.jdbc.update(LEDGER_INSERT, job.id(), job.attempt(), PID);
+			JsonNode payload = PAYLOADS.readTree(job.payload());
+			if (payload.has("key")) {
+				this.jdbc.update(INTERVAL_INSERT, job.id(), job.attempt(), payload.get("key").asString(),
+						payload.get("seq").asInt(), PID, Timestamp.from(started), Timestamp.from(Instant.now()));
+			}
 		}
 
 		@Override
@@ -310,6 +346,14 @@ public final class WorkerProcess {
 
 		Duration heartbeat = JobPollerFactory.DEFAULT_HEARTBEAT_INTERVAL;
 
+		int perKey;
+
+		boolean ordered;
+
+		int maxRunning;
+
+		int kindMaxRunning;
+
 		static Options parse(String[] args) {
 			Options options = new Options();
 			for (String arg : args) {
@@ -334,6 +378,10 @@ public final class WorkerProcess {
 					case "assignment" -> options.assignment = QueueAssignment.valueOf(value.toUpperCase(Locale.ROOT));
 					case "buckets" -> options.buckets = Integer.parseInt(value);
 					case "heartbeat-ms" -> options.heartbeat = Duration.ofMillis(Long.parseLong(value));
+					case "per-key" -> options.perKey = Integer.parseInt(value);
+					case "ordered" -> options.ordered = Boolean.parseBoolean(value);
+					case "max-running" -> options.maxRunning = Integer.parseInt(value);
+					case "kind-max-running" -> options.kindMaxRunning = Integer.parseInt(value);
 					default -> throw new IllegalArgumentException("Unknown worker option '" + arg + "'");
 				}
 			}

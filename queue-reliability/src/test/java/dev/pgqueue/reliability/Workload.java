@@ -56,6 +56,7 @@ final class Workload implements AutoCloseable {
 		SchemaName name = SchemaName.of(this.schema.name());
 		new QueueMigrator(this.schema.dataSource(), name, true).afterPropertiesSet();
 		jdbc().execute(WorkerProcess.LEDGER_DDL);
+		jdbc().execute(WorkerProcess.INTERVALS_DDL);
 		this.repository = new JobRepository(jdbc(), name, true);
 		this.client = new JdbcJobClient(this.repository, JsonMapper.builder().build(),
 				new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE), List.of()), new JobHandlerRegistry());
@@ -103,6 +104,26 @@ final class Workload implements AutoCloseable {
 					request.delay(spread.multipliedBy(n).dividedBy(count));
 				}
 				requests.add(request);
+			}
+			ids.addAll(this.client.enqueueAll(requests));
+		}
+		return ids;
+	}
+
+	/**
+	 * Enqueues one job per key given, in the order given, each with that concurrency key and its
+	 * number among the key's jobs ({@code seq}) in the payload.
+	 */
+	List<UUID> enqueueKeyed(List<String> keys) {
+		Map<String, Integer> seqs = new java.util.HashMap<>();
+		List<UUID> ids = new ArrayList<>(keys.size());
+		for (int start = 0; start < keys.size(); start += CHUNK) {
+			List<JobRequest> requests = new ArrayList<>(CHUNK);
+			for (String key : keys.subList(start, Math.min(keys.size(), start + CHUNK))) {
+				int seq = seqs.merge(key, 1, Integer::sum) - 1;
+				requests.add(JobRequest.of(WorkerProcess.KIND, Map.of("key", key, "seq", seq))
+					.queue(WorkerProcess.QUEUE)
+					.concurrencyKey(key));
 			}
 			ids.addAll(this.client.enqueueAll(requests));
 		}

@@ -80,6 +80,8 @@ public final class LimitedClaims implements JobClaims {
 
 	private final TransactionTemplate transactions;
 
+	private final ThreadLocal<Boolean> stoppedAtShare = ThreadLocal.withInitial(() -> Boolean.FALSE);
+
 	/**
 	 * @param schema the schema, part of every group's name
 	 * @param queue the queue
@@ -116,20 +118,34 @@ public final class LimitedClaims implements JobClaims {
 	public List<ClaimedJob> lock(String[] kinds, int limit, ClaimStart start) {
 		Choice choice = new Choice(limit);
 		Map<Integer, Set<Integer>> held = new HashMap<>();
+		List<ClaimedJob> claimed = new ArrayList<>();
 		String[] readable = kinds;
 		for (int round = 0; round < ROUNDS && !choice.isFull() && readable.length > 0; round++) {
 			int scan = scanSize(limit - choice.size());
 			List<Candidate> candidates = this.repository.candidates(this.queue, 0, readable, buckets(start),
-					choice.fullKeys, choice.ids, this.limits.orderedByKey(), scan);
+					choice.fullKeys, choice.excludedIds(), this.limits.orderedByKey(), scan);
 			List<Candidate> wanted = choice.tentative(candidates, this::groupsOf, this::batchShare);
 			Map<Group, Integer> granted = trySlots(wanted, choice, held);
-			choice.take(wanted, this::groupsOf, granted);
+			List<Candidate> taken = choice.take(wanted, this::groupsOf, granted);
+			if (!taken.isEmpty()) {
+				List<ClaimedJob> locked = this.repository.lockChosen(LimitRepository.ids(taken));
+				claimed.addAll(locked);
+				// A job another batch locked since it was read is given up; its slots stay held by this
+				// batch and serve the next read.
+				choice.lost(taken, locked, this::groupsOf);
+			}
 			readable = choice.readableKinds(readable);
-			if (candidates.size() < scan || choice.queueFull) {
+			if ((candidates.size() < scan && !choice.lostAny) || choice.queueFull) {
 				break;
 			}
 		}
-		return choice.ids.isEmpty() ? List.of() : this.repository.lockChosen(choice.ids);
+		this.stoppedAtShare.set(choice.shareUsedUp && !claimed.isEmpty());
+		return claimed;
+	}
+
+	@Override
+	public boolean stoppedAtShare() {
+		return this.stoppedAtShare.get();
 	}
 
 	@Override
@@ -148,7 +164,7 @@ public final class LimitedClaims implements JobClaims {
 		for (int round = 0; round < ROUNDS && !choice.isFull() && readable.length > 0; round++) {
 			int scan = scanSize(limit - choice.size());
 			List<Candidate> candidates = this.repository.candidates(this.queue, perKeyHint, readable, buckets(start),
-					choice.fullKeys, choice.ids, this.limits.orderedByKey(), scan);
+					choice.fullKeys, choice.excludedIds(), this.limits.orderedByKey(), scan);
 			if (candidates.isEmpty()) {
 				break;
 			}
@@ -372,6 +388,10 @@ public final class LimitedClaims implements JobClaims {
 
 		private final List<Long> ids = new ArrayList<>();
 
+		private final List<Long> lost = new ArrayList<>();
+
+		private boolean lostAny;
+
 		private final Set<String> fullKeys = new HashSet<>();
 
 		private final Set<String> fullKinds = new HashSet<>();
@@ -379,6 +399,9 @@ public final class LimitedClaims implements JobClaims {
 		private final Map<Group, Integer> used = new HashMap<>();
 
 		private boolean queueFull;
+
+		/** Whether a job was left for want of room in this claim alone (its share, not the limit). */
+		private boolean shareUsedUp;
 
 		Choice(int limit) {
 			this.limit = limit;
@@ -410,6 +433,7 @@ public final class LimitedClaims implements JobClaims {
 					if (counted.getOrDefault(group, 0) >= room.applyAsInt(group)) {
 						fits = false;
 						full(group);
+						this.shareUsedUp |= room.applyAsInt(group) < group.limit();
 					}
 				}
 				if (fits) {
@@ -420,9 +444,13 @@ public final class LimitedClaims implements JobClaims {
 			return wanted;
 		}
 
-		/** Takes the wanted candidates whose every group was granted a slot, in claim order. */
-		void take(List<Candidate> wanted, java.util.function.Function<Candidate, List<Group>> groupsOf,
+		/**
+		 * Takes the wanted candidates whose every group was granted a slot, in claim order; returns
+		 * them.
+		 */
+		List<Candidate> take(List<Candidate> wanted, java.util.function.Function<Candidate, List<Group>> groupsOf,
 				Map<Group, Integer> granted) {
+			List<Candidate> taken = new ArrayList<>();
 			Map<Group, Integer> left = new HashMap<>(granted);
 			for (Candidate candidate : wanted) {
 				List<Group> groups = groupsOf.apply(candidate);
@@ -439,8 +467,31 @@ public final class LimitedClaims implements JobClaims {
 						this.used.merge(group, 1, Integer::sum);
 					});
 					this.ids.add(candidate.id());
+					taken.add(candidate);
 				}
 			}
+			return taken;
+		}
+
+		/** Gives up the taken candidates that were not locked: another batch had them meanwhile. */
+		void lost(List<Candidate> taken, List<ClaimedJob> locked, java.util.function.Function<Candidate, List<Group>> groupsOf) {
+			Set<Long> got = new HashSet<>();
+			locked.forEach((job) -> got.add(job.id()));
+			for (Candidate candidate : taken) {
+				if (!got.contains(candidate.id())) {
+					this.ids.remove(candidate.id());
+					this.lost.add(candidate.id());
+					this.lostAny = true;
+					groupsOf.apply(candidate).forEach((group) -> this.used.merge(group, -1, Integer::sum));
+				}
+			}
+		}
+
+		/** Jobs the next read leaves out: taken, or lost to another batch. */
+		List<Long> excludedIds() {
+			List<Long> excluded = new ArrayList<>(this.ids);
+			excluded.addAll(this.lost);
+			return excluded;
 		}
 
 		private void full(Group group) {

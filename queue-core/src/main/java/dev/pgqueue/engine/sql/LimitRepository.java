@@ -126,7 +126,8 @@ public class LimitRepository {
 	public record Running(String kind, String key, int count) {
 	}
 
-	static List<Long> ids(List<Candidate> candidates) {
+	/** The ids of the candidates, in their order. */
+	public static List<Long> ids(List<Candidate> candidates) {
 		List<Long> ids = new ArrayList<>(candidates.size());
 		candidates.forEach((candidate) -> ids.add(candidate.id()));
 		return ids;

@@ -11,8 +11,9 @@ final class LimitStatements {
 	/**
 	 * Reads, without locking, the next due jobs a limited claim may consider, in claim order: their
 	 * id, kind and concurrency key. Leaves out rows that a transaction in progress has locked or
-	 * updated (their {@code xmax} is among the snapshot's running transactions: a transactional
-	 * batch holds them), keys that already run as many jobs as the per-key
+	 * updated (a transactional batch holds them): their {@code xmax} is one of the snapshot's
+	 * running transactions, or one that began after it (at or above the snapshot's {@code xmax},
+	 * compared modulo 2<sup>32</sup> as transaction ids wrap). Leaves out keys that already run as many jobs as the per-key
 	 * limit allows (in leased mode, where running jobs are rows; a hint, checked again under the
 	 * groups' locks), keys and jobs the caller excludes, and, on queues ordered by key, every job
 	 * whose key has an unfinished job enqueued before it. Parameters: queue, per-key limit (0 for
@@ -61,7 +62,11 @@ final class LimitStatements {
 	LimitStatements(SchemaName schema) {
 		String table = schema.qualify("pgqueue_jobs");
 		this.candidates = """
-				WITH full_keys AS (
+				WITH snapshot AS MATERIALIZED (
+				    SELECT pg_snapshot_xmax(s)::text::bigint %% 4294967296 AS next,
+				           ARRAY(SELECT x::text::bigint %% 4294967296 FROM pg_snapshot_xip(s) AS x) AS running
+				    FROM pg_current_snapshot() AS s),
+				full_keys AS (
 				    SELECT concurrency_key FROM %1$s
 				    WHERE queue = ? AND state = 'running' AND concurrency_key IS NOT NULL
 				    GROUP BY concurrency_key HAVING ?::int > 0 AND count(*) >= ?::int)
@@ -71,8 +76,10 @@ final class LimitStatements {
 				  AND (j.concurrency_key IS NULL OR NOT (j.concurrency_key = ANY(?::text[])
 				       OR j.concurrency_key IN (SELECT concurrency_key FROM full_keys)))
 				  AND j.id <> ALL(?::bigint[])
-				  AND (j.xmax = '0'::xid OR j.xmax::text::bigint NOT IN (
-				      SELECT x::text::bigint %% 4294967296 FROM pg_snapshot_xip(pg_current_snapshot()) AS x))
+				  AND (j.xmax = '0'::xid OR NOT EXISTS (
+				      SELECT 1 FROM snapshot n
+				      WHERE j.xmax::text::bigint = ANY(n.running)
+				         OR (j.xmax::text::bigint - n.next + 4294967296) %% 4294967296 < 2147483648))
 				  AND (NOT ?::boolean OR j.concurrency_key IS NULL OR NOT EXISTS (
 				      SELECT 1 FROM %1$s p
 				      WHERE p.queue = j.queue AND p.concurrency_key = j.concurrency_key AND p.id < j.id

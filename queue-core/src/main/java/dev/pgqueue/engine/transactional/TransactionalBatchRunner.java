@@ -103,7 +103,9 @@ public class TransactionalBatchRunner {
 		long start = System.nanoTime();
 		List<ClaimedJob> jobs = this.scope.claim((from) -> this.claims.lock(this.kinds, this.settings.batchSize(), from));
 		this.progress.claimed(this.kinds, this.settings.batchSize(), jobs, start, System.nanoTime() - start);
-		onClaimed.accept(jobs.size());
+		// A claim that stopped at its share of a limit leaves jobs for another batch: say "full", so
+		// that the poller claims again at once.
+		onClaimed.accept(this.claims.stoppedAtShare() ? Math.max(jobs.size(), this.settings.batchSize()) : jobs.size());
 		if (jobs.isEmpty()) {
 			return List.of();
 		}
