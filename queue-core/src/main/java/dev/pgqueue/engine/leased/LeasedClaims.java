@@ -138,7 +138,13 @@ public final class LeasedClaims implements ClaimStrategy {
 		this.signals = signals;
 		this.aborting = false;
 		this.completer = new Completer(this.repository, this.lifecycle.deleteCompleted(), this.settings.name(),
-				(finished) -> this.leased.recorded(finished.job().id()), this.lifecycle::newThread);
+				(finished) -> {
+					this.leased.recorded(finished.job().id());
+					if (this.claims.limited()) {
+						// Its outcome is written: the slots it held are free, for this poller too.
+						signals.wakeUp();
+					}
+				}, this.lifecycle::newThread);
 		this.completer.start();
 		this.leaseKeeper = new LeaseKeeper(this.leased, this.settings, this.lifecycle::newThread);
 		this.leaseKeeper.start();
