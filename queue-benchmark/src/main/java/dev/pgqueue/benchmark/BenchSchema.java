@@ -177,6 +177,12 @@ final class BenchSchema implements AutoCloseable {
 				+ this.name.qualify("pgqueue_leaders") + "; DELETE FROM " + this.name.qualify("pgqueue_members"));
 	}
 
+	/** Gives every job one of {@code keys} concurrency keys, round robin in id order, then vacuums. */
+	void assignConcurrencyKeys(int keys) {
+		execute("UPDATE " + this.table + " SET concurrency_key = 'key-' || (id %% %d)".formatted(keys));
+		vacuum();
+	}
+
 	/** Inserts {@code count} jobs completed a minute ago, as kept by a completed retention. */
 	void loadCompleted(long count) {
 		load(count, "completed", "now() - interval '1 minute'", KIND, "'{\"n\": 1}'::jsonb");

@@ -114,11 +114,9 @@ public class JobPollerFactory {
 	 * would not all get a connection from the pool.
 	 */
 	public JobPoller create(String queue, String[] kinds) {
-		QueueSettings configured = this.queues.settings(queue);
+		QueueSettings settings = this.queues.settings(queue);
 		JobHandlerRegistry handlers = this.runner.handlers();
-		boolean limited = LimitedClaims.needed(configured.limits(), kinds, handlers::maxRunningOf);
-		// A job claimed ahead of a free worker would count against its limits while it waits.
-		QueueSettings settings = limited ? configured.withClaimAhead(false) : configured;
+		boolean limited = LimitedClaims.needed(settings.limits(), kinds, handlers::maxRunningOf);
 		String owner = ManagementFactory.getRuntimeMXBean().getName() + "/" + queue + "/"
 				+ UUID.randomUUID().toString().substring(0, 8);
 		ClaimScope scope = switch (settings.assignment()) {

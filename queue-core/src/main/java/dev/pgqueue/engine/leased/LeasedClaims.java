@@ -106,8 +106,7 @@ public final class LeasedClaims implements ClaimStrategy {
 	 * @param owner the lease owner this poller claims as
 	 * @param repository the SQL
 	 * @param scope which part of the queue claims read
-	 * @param claims the claim statements; with concurrency limits, claims are not made ahead of free
-	 * workers (a job claimed ahead would count against its limits while it waits)
+	 * @param claims the claim statements
 	 * @param progress records what each claim achieved
 	 * @param runner runs one attempt
 	 * @param metrics where to report
