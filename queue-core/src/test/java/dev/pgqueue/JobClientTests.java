@@ -261,6 +261,20 @@ class JobClientTests {
 	}
 
 	@Test
+	void theConcurrencyKeyIsStoredByEnqueueAndEnqueueAll() {
+		UUID one = fixture.client().enqueue(JobRequest.of("spread.job", 1).queue("spread").concurrencyKey("tenant-7"));
+		List<UUID> many = fixture.client()
+			.enqueueAll(List.of(JobRequest.of("spread.job", 2).queue("spread").concurrencyKey("tenant-8"),
+					JobRequest.of("spread.job", 3).queue("spread")));
+
+		assertThat(fixture.row(one)).containsEntry("concurrency_key", "tenant-7");
+		assertThat(fixture.row(many.get(0))).containsEntry("concurrency_key", "tenant-8");
+		assertThat(fixture.row(many.get(1))).containsEntry("concurrency_key", null);
+		assertThatIllegalArgumentException().isThrownBy(() -> JobRequest.of("spread.job", 4).concurrencyKey(" "))
+			.withMessageContaining("concurrency key");
+	}
+
+	@Test
 	void everyJobGetsABucketOfItsQueueAndJobsWithTheSameKeyShareOne() {
 		List<UUID> random = fixture.client()
 			.enqueueAll(IntStream.range(0, 400).mapToObj((i) -> JobRequest.of("spread.job", i).queue("spread")).toList());

@@ -171,11 +171,13 @@ public final class LimitedClaims implements JobClaims {
 			if (round == 0) {
 				lockQueueAndKinds(kinds, locked);
 			}
-			lockKeys(candidates, locked, choice);
+			lockKeys(candidates, limit - choice.size(), locked, choice);
 			Map<Group, Integer> running = running();
-			List<Candidate> lockable = candidates.stream()
-				.filter((candidate) -> candidate.key() == null || !choice.fullKeys.contains(candidate.key()))
-				.toList();
+			// Only jobs whose key group this claim holds (or that have none) may be leased.
+			List<Candidate> lockable = candidates.stream().filter((candidate) -> {
+				Group group = keyGroup(candidate.key());
+				return group == null || locked.contains(group);
+			}).toList();
 			List<Candidate> wanted = choice.tentative(lockable, this::groupsOf,
 					(group) -> group.limit - running.getOrDefault(group, 0));
 			Map<Group, Integer> granted = new HashMap<>();
@@ -222,16 +224,29 @@ public final class LimitedClaims implements JobClaims {
 		}
 	}
 
-	/** Takes the groups of the candidates' keys where they are free; a key being claimed elsewhere is full. */
-	private void lockKeys(List<Candidate> candidates, Set<Group> locked, Choice choice) {
+	/**
+	 * Takes the groups of the first candidates' keys where they are free, as many as the jobs still
+	 * wanted could use; a key being claimed elsewhere is full.
+	 */
+	private void lockKeys(List<Candidate> candidates, int jobsWanted, Set<Group> locked, Choice choice) {
 		if (this.limits.perKey() == 0 || this.limits.orderedByKey()) {
 			return;
 		}
 		Map<Integer, Group> wanted = new LinkedHashMap<>();
+		int usable = 0;
 		for (Candidate candidate : candidates) {
+			if (usable >= jobsWanted) {
+				break;
+			}
 			Group group = keyGroup(candidate.key());
-			if (group != null && !locked.contains(group) && !choice.fullKeys.contains(candidate.key())) {
-				wanted.putIfAbsent(group.key, group);
+			if (group == null) {
+				usable++;
+			}
+			else if (locked.contains(group)) {
+				usable++;
+			}
+			else if (!choice.fullKeys.contains(candidate.key()) && wanted.putIfAbsent(group.key, group) == null) {
+				usable += this.limits.perKey();
 			}
 		}
 		if (wanted.isEmpty()) {
@@ -319,11 +334,9 @@ public final class LimitedClaims implements JobClaims {
 		if (kindGroup != null) {
 			groups.add(kindGroup);
 		}
-		if (!this.limits.orderedByKey()) {
-			Group keyGroup = keyGroup(key);
-			if (keyGroup != null) {
-				groups.add(keyGroup);
-			}
+		Group keyGroup = keyGroup(key);
+		if (keyGroup != null) {
+			groups.add(keyGroup);
 		}
 		return groups;
 	}
@@ -337,8 +350,9 @@ public final class LimitedClaims implements JobClaims {
 		return (limit > 0) ? new Group(Group.Type.KIND, kind, hash("kind", kind), limit) : null;
 	}
 
+	/** A key's group, or {@code null} without a per-key limit (ordered keys need none: see above). */
 	private Group keyGroup(String key) {
-		return (key != null && this.limits.perKey() > 0)
+		return (key != null && this.limits.perKey() > 0 && !this.limits.orderedByKey())
 				? new Group(Group.Type.KEY, key, hash("key", key), this.limits.perKey()) : null;
 	}
 

@@ -42,7 +42,8 @@ final class LimitStatements {
 	final String lockGroups = "SELECT count(pg_advisory_xact_lock(k, 0)) FROM unnest(?::int[]) AS k";
 
 	/**
-	 * Running jobs of a queue (leased mode), by kind and concurrency key. Parameter: queue.
+	 * Running jobs of a queue (leased mode), by kind and concurrency key, found through the lease
+	 * index. Parameter: queue.
 	 */
 	final String running;
 
@@ -68,7 +69,7 @@ final class LimitStatements {
 				    FROM pg_current_snapshot() AS s),
 				full_keys AS (
 				    SELECT concurrency_key FROM %1$s
-				    WHERE queue = ? AND state = 'running' AND concurrency_key IS NOT NULL
+				    WHERE queue = ? AND state = 'running' AND lease_until IS NOT NULL AND concurrency_key IS NOT NULL
 				    GROUP BY concurrency_key HAVING ?::int > 0 AND count(*) >= ?::int)
 				SELECT j.id, j.kind, j.concurrency_key FROM %1$s j
 				WHERE j.queue = ? AND j.state = 'available' AND j.kind = ANY(?::text[])
@@ -86,8 +87,9 @@ final class LimitStatements {
 				        AND p.state IN ('available', 'scheduled', 'running')))
 				ORDER BY j.priority DESC, j.run_at, j.id
 				LIMIT ?""".formatted(table);
+		// lease_until IS NOT NULL (true of every running row) lets the small lease index find them.
 		this.running = "SELECT kind, concurrency_key, count(*) FROM " + table
-				+ " WHERE queue = ? AND state = 'running' GROUP BY kind, concurrency_key";
+				+ " WHERE queue = ? AND state = 'running' AND lease_until IS NOT NULL GROUP BY kind, concurrency_key";
 		String chosen = """
 				SELECT %s FROM %s
 				WHERE id = ANY(?::bigint[]) AND state = 'available'
