@@ -381,9 +381,10 @@ public class QueueProperties {
 		private int concurrency = QueueSettings.DEFAULT_CONCURRENCY;
 
 		/**
-		 * Most jobs one claim statement takes.
+		 * Most jobs one claim statement takes. Defaults to 10, and to 1 for a queue with
+		 * two-phase-commit, which accepts no other value.
 		 */
-		private int batchSize = QueueSettings.DEFAULT_BATCH_SIZE;
+		private Integer batchSize;
 
 		/**
 		 * Pause after a poll that found less than a full batch, spread by ±10 %.
@@ -469,9 +470,11 @@ public class QueueProperties {
 		private Duration timeout;
 
 		/**
-		 * Transactional mode: prepare each job's transaction (PREPARE TRANSACTION) before the
-		 * listener's external step runs and commit it after; needs max_prepared_transactions > 0 on
-		 * the server.
+		 * Transactional mode: whether each job's transaction is prepared (PREPARE TRANSACTION)
+		 * before the ExternalEffect its listener returns runs, and committed after it, so that the
+		 * effect and the job's database work happen together, once. Runs one job per transaction
+		 * and needs max_prepared_transactions above zero on the server and an InDoubtJobResolver
+		 * bean.
 		 */
 		private boolean twoPhaseCommit;
 
@@ -493,11 +496,11 @@ public class QueueProperties {
 			this.concurrency = concurrency;
 		}
 
-		public int getBatchSize() {
+		public Integer getBatchSize() {
 			return this.batchSize;
 		}
 
-		public void setBatchSize(int batchSize) {
+		public void setBatchSize(Integer batchSize) {
 			this.batchSize = batchSize;
 		}
 
@@ -620,7 +623,9 @@ public class QueueProperties {
 		QueueSettings toSettings(String name, RetryPolicy defaultRetry) {
 			RetryPolicy policy = QueueSettings.retryPolicy(name, defaultRetry, this.retry.initialDelay,
 					this.retry.maxDelay, this.retry.multiplier, this.retry.jitter);
-			return new QueueSettings(name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+			int batchSize = (this.batchSize != null) ? this.batchSize
+					: this.twoPhaseCommit ? 1 : QueueSettings.DEFAULT_BATCH_SIZE;
+			return new QueueSettings(name, this.mode, this.concurrency, batchSize, this.pollInterval,
 					this.leaseDuration, this.maxAttempts, policy, this.nonRetryableExceptions, this.claimAhead,
 					this.runAtJitter, this.assignment, this.buckets, this.sla,
 					ConcurrencyLimits.of(name, this.perKeyConcurrency, this.orderedByKey, this.maxRunning), this.timeout,

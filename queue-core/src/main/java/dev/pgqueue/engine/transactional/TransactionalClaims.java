@@ -5,6 +5,8 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 
 import dev.pgqueue.engine.Backoff;
 import dev.pgqueue.engine.ClaimProgress;
@@ -37,7 +39,7 @@ public final class TransactionalClaims implements ClaimStrategy {
 
 	private final int batchSize;
 
-	private final TransactionalBatchRunner batches;
+	private final BatchRun batches;
 
 	private final Map<Thread, Boolean> batchThreads = new ConcurrentHashMap<>();
 
@@ -63,10 +65,18 @@ public final class TransactionalClaims implements ClaimStrategy {
 	public TransactionalClaims(QueueSettings settings, String[] kinds, JobRepository repository, ClaimScope scope,
 			ClaimProgress progress, JobRunner runner, TransactionTemplate transactionTemplate, QueueMetrics metrics,
 			boolean deleteCompleted) {
+		this(settings, (aborting) -> new TransactionalBatchRunner(settings, kinds, repository, scope, progress, runner,
+				transactionTemplate, metrics, deleteCompleted, aborting));
+	}
+
+	/**
+	 * @param settings the queue's settings
+	 * @param batches makes what runs each batch, given whether shutdown has run out of time
+	 */
+	public TransactionalClaims(QueueSettings settings, Function<BooleanSupplier, BatchRun> batches) {
 		this.queue = settings.name();
 		this.batchSize = settings.batchSize();
-		this.batches = new TransactionalBatchRunner(settings, kinds, repository, scope, progress, runner,
-				transactionTemplate, metrics, deleteCompleted, this::isAborting);
+		this.batches = batches.apply(this::isAborting);
 	}
 
 	/** Whether shutdown has run out of time: batches leave their remaining jobs untouched. */
