@@ -14,6 +14,7 @@ import dev.pgqueue.engine.ConcurrencyLimits;
 import dev.pgqueue.engine.JobPollerFactory;
 import dev.pgqueue.engine.MaintenanceSettings;
 import dev.pgqueue.engine.NotificationThrottle;
+import dev.pgqueue.engine.TwoPhaseSettings;
 import dev.pgqueue.engine.WorkerSettings;
 import dev.pgqueue.schema.SchemaName;
 import dev.pgqueue.engine.QueueSettings;
@@ -55,6 +56,8 @@ public class QueueProperties {
 	private final Notifications notifications = new Notifications();
 
 	private final Buckets buckets = new Buckets();
+
+	private final TwoPhaseCommit twoPhaseCommit = new TwoPhaseCommit();
 
 	/**
 	 * Queues by name. A queue that a listener names but that is not configured here runs with the
@@ -111,6 +114,10 @@ public class QueueProperties {
 		return this.buckets;
 	}
 
+	public TwoPhaseCommit getTwoPhaseCommit() {
+		return this.twoPhaseCommit;
+	}
+
 	public Map<String, Kind> getKinds() {
 		return this.kinds;
 	}
@@ -136,6 +143,12 @@ public class QueueProperties {
 		List<QueueSettings> settings = new ArrayList<>();
 		this.queues.forEach((name, queue) -> settings.add(queue.toSettings(name, defaultRetry)));
 		return settings;
+	}
+
+	/** The in-doubt resolver's settings, validated. */
+	public TwoPhaseSettings toTwoPhaseSettings() {
+		return new TwoPhaseSettings(this.twoPhaseCommit.resolveInterval, this.twoPhaseCommit.inDoubtAfter,
+				this.twoPhaseCommit.rollBackAfter);
 	}
 
 	/** The background services' settings, validated. */
@@ -362,6 +375,58 @@ public class QueueProperties {
 
 		public void setHeartbeatInterval(Duration heartbeatInterval) {
 			this.heartbeatInterval = heartbeatInterval;
+		}
+
+	}
+
+	/**
+	 * The in-doubt resolver of queues with two-phase commit, which finishes the prepared
+	 * transactions of workers that died between prepare and commit.
+	 */
+	public static class TwoPhaseCommit {
+
+		/**
+		 * How often this schema's prepared transactions are looked for, and their metrics read. The
+		 * first look is at start-up.
+		 */
+		private Duration resolveInterval = TwoPhaseSettings.DEFAULT.resolveInterval();
+
+		/**
+		 * How long a transaction must have been prepared, with its worker gone, before the
+		 * InDoubtJobResolver is asked whether its effect happened. Keep it above the longest
+		 * external effect: a worker cut off from the database may still be running one.
+		 */
+		private Duration inDoubtAfter = TwoPhaseSettings.DEFAULT.inDoubtAfter();
+
+		/**
+		 * Longest time a transaction stays prepared. One that could not be decided by then (no
+		 * listener for its kind here, or a resolver that kept failing) is rolled back and its job
+		 * runs again.
+		 */
+		private Duration rollBackAfter = TwoPhaseSettings.DEFAULT.rollBackAfter();
+
+		public Duration getResolveInterval() {
+			return this.resolveInterval;
+		}
+
+		public void setResolveInterval(Duration resolveInterval) {
+			this.resolveInterval = resolveInterval;
+		}
+
+		public Duration getInDoubtAfter() {
+			return this.inDoubtAfter;
+		}
+
+		public void setInDoubtAfter(Duration inDoubtAfter) {
+			this.inDoubtAfter = inDoubtAfter;
+		}
+
+		public Duration getRollBackAfter() {
+			return this.rollBackAfter;
+		}
+
+		public void setRollBackAfter(Duration rollBackAfter) {
+			this.rollBackAfter = rollBackAfter;
 		}
 
 	}
