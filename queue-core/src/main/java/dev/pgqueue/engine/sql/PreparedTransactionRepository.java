@@ -94,17 +94,17 @@ public class PreparedTransactionRepository {
 
 	/** Takes the lock of a prepared transaction at session level, waiting for it if need be. */
 	public void hold(Connection con, String gid) throws SQLException {
-		query(con, "SELECT pg_advisory_lock(" + LOCK_KEY + ")", gid);
+		isTrue(con, "SELECT pg_advisory_lock(" + LOCK_KEY + ") IS NULL", gid);
 	}
 
 	/** Takes the lock of a prepared transaction at session level if nobody holds it; returns whether it did. */
 	public boolean tryHold(Connection con, String gid) throws SQLException {
-		return query(con, "SELECT pg_try_advisory_lock(" + LOCK_KEY + ")", gid);
+		return isTrue(con, "SELECT pg_try_advisory_lock(" + LOCK_KEY + ")", gid);
 	}
 
 	/** Releases the session-level lock of a prepared transaction. */
 	public void release(Connection con, String gid) throws SQLException {
-		query(con, "SELECT pg_advisory_unlock(" + LOCK_KEY + ")", gid);
+		isTrue(con, "SELECT pg_advisory_unlock(" + LOCK_KEY + ")", gid);
 	}
 
 	/** Whether the transaction {@code xid} is still prepared under {@code gid}. */
@@ -148,13 +148,12 @@ public class PreparedTransactionRepository {
 		}
 	}
 
-	private static boolean query(Connection con, String sql, String gid) throws SQLException {
+	/** Runs a query of one boolean on the transaction id; returns it. */
+	private static boolean isTrue(Connection con, String sql, String gid) throws SQLException {
 		try (PreparedStatement ps = con.prepareStatement(sql)) {
 			ps.setString(1, gid);
 			try (ResultSet rs = ps.executeQuery()) {
-				rs.next();
-				Object value = rs.getObject(1);
-				return !(value instanceof Boolean held) || held;
+				return rs.next() && rs.getBoolean(1);
 			}
 		}
 	}
