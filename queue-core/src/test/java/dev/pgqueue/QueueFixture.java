@@ -149,6 +149,42 @@ public final class QueueFixture implements AutoCloseable {
 		};
 	}
 
+	/** Registers a handler written as a lambda that returns the job's external effect (or null). */
+	public QueueFixture handleWithEffect(String kind, String queue, ThrowingFunction<Job, ExternalEffect> body) {
+		this.handlers.register(new JobHandler() {
+			@Override
+			public String kind() {
+				return kind;
+			}
+
+			@Override
+			public String queue() {
+				return queue;
+			}
+
+			@Override
+			public void handle(Job job) throws Throwable {
+				body.apply(job);
+			}
+
+			@Override
+			public ExternalEffect handleForEffect(Job job) throws Throwable {
+				return body.apply(job);
+			}
+
+			@Override
+			public boolean hasExternalEffect() {
+				return true;
+			}
+
+			@Override
+			public String description() {
+				return "test handler with an effect for " + kind;
+			}
+		});
+		return this;
+	}
+
 	public QueueCatalog catalog() {
 		return new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE), this.configured);
 	}
@@ -248,6 +284,13 @@ public final class QueueFixture implements AutoCloseable {
 			this.signals.close();
 		}
 		this.schema.close();
+	}
+
+	@FunctionalInterface
+	public interface ThrowingFunction<T, R> {
+
+		R apply(T value) throws Throwable;
+
 	}
 
 	@FunctionalInterface

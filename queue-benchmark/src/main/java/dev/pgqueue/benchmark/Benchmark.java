@@ -27,7 +27,7 @@ public final class Benchmark {
 	/** Every workload, in the order they run: the long growth load last. */
 	static final List<Workload> WORKLOADS = List.of(new DrainWorkload(), new SlowJobsWorkload(),
 			new EnqueueWorkload(), new SteadyStateWorkload(), new BurstWorkload(), new ScalingWorkload(),
-			new RebalanceWorkload(), new LimitsWorkload(), new RoundTripWorkload(),
+			new RebalanceWorkload(), new LimitsWorkload(), new RoundTripWorkload(), new TwoPhaseWorkload(),
 			new UserPathWorkload(), new SoakWorkload(), new GrowthWorkload());
 
 	/** Run only when named: they explain figures rather than produce them. */

@@ -6,6 +6,7 @@ import java.util.List;
 
 import javax.sql.DataSource;
 
+import dev.pgqueue.ExternalEffect;
 import dev.pgqueue.Job;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobRequest;
@@ -38,6 +39,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  * handler, on the pool a run gives it. Close it to stop its pollers.
  */
 final class PgqueueEngine implements AutoCloseable {
+
+	private static final ExternalEffect NO_EFFECT = () -> {
+	};
 
 	private final JobHandlerRegistry handlers = new JobHandlerRegistry();
 
@@ -92,6 +96,19 @@ final class PgqueueEngine implements AutoCloseable {
 			@Override
 			public void handle(Job job) throws Throwable {
 				handler.handle(job);
+			}
+
+			@Override
+			public ExternalEffect handleForEffect(Job job) throws Throwable {
+				handler.handle(job);
+				// On a queue with two-phase commit every job has an (empty) external step, so that each
+				// is prepared and committed in two phases.
+				return settings.twoPhaseCommit() ? NO_EFFECT : null;
+			}
+
+			@Override
+			public boolean hasExternalEffect() {
+				return settings.twoPhaseCommit();
 			}
 
 			@Override

@@ -37,6 +37,13 @@ public class JdbcJobClient implements JobClient {
 	/** Default largest payload: 1 MiB of JSON. */
 	public static final long DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
 
+	/**
+	 * Bound as a transaction resource (any value) while the current transaction is going to be
+	 * prepared: PostgreSQL refuses to prepare a transaction that sent {@code NOTIFY}, so enqueues in it
+	 * leave their notification to the throttle, after the commit.
+	 */
+	public static final Object PREPARED_TRANSACTION = new Object();
+
 	private final JobRepository repository;
 
 	private final JsonMapper jsonMapper;
@@ -117,7 +124,7 @@ public class JdbcJobClient implements JobClient {
 	}
 
 	private boolean notifyNow(Set<String> dueQueues) {
-		if (dueQueues.isEmpty()) {
+		if (dueQueues.isEmpty() || TransactionSynchronizationManager.hasResource(PREPARED_TRANSACTION)) {
 			return false;
 		}
 		return this.throttle == null || this.throttle.tryNotifyNow(dueQueues);

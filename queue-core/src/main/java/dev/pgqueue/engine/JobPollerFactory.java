@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.Executor;
 
+import dev.pgqueue.InvalidJobListenerException;
 import dev.pgqueue.engine.buckets.BucketCoordinator;
 import dev.pgqueue.engine.buckets.BucketScope;
 import dev.pgqueue.engine.leased.LeasedClaims;
@@ -12,7 +13,10 @@ import dev.pgqueue.engine.limits.LimitedClaims;
 import dev.pgqueue.engine.sql.CoordinationRepository;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.sql.LimitRepository;
+import dev.pgqueue.engine.sql.PreparedTransactionRepository;
 import dev.pgqueue.engine.transactional.TransactionalClaims;
+import dev.pgqueue.engine.twophase.PreparedTransactionsCheck;
+import dev.pgqueue.engine.twophase.TwoPhaseJobRunner;
 import dev.pgqueue.metrics.QueueMetrics;
 
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -115,6 +119,7 @@ public class JobPollerFactory {
 	 */
 	public JobPoller create(String queue, String[] kinds) {
 		QueueSettings settings = this.queues.settings(queue);
+		requireTwoPhaseCommitForEffects(settings, kinds);
 		JobHandlerRegistry handlers = this.runner.handlers();
 		boolean limited = LimitedClaims.needed(settings.limits(), kinds, handlers::maxRunningOf);
 		String owner = ManagementFactory.getRuntimeMXBean().getName() + "/" + queue + "/"
@@ -170,8 +175,35 @@ public class JobPollerFactory {
 		if (this.transactionTemplate.getTransactionManager() instanceof DataSourceTransactionManager manager) {
 			ConnectionPoolCheck.warnIfTooSmall(settings, manager.getDataSource());
 		}
+		if (settings.twoPhaseCommit()) {
+			PreparedTransactionRepository prepared = new PreparedTransactionRepository(this.repository.jdbcTemplate(),
+					this.repository.schema());
+			PreparedTransactionsCheck.check(settings, this.repository.schema(), prepared.maxPreparedTransactions());
+			return new TransactionalClaims(settings, claims.limited(), (aborting) -> new TwoPhaseJobRunner(settings,
+					kinds, this.repository, prepared, scope, claims, progress, this.runner, this.transactionTemplate,
+					this.metrics, this.workerSettings.deleteCompleted(), aborting));
+		}
 		return new TransactionalClaims(settings, kinds, this.repository, scope, claims, progress, this.runner,
 				this.transactionTemplate, this.metrics, this.workerSettings.deleteCompleted());
+	}
+
+	/**
+	 * Fails when a listener of the queue returns an {@link dev.pgqueue.ExternalEffect} but the queue
+	 * does not use two-phase commit: nothing would run the effect in step with the job's commit.
+	 */
+	private void requireTwoPhaseCommitForEffects(QueueSettings settings, String[] kinds) {
+		if (settings.twoPhaseCommit()) {
+			return;
+		}
+		for (String kind : kinds) {
+			JobHandler handler = this.runner.handlers().find(kind);
+			if (handler != null && handler.hasExternalEffect()) {
+				throw new InvalidJobListenerException(handler.description() + " returns an ExternalEffect, but its queue '"
+						+ settings.name() + "' does not use two-phase commit", "Set pgqueue.queues." + settings.name()
+								+ ".two-phase-commit=true (with mode transactional), or have the listener run the "
+								+ "step itself and return nothing.");
+			}
+		}
 	}
 
 }

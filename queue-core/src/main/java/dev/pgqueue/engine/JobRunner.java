@@ -6,6 +6,7 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.UndeclaredThrowableException;
 import java.time.Duration;
 
+import dev.pgqueue.ExternalEffect;
 import dev.pgqueue.Job;
 import dev.pgqueue.NonRetryableJobException;
 import dev.pgqueue.engine.QueueSettings;
@@ -34,12 +35,12 @@ public class JobRunner {
 		this.metrics = metrics;
 	}
 
-	/** Runs the job, records its outcome in the metrics and the log, and returns it; never throws. */
-	/** The handlers of this application, by kind. */
+	/** The handlers this runner runs jobs through. */
 	public JobHandlerRegistry handlers() {
 		return this.handlers;
 	}
 
+	/** Runs the job, records its outcome in the metrics and the log, and returns it; never throws. */
 	public Outcome run(Job job, QueueSettings settings) {
 		Attempt attempt = runUnrecorded(job, settings);
 		record(attempt);
@@ -53,8 +54,9 @@ public class JobRunner {
 	 */
 	public Attempt runUnrecorded(Job job, QueueSettings settings) {
 		long start = System.nanoTime();
-		Outcome outcome = attempt(job, settings);
-		return new Attempt(job, outcome, System.nanoTime() - start);
+		ExternalEffect[] effect = new ExternalEffect[1];
+		Outcome outcome = attempt(job, settings, effect);
+		return new Attempt(job, outcome, System.nanoTime() - start, effect[0]);
 	}
 
 	/** Counts the attempt in the metrics and logs its failure, if it failed. */
@@ -87,6 +89,17 @@ public class JobRunner {
 				+ "failure undoes only that statement");
 	}
 
+	/**
+	 * The outcome of a two-phase attempt whose handler returned, but whose external effect then
+	 * threw: its prepared transaction was rolled back, so the attempt counts as failed, retried or
+	 * not as any failure of the handler would be.
+	 */
+	public Attempt effectFailed(Attempt returned, Throwable thrown, QueueSettings settings) {
+		Outcome outcome = failure(returned.job(), thrown, settings,
+				"The external effect failed, so the job's prepared transaction was rolled back: ");
+		return new Attempt(returned.job(), outcome, returned.nanos());
+	}
+
 	private Attempt failedAfterReturning(Attempt returned, QueueSettings settings, String error) {
 		Job job = returned.job();
 		Outcome outcome = job.isLastAttempt() ? Outcome.fail(error, null)
@@ -94,28 +107,41 @@ public class JobRunner {
 		return new Attempt(job, outcome, returned.nanos());
 	}
 
-	private Outcome attempt(Job job, QueueSettings settings) {
+	/** Runs the handler; puts the external effect it returned, if any, in {@code effect[0]}. */
+	private Outcome attempt(Job job, QueueSettings settings, ExternalEffect[] effect) {
 		JobHandler handler = this.handlers.find(job.kind());
 		if (handler == null) {
 			return Outcome.fail("No @JobListener for kind '" + job.kind() + "' in queue '" + job.queue()
 					+ "' of this application; deploy a listener for it and re-enqueue the job", null);
 		}
 		try {
-			handler.handle(job);
-			return Outcome.COMPLETED;
+			effect[0] = handler.handleForEffect(job);
 		}
 		catch (Throwable thrown) {
-			Throwable failure = unwrap(thrown);
-			String error = describe(failure);
-			if (!isRetryable(failure, settings)) {
-				return Outcome.fail(error, failure);
-			}
-			if (job.isLastAttempt()) {
-				return Outcome.fail("Attempt " + job.attempt() + " of " + job.maxAttempts() + " was the last: " + error,
-						failure);
-			}
-			return Outcome.retry(settings.retry().delayAfter(job.attempt()), error, failure);
+			return failure(job, thrown, settings, "");
 		}
+		if (effect[0] != null && !settings.twoPhaseCommit()) {
+			// Run after a plain commit, the step could happen without the job completing, or twice.
+			effect[0] = null;
+			return Outcome.fail(handler.description() + " returned an ExternalEffect, but queue '" + job.queue()
+					+ "' does not use two-phase commit, so the job's work was not committed and the effect not run. "
+					+ "Set pgqueue.queues." + job.queue() + ".two-phase-commit=true, or run the step in the listener "
+					+ "itself", null);
+		}
+		return Outcome.COMPLETED;
+	}
+
+	private static Outcome failure(Job job, Throwable thrown, QueueSettings settings, String prefix) {
+		Throwable failure = unwrap(thrown);
+		String error = bounded(prefix + describe(failure));
+		if (!isRetryable(failure, settings)) {
+			return Outcome.fail(error, failure);
+		}
+		if (job.isLastAttempt()) {
+			return Outcome.fail("Attempt " + job.attempt() + " of " + job.maxAttempts() + " was the last: " + error,
+					failure);
+		}
+		return Outcome.retry(settings.retry().delayAfter(job.attempt()), error, failure);
 	}
 
 	/** Whether another attempt could succeed after this failure. */
@@ -145,8 +171,11 @@ public class JobRunner {
 	static String describe(Throwable failure) {
 		StringWriter text = new StringWriter();
 		failure.printStackTrace(new PrintWriter(text));
-		String trace = text.toString();
-		return (trace.length() <= MAX_ERROR_LENGTH) ? trace : trace.substring(0, MAX_ERROR_LENGTH - 1) + "…";
+		return bounded(text.toString());
+	}
+
+	private static String bounded(String error) {
+		return (error.length() <= MAX_ERROR_LENGTH) ? error : error.substring(0, MAX_ERROR_LENGTH - 1) + "…";
 	}
 
 	private static void log(Job job, Outcome outcome) {
@@ -180,8 +209,15 @@ public class JobRunner {
 	 * @param job the job as claimed
 	 * @param outcome what becomes of the job
 	 * @param nanos how long the handler ran
+	 * @param effect the step the handler left to run once the job's transaction is prepared (two-phase
+	 * queues), or {@code null}
 	 */
-	public record Attempt(Job job, Outcome outcome, long nanos) {
+	public record Attempt(Job job, Outcome outcome, long nanos, ExternalEffect effect) {
+
+		public Attempt(Job job, Outcome outcome, long nanos) {
+			this(job, outcome, nanos, null);
+		}
+
 	}
 
 }

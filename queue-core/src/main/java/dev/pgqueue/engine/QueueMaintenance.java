@@ -11,6 +11,7 @@ import java.util.function.Supplier;
 
 import dev.pgqueue.JobState;
 import dev.pgqueue.engine.sql.MaintenanceRepository;
+import dev.pgqueue.engine.twophase.InDoubtResolver;
 import dev.pgqueue.engine.sql.MaintenanceRepository.LockWaits;
 import dev.pgqueue.metrics.OldestTransaction;
 import dev.pgqueue.metrics.PollCycleAssessment;
@@ -33,7 +34,10 @@ import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
  * <li>the <em>stats reader</em> reads queue depth and the age of the oldest due job for metrics
  * and health, what holds back cleanup in the database ({@link TransactionHorizon}) and how many of
  * this application's connections wait on a lock, and publishes each polled queue's poll-cycle
- * assessment ({@link QueueSignals}).</li>
+ * assessment ({@link QueueSignals});</li>
+ * <li>the <em>in-doubt resolver</em>, in an application with queues that use two-phase commit,
+ * finishes the prepared transactions their workers left when they died between prepare and commit
+ * ({@link InDoubtResolver}), at start-up and then on its own interval.</li>
  * </ul>
  * Promoter and rescuer use {@code SKIP LOCKED}, so every instance may run them at once without
  * waiting on each other. A failing service logs and tries again on its next tick.
@@ -75,6 +79,8 @@ public class QueueMaintenance implements SmartLifecycle {
 
 	private ThreadPoolTaskScheduler scheduler;
 
+	private final InDoubtResolver inDoubtResolver;
+
 	/**
 	 * @param knownQueues queues reported even while empty (configured and listened-to queues)
 	 */
@@ -100,6 +106,20 @@ public class QueueMaintenance implements SmartLifecycle {
 	 */
 	public QueueMaintenance(MaintenanceRepository repository, MaintenanceSettings settings, QueueMetrics metrics,
 			Supplier<? extends Collection<String>> knownQueues, JobHandlerRegistry handlers, QueueSignals signals) {
+		this(repository, settings, metrics, knownQueues, handlers, signals, null);
+	}
+
+	/**
+	 * @param knownQueues queues reported even while empty (configured and listened-to queues)
+	 * @param handlers this application's listeners, to warn about due jobs that none of them claims
+	 * @param signals what the pollers' claims recorded, assessed on each stats read
+	 * @param inDoubtResolver finishes prepared transactions that dead workers left; {@code null} in an
+	 * application without queues that use two-phase commit
+	 */
+	public QueueMaintenance(MaintenanceRepository repository, MaintenanceSettings settings, QueueMetrics metrics,
+			Supplier<? extends Collection<String>> knownQueues, JobHandlerRegistry handlers, QueueSignals signals,
+			InDoubtResolver inDoubtResolver) {
+		this.inDoubtResolver = inDoubtResolver;
 		this.signals = signals;
 		this.handlers = handlers;
 		this.repository = repository;
@@ -114,7 +134,8 @@ public class QueueMaintenance implements SmartLifecycle {
 			return;
 		}
 		ThreadPoolTaskScheduler scheduler = new ThreadPoolTaskScheduler();
-		scheduler.setPoolSize(2);
+		// The resolver waits on the application's answers: a thread of its own keeps them off the others.
+		scheduler.setPoolSize((this.inDoubtResolver != null) ? 3 : 2);
 		scheduler.setThreadNamePrefix("pgqueue-maintenance-");
 		scheduler.setDaemon(true);
 		scheduler.initialize();
@@ -123,6 +144,9 @@ public class QueueMaintenance implements SmartLifecycle {
 		schedule("rescuer", this.settings.rescueInterval(), this::rescue);
 		schedule("cleaner", this.settings.cleanupInterval(), this::clean);
 		schedule("stats reader", this.settings.statsInterval(), this::readStats);
+		if (this.inDoubtResolver != null) {
+			schedule("in-doubt resolver", this.inDoubtResolver.settings().resolveInterval(), this.inDoubtResolver::resolve);
+		}
 	}
 
 	private void schedule(String name, Duration interval, Runnable task) {
@@ -247,6 +271,11 @@ public class QueueMaintenance implements SmartLifecycle {
 		OldestTransaction oldest = this.horizon.read(this.repository.oldestTransaction());
 		this.metrics.oldestTransaction(oldest);
 		return oldest;
+	}
+
+	/** The in-doubt resolver, or {@code null} when no queue here uses two-phase commit. */
+	public InDoubtResolver inDoubtResolver() {
+		return this.inDoubtResolver;
 	}
 
 	/** What the last reading found holding back cleanup; {@link OldestTransaction#NONE} before the first. */

@@ -42,7 +42,8 @@ import dev.pgqueue.RetryPolicy;
  * @param timeout how long one attempt of a job may run before it is interrupted and counted as
  * failed; {@code null} for no limit. A listener may set its own
  * @param twoPhaseCommit transactional mode: whether each job's transaction is prepared
- * ({@code PREPARE TRANSACTION}) before the listener's external step runs, and committed after it
+ * ({@code PREPARE TRANSACTION}) before the listener's external step runs, and committed after it;
+ * needs a batch size of 1, since a prepared transaction covers the whole batch
  */
 public record QueueSettings(String name, QueueMode mode, int concurrency, int batchSize, Duration pollInterval,
 		Duration leaseDuration, int maxAttempts, RetryPolicy retry, List<Class<? extends Throwable>> nonRetryable,
@@ -111,6 +112,13 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 					+ "mode transactional, but the queue is " + mode.name().toLowerCase(java.util.Locale.ROOT),
 					"A leased job runs outside a transaction, so there is nothing to prepare: set " + key
 							+ "mode to transactional, or turn two-phase-commit off.");
+		}
+		if (twoPhaseCommit && batchSize != 1) {
+			throw new InvalidQueueConfigurationException(key + "batch-size", key + "batch-size must be 1 with "
+					+ "two-phase-commit, was " + batchSize + ": one prepared transaction covers everything its "
+					+ "transaction did, so the jobs of a batch, and their external effects, would commit or roll back "
+					+ "together", "Leave " + key + "batch-size out (it defaults to 1 for queues with two-phase-commit) "
+							+ "or set it to 1.");
 		}
 		nonRetryable = List.copyOf(nonRetryable);
 	}

@@ -5,6 +5,7 @@ import java.lang.reflect.Method;
 import java.lang.reflect.Type;
 import java.time.Duration;
 
+import dev.pgqueue.ExternalEffect;
 import dev.pgqueue.InvalidJobListenerException;
 import dev.pgqueue.Job;
 import dev.pgqueue.JobListener;
@@ -22,8 +23,8 @@ import org.springframework.util.ReflectionUtils;
 
 /**
  * Adapts a {@link JobListener @JobListener} method to {@link JobHandler}: maps the payload to the
- * method's payload parameter with Jackson, passes the {@link Job} where asked, and unwraps what the
- * method throws.
+ * method's payload parameter with Jackson, passes the {@link Job} where asked, unwraps what the
+ * method throws, and hands on the {@link ExternalEffect} it returns, if it returns one.
  */
 public class JobListenerMethodAdapter implements JobHandler {
 
@@ -147,12 +148,29 @@ public class JobListenerMethodAdapter implements JobHandler {
 
 	@Override
 	public void handle(Job job) throws Throwable {
+		invoke(job);
+	}
+
+	@Override
+	public ExternalEffect handleForEffect(Job job) throws Throwable {
+		Object returned = invoke(job);
+		// Whatever else a method returns is ignored, as it always was.
+		return (returned instanceof ExternalEffect effect) ? effect : null;
+	}
+
+	/** Whether the method is declared to return an {@link ExternalEffect}. */
+	@Override
+	public boolean hasExternalEffect() {
+		return ExternalEffect.class.isAssignableFrom(this.method.getReturnType());
+	}
+
+	private Object invoke(Job job) throws Throwable {
 		Object[] arguments = new Object[this.method.getParameterCount()];
 		for (int i = 0; i < arguments.length; i++) {
 			arguments[i] = (i == this.payloadIndex) ? readPayload(job) : job;
 		}
 		try {
-			this.method.invoke(this.bean, arguments);
+			return this.method.invoke(this.bean, arguments);
 		}
 		catch (InvocationTargetException ex) {
 			throw ex.getTargetException();

@@ -6,6 +6,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
@@ -55,6 +56,13 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 	private final AtomicLong oldestTransactionMillis = new AtomicLong();
 
 	private final AtomicLong lockWaits = new AtomicLong();
+
+	private final AtomicLong preparedCount = new AtomicLong();
+
+	private final AtomicLong preparedOldestMillis = new AtomicLong();
+
+	/** Registered on the first reading: only applications with two-phase queues read them. */
+	private final AtomicBoolean preparedGauges = new AtomicBoolean();
 
 	/**
 	 * @param registry where to publish
@@ -131,6 +139,32 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 	@Override
 	public void lockWaits(long waiting) {
 		this.lockWaits.set(waiting);
+	}
+
+	@Override
+	public void preparedTransactions(PreparedTransactions prepared) {
+		this.preparedCount.set(prepared.count());
+		this.preparedOldestMillis.set(prepared.oldestAge().toMillis());
+		if (this.preparedGauges.compareAndSet(false, true)) {
+			Gauge.builder("pgqueue.prepared.transactions", this.preparedCount, AtomicLong::get)
+				.description("Prepared transactions of this schema's queues with two-phase commit, in doubt or not; "
+						+ "each holds back vacuum while it lives")
+				.register(this.registry);
+			TimeGauge.builder("pgqueue.prepared.transactions.oldest.age", this.preparedOldestMillis,
+					TimeUnit.MILLISECONDS, AtomicLong::get)
+				.description("How long the oldest prepared transaction of this schema has been prepared")
+				.register(this.registry);
+		}
+	}
+
+	@Override
+	public void inDoubtResolved(String queue, String decision) {
+		Counter.builder("pgqueue.prepared.transactions.resolved")
+			.description("Prepared transactions left by dead workers that the in-doubt resolver finished")
+			.tag("queue", queue)
+			.tag("decision", decision)
+			.register(this.registry)
+			.increment();
 	}
 
 	private Timer pollCycle(String queue) {

@@ -57,4 +57,16 @@ public interface QueueMetrics {
 	default void lockWaits(long waiting) {
 	}
 
+	/** Freshly read by the in-doubt resolver: this schema's prepared transactions (two-phase commit). */
+	default void preparedTransactions(PreparedTransactions prepared) {
+	}
+
+	/**
+	 * The in-doubt resolver finished a job's prepared transaction left by a dead worker:
+	 * {@code committed} (its effect happened), {@code rolled-back} (it did not) or {@code abandoned}
+	 * (rolled back undecided after {@code roll-back-after}).
+	 */
+	default void inDoubtResolved(String queue, String decision) {
+	}
+
 }

@@ -14,7 +14,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Scenarios 14 to 17, concurrency limits across three worker processes: one job of a key at a time,
+ * Scenarios 15 to 19, concurrency limits across three worker processes: one job of a key at a time,
  * a key limit of three, a hot key beside many small ones, keys in enqueue order, and limits on the
  * whole queue and on a kind. Every attempt records when its listener started and ended (the
  * machine's clock, shared by the workers); the checks are about those intervals.
@@ -36,7 +36,7 @@ class ConcurrencyLimitTests {
 			Workload.Tally tally = workload.tally(fleet.log());
 			long overlaps = overlaps(workload);
 			int most = mostAtOnce(workload, true);
-			Figures.print("14. per-key limit 1, 20 keys, " + Scenarios.name(mode), tally, took,
+			Figures.print("15. per-key limit 1, 20 keys, " + Scenarios.name(mode), tally, took,
 					"overlapping intervals of one key " + overlaps + ", most jobs of one key at once " + most
 							+ ", most jobs at once " + mostAtOnce(workload, false) + ", workers that ran jobs "
 							+ workersThatRan(workload));
@@ -61,7 +61,7 @@ class ConcurrencyLimitTests {
 
 			Workload.Tally tally = workload.tally(fleet.log());
 			int most = mostAtOnce(workload, true);
-			Figures.print("15. per-key limit 3, 4 keys, " + Scenarios.name(mode), tally, took,
+			Figures.print("16. per-key limit 3, 4 keys, " + Scenarios.name(mode), tally, took,
 					"most jobs of one key at once " + most);
 			Guarantees.assertHeld(mode, tally, 240);
 			assertThat(most).as("most jobs of one key running at once").isLessThanOrEqualTo(3);
@@ -85,7 +85,7 @@ class ConcurrencyLimitTests {
 				.until(() -> completedOf(workload, false) == 1_000);
 			Duration others = Duration.ofNanos(System.nanoTime() - start);
 			long hotDone = completedOf(workload, true);
-			Figures.print("16. hot key (" + hot + " jobs) beside 100 keys of 10, per-key limit 1, " + Scenarios.name(mode),
+			Figures.print("17. hot key (" + hot + " jobs) beside 100 keys of 10, per-key limit 1, " + Scenarios.name(mode),
 					"the 1000 jobs of the 100 keys done in " + Figures.seconds(others) + ", when " + hotDone
 							+ " hot jobs were done (the hot key alone needs about "
 							+ Figures.seconds(Duration.ofMillis((long) (others.toMillis() * (double) hot
@@ -114,7 +114,7 @@ class ConcurrencyLimitTests {
 					    SELECT seq, row_number() OVER (PARTITION BY key ORDER BY started_at) - 1 AS position
 					    FROM intervals) s
 					WHERE seq <> position""", Long.class);
-			Figures.print("17. ordered keys, 20 keys of 25, " + Scenarios.name(mode), tally, took,
+			Figures.print("18. ordered keys, 20 keys of 25, " + Scenarios.name(mode), tally, took,
 					"jobs started out of their key's enqueue order " + outOfOrder + ", overlapping intervals of one key "
 							+ overlaps(workload));
 			Guarantees.assertHeld(mode, tally, 500);
@@ -139,7 +139,7 @@ class ConcurrencyLimitTests {
 
 				Workload.Tally tally = workload.tally(fleet.log());
 				int most = mostAtOnce(workload, false);
-				Figures.print("18. " + limit + " 4, three workers of " + ((mode == QueueMode.TRANSACTIONAL)
+				Figures.print("19. " + limit + " 4, three workers of " + ((mode == QueueMode.TRANSACTIONAL)
 						? "2 batches" : "8 jobs") + ", " + Scenarios.name(mode), tally, took, "most jobs at once " + most);
 				Guarantees.assertHeld(mode, tally, 300);
 				assertThat(most).as("most jobs running at once under %s 4", limit).isLessThanOrEqualTo(4);

@@ -18,6 +18,7 @@ import java.util.concurrent.atomic.LongAdder;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.pgqueue.ExternalEffect;
 import dev.pgqueue.Job;
 import dev.pgqueue.JobOutcome;
 import dev.pgqueue.JobRequest;
@@ -34,11 +35,15 @@ import dev.pgqueue.engine.NotificationListener;
 import dev.pgqueue.engine.QueueCatalog;
 import dev.pgqueue.engine.QueueMaintenance;
 import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.QueueSignals;
+import dev.pgqueue.engine.TwoPhaseSettings;
 import dev.pgqueue.engine.WorkerSettings;
 import dev.pgqueue.engine.buckets.BucketScope;
 import dev.pgqueue.engine.sql.CoordinationRepository;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.sql.MaintenanceRepository;
+import dev.pgqueue.engine.sql.PreparedTransactionRepository;
+import dev.pgqueue.engine.twophase.InDoubtResolver;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.schema.QueueMigrator;
 import dev.pgqueue.schema.SchemaName;
@@ -56,7 +61,10 @@ import org.springframework.transaction.support.TransactionTemplate;
  * the background services with the rescuer, the notification listener), polling one queue whose
  * handler records every run it finishes in the {@code ledger} table. With {@code assignment=buckets}
  * the poller is a member of the queue's bucket coordinator: the worker prints its member name and,
- * whenever they change, the buckets its claims read ({@link #BUCKET_VIEW}).
+ * whenever they change, the buckets its claims read ({@link #BUCKET_VIEW}). With
+ * {@code external-url=…} the queue uses two-phase commit: each job's effect on an
+ * {@link ExternalSystem} runs between the prepare and the commit, and the background services
+ * include the in-doubt resolver, which asks that system whether a dead worker's effect happened.
  *
  * <p>Arguments are {@code key=value} pairs, see {@link Options}; user name and password come from
  * the same environment variables as the tests'. The worker runs until it gets SIGTERM (a graceful
@@ -139,7 +147,10 @@ public final class WorkerProcess {
 		JdbcTemplate jdbc = new JdbcTemplate(pool);
 		JobRepository repository = new JobRepository(jdbc, schema, true);
 		JobHandlerRegistry handlers = new JobHandlerRegistry();
-		handlers.register(new LedgerHandler(jdbc, options.work));
+		ExternalSystem external = (options.externalUrl != null)
+				? new ExternalSystem(externalPool(options), options.schema) : null;
+		handlers.register((external != null) ? new EffectHandler(jdbc, options.work, external)
+				: new LedgerHandler(jdbc, options.work));
 		Counters counters = new Counters();
 		QueueSettings queue = QueueSettings.defaults(QUEUE)
 			.withMode(options.mode)
@@ -149,7 +160,8 @@ public final class WorkerProcess {
 			.withLeaseDuration(options.lease)
 			.withAssignment(options.assignment)
 			.withBuckets(options.buckets)
-			.withLimits(ConcurrencyLimits.of(QUEUE, options.perKey, options.ordered, options.maxRunning));
+			.withLimits(ConcurrencyLimits.of(QUEUE, options.perKey, options.ordered, options.maxRunning))
+			.withTwoPhaseCommit(external != null);
 		if (options.kindMaxRunning > 0) {
 			handlers.override(KIND, options.kindMaxRunning, null);
 		}
@@ -166,7 +178,10 @@ public final class WorkerProcess {
 				new MaintenanceSettings(Duration.ofMillis(500), options.rescueInterval, defaults.cleanupInterval(),
 						defaults.statsInterval(), defaults.completedRetention(), defaults.failedRetention(),
 						defaults.cleanupBatchSize()),
-				counters, handlers::queues);
+				counters, handlers::queues, new JobHandlerRegistry(), new QueueSignals(null, QueueMetrics.NONE),
+				(external != null) ? new InDoubtResolver(new PreparedTransactionRepository(jdbc, schema), schema,
+						new TwoPhaseSettings(Duration.ofMillis(500), options.inDoubtAfter, Duration.ofMinutes(10)), handlers,
+						external::effectHappened, counters) : null);
 
 		// The order of the Spring lifecycle: listener first, pollers and services last; stop in reverse.
 		Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -232,6 +247,24 @@ public final class WorkerProcess {
 		return new HikariDataSource(config);
 	}
 
+	/** A small pool on the external system's database, in auto-commit mode as a client of another system is. */
+	private static HikariDataSource externalPool(Options options) {
+		HikariConfig config = new HikariConfig();
+		config.setJdbcUrl(options.externalUrl);
+		String username = System.getenv(TestDatabase.USERNAME_VARIABLE);
+		String password = System.getenv(TestDatabase.PASSWORD_VARIABLE);
+		if (username != null && !username.isBlank()) {
+			config.setUsername(username);
+		}
+		if (password != null && !password.isBlank()) {
+			config.setPassword(password);
+		}
+		config.setMaximumPoolSize(options.concurrency + 1);
+		config.setMinimumIdle(0);
+		config.setPoolName("external-" + options.name);
+		return new HikariDataSource(config);
+	}
+
 	/** The application name of a worker's connections, as the tests look for them. */
 	public static String applicationName(String schema, String worker) {
 		return schema + "/" + worker;
@@ -268,6 +301,47 @@ public final class WorkerProcess {
 		@Override
 		public String description() {
 			return "ledger handler";
+		}
+
+	}
+
+	/**
+	 * The handler of a queue with two-phase commit: writes the ledger in the job's transaction, like
+	 * {@link LedgerHandler}, and returns the effect on the {@link ExternalSystem}, which runs once the
+	 * transaction is prepared. A job enqueued with a trap stops its worker once, for the test to kill
+	 * it: before the effect or after it, printing {@link ExternalSystem#TRAPPED} with the job's id.
+	 */
+	private record EffectHandler(JdbcTemplate jdbc, Duration work, ExternalSystem external) implements JobHandler {
+
+		@Override
+		public String kind() {
+			return KIND;
+		}
+
+		@Override
+		public String queue() {
+			return QUEUE;
+		}
+
+		@Override
+		public void handle(Job job) throws InterruptedException {
+			handleForEffect(job);
+		}
+
+		@Override
+		public ExternalEffect handleForEffect(Job job) throws InterruptedException {
+			new LedgerHandler(this.jdbc, this.work).handle(job);
+			return () -> this.external.apply(job);
+		}
+
+		@Override
+		public boolean hasExternalEffect() {
+			return true;
+		}
+
+		@Override
+		public String description() {
+			return "ledger handler with an external effect";
 		}
 
 	}
@@ -354,6 +428,11 @@ public final class WorkerProcess {
 
 		int kindMaxRunning;
 
+		/** The external system's database; when set, the queue uses two-phase commit. */
+		String externalUrl;
+
+		Duration inDoubtAfter = Duration.ofSeconds(1);
+
 		static Options parse(String[] args) {
 			Options options = new Options();
 			for (String arg : args) {
@@ -382,6 +461,8 @@ public final class WorkerProcess {
 					case "ordered" -> options.ordered = Boolean.parseBoolean(value);
 					case "max-running" -> options.maxRunning = Integer.parseInt(value);
 					case "kind-max-running" -> options.kindMaxRunning = Integer.parseInt(value);
+					case "external-url" -> options.externalUrl = value;
+					case "in-doubt-ms" -> options.inDoubtAfter = Duration.ofMillis(Long.parseLong(value));
 					default -> throw new IllegalArgumentException("Unknown worker option '" + arg + "'");
 				}
 			}

@@ -130,6 +130,13 @@ final class Workload implements AutoCloseable {
 		return ids;
 	}
 
+	/** Enqueues one job due now per payload, with one statement. */
+	List<UUID> enqueue(List<Map<String, Object>> payloads) {
+		List<JobRequest> requests = new ArrayList<>(payloads.size());
+		payloads.forEach((payload) -> requests.add(JobRequest.of(WorkerProcess.KIND, payload).queue(WorkerProcess.QUEUE)));
+		return this.client.enqueueAll(requests);
+	}
+
 	/** Jobs in state {@code completed}. */
 	long completed() {
 		return jdbc().queryForObject("SELECT count(*) FROM " + this.table + " WHERE state = 'completed'", Long.class);

@@ -6,6 +6,7 @@ import java.util.concurrent.Executor;
 
 import javax.sql.DataSource;
 
+import dev.pgqueue.InDoubtJobResolver;
 import dev.pgqueue.InvalidQueueConfigurationException;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobRequest;
@@ -26,6 +27,8 @@ import dev.pgqueue.engine.WorkerSettings;
 import dev.pgqueue.engine.sql.CoordinationRepository;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.sql.MaintenanceRepository;
+import dev.pgqueue.engine.sql.PreparedTransactionRepository;
+import dev.pgqueue.engine.twophase.InDoubtResolver;
 import dev.pgqueue.listener.JobListenerMethodProcessor;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.schema.QueueMigrator;
@@ -133,14 +136,14 @@ public final class QueueAutoConfiguration {
 	static JobListenerMethodProcessor pgqueueJobListenerMethodProcessor(ConfigurableListableBeanFactory beanFactory,
 			ObjectProvider<JobHandlerRegistry> registry, ObjectProvider<JsonMapper> jsonMapper,
 			ObjectProvider<JobPollerFactory> pollerFactory, ObjectProvider<QueueCatalog> queues,
-			ObjectProvider<PollerWakeUps> wakeUps) {
+			ObjectProvider<PollerWakeUps> wakeUps, ObjectProvider<InDoubtJobResolver> inDoubtJobResolver) {
 		return new JobListenerMethodProcessor(registry.getObject(), jsonMapper.getIfAvailable(JsonMapper::new),
 				(handlers) -> registerPollers(beanFactory, handlers, pollerFactory.getIfAvailable(),
-						queues.getObject(), wakeUps.getObject()));
+						queues.getObject(), wakeUps.getObject(), inDoubtJobResolver.getIfUnique() != null));
 	}
 
 	private static void registerPollers(ConfigurableListableBeanFactory beanFactory, JobHandlerRegistry handlers,
-			JobPollerFactory factory, QueueCatalog queues, PollerWakeUps wakeUps) {
+			JobPollerFactory factory, QueueCatalog queues, PollerWakeUps wakeUps, boolean hasInDoubtJobResolver) {
 		Set<String> unused = new TreeSet<>(queues.configuredQueues());
 		unused.removeAll(handlers.queues());
 		if (!unused.isEmpty() && factory != null) {
@@ -159,6 +162,15 @@ public final class QueueAutoConfiguration {
 			logger.info("pgqueue found no @JobListener methods; no queue is polled in this application");
 		}
 		for (String queue : handlers.queues()) {
+			if (queues.settings(queue).twoPhaseCommit() && !hasInDoubtJobResolver) {
+				throw new InvalidQueueConfigurationException("pgqueue.queues." + queue + ".two-phase-commit", "Queue '"
+						+ queue + "' uses two-phase commit, but the application defines no InDoubtJobResolver bean (or "
+						+ "more than one): a job whose worker dies between prepare and commit would stay in doubt, "
+						+ "holding its row and vacuum back, until pgqueue.two-phase-commit.roll-back-after",
+						"Define one InDoubtJobResolver bean that asks the other system whether a job's effect happened "
+								+ "(by the job's id); if the effects are idempotent and may simply run again, "
+								+ "(job) -> false will do.");
+			}
 			JobPoller poller = factory.create(queue, handlers.kindsOf(queue));
 			beanFactory.registerSingleton("pgqueuePoller." + queue, poller);
 			wakeUps.register(poller);
@@ -208,16 +220,21 @@ public final class QueueAutoConfiguration {
 		@Bean
 			QueueMaintenance pgqueueMaintenance(DataSource dataSource, ObjectProvider<JdbcTemplate> jdbcTemplate,
 				ObjectProvider<QueueMetrics> metrics, QueueProperties properties, QueueCatalog queues,
-				JobHandlerRegistry handlers, QueueSignals signals) {
-			MaintenanceRepository repository = new MaintenanceRepository(
-					jdbcTemplate.getIfUnique(() -> new JdbcTemplate(dataSource)),
-					SchemaName.of(properties.getSchema().getName()), properties.getNotifications().isEnabled());
-			return new QueueMaintenance(repository,
-					properties.toMaintenanceSettings(), metrics.getIfAvailable(() -> QueueMetrics.NONE), () -> {
-						Set<String> known = new TreeSet<>(queues.configuredQueues());
-						known.addAll(handlers.queues());
-						return known;
-					}, handlers, signals);
+				JobHandlerRegistry handlers, QueueSignals signals, ObjectProvider<InDoubtJobResolver> inDoubtJobResolver) {
+			JdbcTemplate jdbc = jdbcTemplate.getIfUnique(() -> new JdbcTemplate(dataSource));
+			SchemaName schema = SchemaName.of(properties.getSchema().getName());
+			QueueMetrics queueMetrics = metrics.getIfAvailable(() -> QueueMetrics.NONE);
+			MaintenanceRepository repository = new MaintenanceRepository(jdbc, schema,
+					properties.getNotifications().isEnabled());
+			boolean twoPhase = queues.configuredQueues().stream().anyMatch((q) -> queues.settings(q).twoPhaseCommit());
+			InDoubtResolver resolver = twoPhase ? new InDoubtResolver(new PreparedTransactionRepository(jdbc, schema),
+					schema, properties.toTwoPhaseSettings(), handlers, inDoubtJobResolver.getIfUnique(), queueMetrics)
+					: null;
+			return new QueueMaintenance(repository, properties.toMaintenanceSettings(), queueMetrics, () -> {
+				Set<String> known = new TreeSet<>(queues.configuredQueues());
+				known.addAll(handlers.queues());
+				return known;
+			}, handlers, signals, resolver);
 		}
 
 	}

@@ -11,8 +11,10 @@ import dev.pgqueue.engine.QueueMaintenance;
 import dev.pgqueue.engine.TransactionHorizon;
 import dev.pgqueue.engine.buckets.BucketScope;
 import dev.pgqueue.engine.sql.MaintenanceRepository.LockWaits;
+import dev.pgqueue.engine.twophase.InDoubtResolver;
 import dev.pgqueue.metrics.OldestTransaction;
 import dev.pgqueue.metrics.PollCycleAssessment;
+import dev.pgqueue.metrics.PreparedTransactions;
 import dev.pgqueue.metrics.QueueStats;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -25,8 +27,9 @@ import org.springframework.boot.health.contributor.Status;
  * by the stats reader), and whether this instance polls it (with bucket assignment, how many of the
  * queue's buckets it claims from and whether it leads their coordinator), with the p99 of its recent poll cycles
  * judged and, when it has an SLA, whether jobs are claimed within it; how many of this
- * application's connections wait on a lock; and the transaction that holds back cleanup in the
- * database the longest, when one does.
+ * application's connections wait on a lock; the transaction that holds back cleanup in the
+ * database the longest, when one does; and, with queues that use two-phase commit, this schema's
+ * prepared transactions: how many, the age of the oldest, and how many are in doubt.
  *
  * <p>{@code DOWN} when a queue that has listeners here is not being polled; else {@link #DEGRADED}
  * while a queue's jobs miss its SLA; else {@code UP}. Spring Boot's default status order does not
@@ -99,6 +102,15 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 		}
 		transaction.put("holdsBackCleanup", oldest.age().compareTo(TransactionHorizon.WARN_AFTER) >= 0);
 		builder.withDetail("oldestTransaction", transaction);
+		InDoubtResolver resolver = this.maintenance.inDoubtResolver();
+		if (resolver != null) {
+			PreparedTransactions last = resolver.last();
+			Map<String, Object> prepared = new LinkedHashMap<>();
+			prepared.put("count", last.count());
+			prepared.put("oldestAge", last.oldestAge().toString());
+			prepared.put("inDoubt", last.inDoubt());
+			builder.withDetail("preparedTransactions", prepared);
+		}
 	}
 
 	/** Adds the poll-cycle assessment and the SLA of a queue polled here; returns whether it is slipping. */

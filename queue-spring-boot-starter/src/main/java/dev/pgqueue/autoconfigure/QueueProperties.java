@@ -14,6 +14,7 @@ import dev.pgqueue.engine.ConcurrencyLimits;
 import dev.pgqueue.engine.JobPollerFactory;
 import dev.pgqueue.engine.MaintenanceSettings;
 import dev.pgqueue.engine.NotificationThrottle;
+import dev.pgqueue.engine.TwoPhaseSettings;
 import dev.pgqueue.engine.WorkerSettings;
 import dev.pgqueue.schema.SchemaName;
 import dev.pgqueue.engine.QueueSettings;
@@ -55,6 +56,8 @@ public class QueueProperties {
 	private final Notifications notifications = new Notifications();
 
 	private final Buckets buckets = new Buckets();
+
+	private final TwoPhaseCommit twoPhaseCommit = new TwoPhaseCommit();
 
 	/**
 	 * Queues by name. A queue that a listener names but that is not configured here runs with the
@@ -111,6 +114,10 @@ public class QueueProperties {
 		return this.buckets;
 	}
 
+	public TwoPhaseCommit getTwoPhaseCommit() {
+		return this.twoPhaseCommit;
+	}
+
 	public Map<String, Kind> getKinds() {
 		return this.kinds;
 	}
@@ -136,6 +143,12 @@ public class QueueProperties {
 		List<QueueSettings> settings = new ArrayList<>();
 		this.queues.forEach((name, queue) -> settings.add(queue.toSettings(name, defaultRetry)));
 		return settings;
+	}
+
+	/** The in-doubt resolver's settings, validated. */
+	public TwoPhaseSettings toTwoPhaseSettings() {
+		return new TwoPhaseSettings(this.twoPhaseCommit.resolveInterval, this.twoPhaseCommit.inDoubtAfter,
+				this.twoPhaseCommit.rollBackAfter);
 	}
 
 	/** The background services' settings, validated. */
@@ -366,6 +379,58 @@ public class QueueProperties {
 
 	}
 
+	/**
+	 * The in-doubt resolver of queues with two-phase commit, which finishes the prepared
+	 * transactions of workers that died between prepare and commit.
+	 */
+	public static class TwoPhaseCommit {
+
+		/**
+		 * How often this schema's prepared transactions are looked for, and their metrics read. The
+		 * first look is at start-up.
+		 */
+		private Duration resolveInterval = TwoPhaseSettings.DEFAULT.resolveInterval();
+
+		/**
+		 * How long a transaction must have been prepared, with its worker gone, before the
+		 * InDoubtJobResolver is asked whether its effect happened. Keep it above the longest
+		 * external effect: a worker cut off from the database may still be running one.
+		 */
+		private Duration inDoubtAfter = TwoPhaseSettings.DEFAULT.inDoubtAfter();
+
+		/**
+		 * Longest time a transaction stays prepared. One that could not be decided by then (no
+		 * listener for its kind here, or a resolver that kept failing) is rolled back and its job
+		 * runs again.
+		 */
+		private Duration rollBackAfter = TwoPhaseSettings.DEFAULT.rollBackAfter();
+
+		public Duration getResolveInterval() {
+			return this.resolveInterval;
+		}
+
+		public void setResolveInterval(Duration resolveInterval) {
+			this.resolveInterval = resolveInterval;
+		}
+
+		public Duration getInDoubtAfter() {
+			return this.inDoubtAfter;
+		}
+
+		public void setInDoubtAfter(Duration inDoubtAfter) {
+			this.inDoubtAfter = inDoubtAfter;
+		}
+
+		public Duration getRollBackAfter() {
+			return this.rollBackAfter;
+		}
+
+		public void setRollBackAfter(Duration rollBackAfter) {
+			this.rollBackAfter = rollBackAfter;
+		}
+
+	}
+
 	public static class Queue {
 
 		/**
@@ -381,9 +446,10 @@ public class QueueProperties {
 		private int concurrency = QueueSettings.DEFAULT_CONCURRENCY;
 
 		/**
-		 * Most jobs one claim statement takes.
+		 * Most jobs one claim statement takes. Defaults to 10, and to 1 for a queue with
+		 * two-phase-commit, which accepts no other value.
 		 */
-		private int batchSize = QueueSettings.DEFAULT_BATCH_SIZE;
+		private Integer batchSize;
 
 		/**
 		 * Pause after a poll that found less than a full batch, spread by ±10 %.
@@ -469,9 +535,11 @@ public class QueueProperties {
 		private Duration timeout;
 
 		/**
-		 * Transactional mode: prepare each job's transaction (PREPARE TRANSACTION) before the
-		 * listener's external step runs and commit it after; needs max_prepared_transactions > 0 on
-		 * the server.
+		 * Transactional mode: whether each job's transaction is prepared (PREPARE TRANSACTION)
+		 * before the ExternalEffect its listener returns runs, and committed after it, so that the
+		 * effect and the job's database work happen together, once. Runs one job per transaction
+		 * and needs max_prepared_transactions above zero on the server and an InDoubtJobResolver
+		 * bean.
 		 */
 		private boolean twoPhaseCommit;
 
@@ -493,11 +561,11 @@ public class QueueProperties {
 			this.concurrency = concurrency;
 		}
 
-		public int getBatchSize() {
+		public Integer getBatchSize() {
 			return this.batchSize;
 		}
 
-		public void setBatchSize(int batchSize) {
+		public void setBatchSize(Integer batchSize) {
 			this.batchSize = batchSize;
 		}
 
@@ -620,7 +688,9 @@ public class QueueProperties {
 		QueueSettings toSettings(String name, RetryPolicy defaultRetry) {
 			RetryPolicy policy = QueueSettings.retryPolicy(name, defaultRetry, this.retry.initialDelay,
 					this.retry.maxDelay, this.retry.multiplier, this.retry.jitter);
-			return new QueueSettings(name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+			int batchSize = (this.batchSize != null) ? this.batchSize
+					: this.twoPhaseCommit ? 1 : QueueSettings.DEFAULT_BATCH_SIZE;
+			return new QueueSettings(name, this.mode, this.concurrency, batchSize, this.pollInterval,
 					this.leaseDuration, this.maxAttempts, policy, this.nonRetryableExceptions, this.claimAhead,
 					this.runAtJitter, this.assignment, this.buckets, this.sla,
 					ConcurrencyLimits.of(name, this.perKeyConcurrency, this.orderedByKey, this.maxRunning), this.timeout,

@@ -294,6 +294,18 @@ public class JobRepository {
 	}
 
 	/**
+	 * Records a failed attempt of a job that is no longer locked, if it is still available with the
+	 * stored attempt it had when it was claimed; a job another transaction claimed meanwhile is left
+	 * as it is.
+	 * @return whether the failure was recorded
+	 */
+	public boolean recordFailureIfAvailable(long id, int storedAttempt, JobState next, Duration retryDelay,
+			String error) {
+		return this.jdbc.update(this.sql.recordFailureIfAvailable, next.sqlValue(), next.sqlValue(),
+				retryDelay.toMillis(), next.sqlValue(), error, id, storedAttempt) == 1;
+	}
+
+	/**
 	 * Records a failed attempt of a leased job if it is still running that attempt.
 	 * @return whether the job was still ours to update
 	 */

@@ -122,6 +122,14 @@ public final class JobStatements {
 	public final String recordLockedFailure;
 
 	/**
+	 * Records a failed attempt of a job that is no longer locked (its prepared transaction was rolled
+	 * back), if it is still available with the attempt it had, skipping it when another transaction
+	 * has claimed it since. Parameters: next state, next state, retry delay in milliseconds, next
+	 * state, last error, id, attempt as stored.
+	 */
+	public final String recordFailureIfAvailable;
+
+	/**
 	 * Completes leased jobs still running the attempt given; returns the ids that were. Parameters:
 	 * array of ids, array of attempts.
 	 */
@@ -231,6 +239,11 @@ public final class JobStatements {
 				+ "run_at = CASE WHEN ? = 'scheduled' THEN clock_timestamp() + ? * interval '1 millisecond' ELSE run_at END, "
 				+ "started_at = now(), finished_at = CASE WHEN ? = 'failed' THEN clock_timestamp() END, last_error = ? "
 				+ "WHERE id = ?";
+		this.recordFailureIfAvailable = "UPDATE " + this.table + " SET attempt = attempt + 1, state = ?, "
+				+ "run_at = CASE WHEN ? = 'scheduled' THEN clock_timestamp() + ? * interval '1 millisecond' ELSE run_at END, "
+				+ "started_at = now(), finished_at = CASE WHEN ? = 'failed' THEN clock_timestamp() END, last_error = ? "
+				+ "WHERE id = (SELECT id FROM " + this.table + " WHERE id = ? AND attempt = ? AND state = 'available' "
+				+ "FOR UPDATE SKIP LOCKED)";
 		this.completeLeased = """
 				UPDATE %1$s j SET state = 'completed', finished_at = clock_timestamp(),
 				       lease_owner = NULL, lease_until = NULL, last_error = NULL

@@ -38,7 +38,7 @@ import org.springframework.transaction.support.TransactionTemplate;
  * database effects still happen exactly once; effects outside the database were at-least-once
  * anyway (a crash mid-batch re-runs the batch too).
  */
-public class TransactionalBatchRunner {
+public class TransactionalBatchRunner implements BatchRun {
 
 	private final QueueSettings settings;
 
@@ -89,6 +89,7 @@ public class TransactionalBatchRunner {
 	 * Claims and runs one batch.
 	 * @param onClaimed told how many jobs the claim returned, as soon as it has
 	 */
+	@Override
 	public void run(IntConsumer onClaimed) {
 		List<Attempt> standing = this.transactionTemplate.execute((status) -> runBatch(status, onClaimed));
 		// Counted and logged once committed, and only the attempts whose outcome stands: a neighbour
@@ -260,7 +261,11 @@ public class TransactionalBatchRunner {
 		failures.add(new Failure(last.job(), this.runner.transactionAborted(returned, this.settings)));
 	}
 
-	private static boolean inFailedTransaction(Throwable failure) {
+	/**
+	 * Whether the failure is PostgreSQL refusing a statement in a transaction that an earlier failed
+	 * statement aborted ({@code 25P02}).
+	 */
+	public static boolean inFailedTransaction(Throwable failure) {
 		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
 			if (cause instanceof SQLException sql && "25P02".equals(sql.getSQLState())) {
 				return true;

@@ -5,6 +5,8 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 
 import dev.pgqueue.engine.Backoff;
 import dev.pgqueue.engine.ClaimProgress;
@@ -38,7 +40,7 @@ public final class TransactionalClaims implements ClaimStrategy {
 
 	private final int batchSize;
 
-	private final TransactionalBatchRunner batches;
+	private final BatchRun batches;
 
 	private final boolean limited;
 
@@ -65,13 +67,23 @@ public final class TransactionalClaims implements ClaimStrategy {
 	 * @param deleteCompleted whether completed jobs are deleted rather than kept
 	 */
 	public TransactionalClaims(QueueSettings settings, String[] kinds, JobRepository repository, ClaimScope scope,
-			JobClaims claims, ClaimProgress progress, JobRunner runner, TransactionTemplate transactionTemplate, QueueMetrics metrics,
-			boolean deleteCompleted) {
+			JobClaims claims, ClaimProgress progress, JobRunner runner, TransactionTemplate transactionTemplate,
+			QueueMetrics metrics, boolean deleteCompleted) {
+		this(settings, claims.limited(), (aborting) -> new TransactionalBatchRunner(settings, kinds, repository, scope,
+				claims, progress, runner, transactionTemplate, metrics, deleteCompleted, aborting));
+	}
+
+	/**
+	 * @param settings the queue's settings
+	 * @param limited whether claims respect concurrency limits: a finished batch then wakes the
+	 * poller, since its slots are free
+	 * @param batches makes what runs each batch, given whether shutdown has run out of time
+	 */
+	public TransactionalClaims(QueueSettings settings, boolean limited, Function<BooleanSupplier, BatchRun> batches) {
 		this.queue = settings.name();
 		this.batchSize = settings.batchSize();
-		this.limited = claims.limited();
-		this.batches = new TransactionalBatchRunner(settings, kinds, repository, scope, claims, progress, runner,
-				transactionTemplate, metrics, deleteCompleted, this::isAborting);
+		this.limited = limited;
+		this.batches = batches.apply(this::isAborting);
 	}
 
 	/** Whether shutdown has run out of time: batches leave their remaining jobs untouched. */

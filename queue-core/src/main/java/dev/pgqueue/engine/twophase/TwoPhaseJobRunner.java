@@ -1,0 +1,284 @@
+package dev.pgqueue.engine.twophase;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import java.util.function.IntConsumer;
+
+import dev.pgqueue.ExternalEffect;
+import dev.pgqueue.JobOutcome;
+import dev.pgqueue.engine.ClaimProgress;
+import dev.pgqueue.engine.ClaimScope;
+import dev.pgqueue.engine.ClaimedJob;
+import dev.pgqueue.engine.JdbcJobClient;
+import dev.pgqueue.engine.JobClaims;
+import dev.pgqueue.engine.JobRunner;
+import dev.pgqueue.engine.JobRunner.Attempt;
+import dev.pgqueue.engine.Outcome;
+import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.sql.JobRepository;
+import dev.pgqueue.engine.sql.PreparedTransactionRepository;
+import dev.pgqueue.engine.transactional.BatchRun;
+import dev.pgqueue.engine.transactional.TransactionalBatchRunner;
+import dev.pgqueue.metrics.QueueMetrics;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.dao.DataAccessException;
+import org.springframework.jdbc.core.ConnectionCallback;
+import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.TransactionException;
+import org.springframework.transaction.TransactionStatus;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * Runs one job of a queue with two-phase commit in its own transaction: claim it, run its listener,
+ * record its completion and, when the listener returned an {@link ExternalEffect}, prepare the
+ * transaction, run the effect and commit the prepared transaction; roll it back when the effect
+ * fails, and record the failed attempt.
+ *
+ * <p>Spring's transaction managers know nothing of {@code PREPARE TRANSACTION}, so the two phases run
+ * on the transaction's own connection, inside the Spring transaction: after the prepare the session
+ * has no transaction of its own, so the connection is switched to auto-commit for
+ * {@code COMMIT PREPARED} (which may not run inside a transaction block, and the driver would open
+ * one before it), then switched back. The Spring transaction then ends on a session with nothing
+ * open, a no-op for the driver, and puts the connection back in the pool as it found it; it ends as
+ * a rollback unless the prepared transaction was committed, so that the listener's transaction
+ * synchronizations see what really happened. The effect itself runs with that transaction
+ * suspended: anything it does through the application's {@code DataSource} runs on another
+ * connection, outside the job's transaction.
+ *
+ * <p>From just before the prepare until just after the commit (or rollback), the worker's session
+ * holds an advisory lock keyed on the transaction's id, which the {@link InDoubtResolver} must take
+ * before it touches that transaction: a prepared transaction whose lock is free has lost its worker.
+ */
+public class TwoPhaseJobRunner implements BatchRun {
+
+	private static final Logger logger = LoggerFactory.getLogger(TwoPhaseJobRunner.class);
+
+	private final QueueSettings settings;
+
+	private final String[] kinds;
+
+	private final JobRepository jobs;
+
+	private final PreparedTransactionRepository prepared;
+
+	private final ClaimScope scope;
+
+	private final JobClaims claims;
+
+	private final ClaimProgress progress;
+
+	private final JobRunner runner;
+
+	private final TransactionTemplate transactions;
+
+	private final TransactionTemplate outsideTransaction;
+
+	private final QueueMetrics metrics;
+
+	private final boolean deleteCompleted;
+
+	private final BooleanSupplier aborting;
+
+	/**
+	 * @param claims the claim statements (a job's concurrency slots, if any, are held by its prepared
+	 * transaction until it is committed or rolled back)
+	 * @param progress records what each claim achieved
+	 * @param deleteCompleted whether completed jobs are deleted rather than kept
+	 * @param aborting whether shutdown has run out of time: an effect interrupted by it is rolled back
+	 * and its job goes back without using an attempt
+	 */
+	public TwoPhaseJobRunner(QueueSettings settings, String[] kinds, JobRepository jobs,
+			PreparedTransactionRepository prepared, ClaimScope scope, JobClaims claims, ClaimProgress progress,
+			JobRunner runner, TransactionTemplate transactions, QueueMetrics metrics, boolean deleteCompleted,
+			BooleanSupplier aborting) {
+		if (!settings.twoPhaseCommit() || settings.batchSize() != 1) {
+			throw new IllegalArgumentException("Queue '" + settings.name() + "' is not a two-phase queue of batch size 1");
+		}
+		this.settings = settings;
+		this.kinds = kinds.clone();
+		this.jobs = jobs;
+		this.prepared = prepared;
+		this.scope = scope;
+		this.claims = claims;
+		this.progress = progress;
+		this.runner = runner;
+		this.transactions = transactions;
+		this.outsideTransaction = new TransactionTemplate(transactions.getTransactionManager());
+		this.outsideTransaction.setPropagationBehavior(TransactionDefinition.PROPAGATION_NOT_SUPPORTED);
+		this.metrics = metrics;
+		this.deleteCompleted = deleteCompleted;
+		this.aborting = aborting;
+	}
+
+	@Override
+	public void run(IntConsumer onClaimed) {
+		Attempt standing = this.transactions.execute((status) -> {
+			TransactionSynchronizationManager.bindResource(JdbcJobClient.PREPARED_TRANSACTION, Boolean.TRUE);
+			try {
+				return runJob(status, onClaimed);
+			}
+			finally {
+				TransactionSynchronizationManager.unbindResource(JdbcJobClient.PREPARED_TRANSACTION);
+			}
+		});
+		if (standing != null) {
+			this.runner.record(standing);
+		}
+	}
+
+	/** Claims and runs one job; returns the attempt whose outcome stands, or {@code null} for none. */
+	private Attempt runJob(TransactionStatus status, IntConsumer onClaimed) {
+		long start = System.nanoTime();
+		List<ClaimedJob> claimed = this.scope.claim((from) -> this.claims.lock(this.kinds, 1, from));
+		this.progress.claimed(this.kinds, 1, claimed, start, System.nanoTime() - start);
+		onClaimed.accept(claimed.size());
+		if (claimed.isEmpty()) {
+			return null;
+		}
+		ClaimedJob job = claimed.get(0);
+		// Rolling back to it undoes the listener's work but keeps the claim's row lock.
+		Object savepoint = status.createSavepoint();
+		Attempt attempt = this.runner.runUnrecorded(job.job(), this.settings);
+		if (this.aborting.getAsBoolean()) {
+			Thread.interrupted();
+			if (!attempt.outcome().succeeded()) {
+				status.setRollbackOnly();
+				this.metrics.jobFinished(this.settings.name(), job.job().kind(), JobOutcome.RELEASED, 0);
+				return null;
+			}
+		}
+		if (!attempt.outcome().succeeded() || status.isRollbackOnly()) {
+			status.rollbackToSavepoint(savepoint);
+			return recordLockedFailure(job,
+					attempt.outcome().succeeded() ? this.runner.rollbackOnly(attempt, this.settings) : attempt);
+		}
+		try {
+			// JPA and the like write what they hold now, into the transaction about to be prepared.
+			status.flush();
+			// Released before the completion, so that the row is updated by the transaction that
+			// locked it, not by a subtransaction (see TransactionalBatchRunner).
+			status.releaseSavepoint(savepoint);
+			this.jobs.completeLocked(List.of(job.id()), this.deleteCompleted);
+		}
+		catch (TransactionException | DataAccessException ex) {
+			if (!TransactionalBatchRunner.inFailedTransaction(ex)) {
+				throw ex;
+			}
+			// The listener caught the exception of its own failed statement; its work is lost.
+			status.rollbackToSavepoint(savepoint);
+			return recordLockedFailure(job, this.runner.transactionAborted(attempt, this.settings));
+		}
+		if (attempt.effect() == null) {
+			// Nothing outside the database: the transaction commits as any other.
+			return attempt;
+		}
+		return this.jobs.jdbcTemplate()
+			.execute((ConnectionCallback<Attempt>) (con) -> prepareAndApply(status, con, job, attempt));
+	}
+
+	private Attempt recordLockedFailure(ClaimedJob job, Attempt attempt) {
+		Outcome outcome = attempt.outcome();
+		this.jobs.recordLockedFailure(job.id(), outcome.nextState(), outcome.retryDelay(), outcome.error());
+		return attempt;
+	}
+
+	/** Prepares the transaction on its connection, runs the effect, and commits or rolls back. */
+	private Attempt prepareAndApply(TransactionStatus status, Connection con, ClaimedJob job, Attempt attempt)
+			throws SQLException {
+		String gid = TransactionIds.of(this.jobs.schema(), this.settings.name(), job.job().id());
+		this.prepared.hold(con, gid);
+		try {
+			this.prepared.prepare(con, gid);
+		}
+		catch (SQLException ex) {
+			// A failed prepare rolls the transaction back: nothing is prepared, the job is free again.
+			releaseQuietly(con, gid);
+			throw ex;
+		}
+		con.setAutoCommit(true);
+		try {
+			return apply(status, con, gid, job, attempt);
+		}
+		finally {
+			releaseQuietly(con, gid);
+			con.setAutoCommit(false);
+		}
+	}
+
+	private Attempt apply(TransactionStatus status, Connection con, String gid, ClaimedJob job, Attempt attempt) {
+		Throwable failure = runEffect(attempt.effect());
+		boolean aborting = this.aborting.getAsBoolean();
+		if (aborting) {
+			// An interrupt meant for the effect must not break the statements below.
+			Thread.interrupted();
+		}
+		if (failure == null) {
+			try {
+				this.prepared.commitPrepared(con, gid);
+				return attempt;
+			}
+			catch (SQLException ex) {
+				status.setRollbackOnly();
+				logger.warn("Job {} of kind '{}' in queue '{}': its external effect ran, but its prepared transaction "
+						+ "'{}' could not be committed ({}); the in-doubt resolver will ask whether the effect happened "
+						+ "and commit it", job.job().id(), job.job().kind(), this.settings.name(), gid, ex.toString());
+				return null;
+			}
+		}
+		status.setRollbackOnly();
+		try {
+			this.prepared.rollbackPrepared(con, gid);
+		}
+		catch (SQLException ex) {
+			logger.warn("Job {} of kind '{}' in queue '{}': its external effect failed, and its prepared transaction "
+					+ "'{}' could not be rolled back ({}); the in-doubt resolver will finish it", job.job().id(),
+					job.job().kind(), this.settings.name(), gid, ex.toString());
+			return null;
+		}
+		if (aborting) {
+			this.metrics.jobFinished(this.settings.name(), job.job().kind(), JobOutcome.RELEASED, 0);
+			return null;
+		}
+		Attempt failed = this.runner.effectFailed(attempt, failure, this.settings);
+		Outcome outcome = failed.outcome();
+		// The row was unlocked by the rollback: another worker may have claimed it since, and runs it
+		// then as if this attempt had never happened.
+		if (!this.jobs.recordFailureIfAvailable(job.id(), job.attempt(), outcome.nextState(), outcome.retryDelay(),
+				outcome.error())) {
+			logger.debug("Job {} was claimed again before the failure of its external effect was recorded; the "
+					+ "attempt is not counted", job.job().id());
+			return null;
+		}
+		return failed;
+	}
+
+	/** Runs the effect with the job's transaction suspended; returns what it threw, or {@code null}. */
+	private Throwable runEffect(ExternalEffect effect) {
+		Throwable[] failure = new Throwable[1];
+		this.outsideTransaction.executeWithoutResult((none) -> {
+			try {
+				effect.run();
+			}
+			catch (Throwable ex) {
+				failure[0] = ex;
+			}
+		});
+		return failure[0];
+	}
+
+	private void releaseQuietly(Connection con, String gid) {
+		try {
+			this.prepared.release(con, gid);
+		}
+		catch (SQLException ex) {
+			// The connection is broken, and its session with it: the lock went with the session.
+			logger.debug("Could not release the lock of prepared transaction '{}': {}", gid, ex.toString());
+		}
+	}
+
+}
