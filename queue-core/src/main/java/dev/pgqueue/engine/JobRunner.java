@@ -7,8 +7,11 @@ import java.lang.reflect.UndeclaredThrowableException;
 import java.time.Duration;
 
 import dev.pgqueue.Job;
+import dev.pgqueue.JobTimeoutException;
 import dev.pgqueue.NonRetryableJobException;
-import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.QueueMode;
+import dev.pgqueue.engine.JobTimeouts.TimeLimit;
+import dev.pgqueue.engine.JobTimeouts.Watch;
 import dev.pgqueue.metrics.QueueMetrics;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -17,6 +20,10 @@ import org.slf4j.LoggerFactory;
  * Runs one attempt of a job through its handler and decides what becomes of it: completed,
  * retried after a backoff, or failed for good. Catches every {@link Throwable} a handler throws, so
  * that a broken job can never stop a poller. Logs job ids and kinds, never payloads.
+ *
+ * <p>An attempt whose kind or queue has a time limit runs under the watch of {@link JobTimeouts}:
+ * past the limit it becomes a failed attempt ({@link JobTimeoutException}), retried by the retry
+ * policy like any failure, whatever its handler does afterwards.
  */
 public class JobRunner {
 
@@ -29,26 +36,56 @@ public class JobRunner {
 
 	private final QueueMetrics metrics;
 
+	private final JobTimeouts timeouts;
+
 	public JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics) {
-		this.handlers = handlers;
-		this.metrics = metrics;
+		this(handlers, metrics, new JobTimeouts(handlers));
 	}
 
-	/** Runs the job, records its outcome in the metrics and the log, and returns it; never throws. */
-	public Outcome run(Job job, QueueSettings settings) {
-		Attempt attempt = runUnrecorded(job, settings);
-		record(attempt);
-		return attempt.outcome();
+	public JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics, JobTimeouts timeouts) {
+		this.handlers = handlers;
+		this.metrics = metrics;
+		this.timeouts = timeouts;
 	}
 
 	/**
 	 * Runs the job and returns its outcome without recording it: for a caller whose transaction
 	 * decides later whether the outcome stands. Pass the attempt that stands to {@link #record}.
-	 * Never throws.
+	 * An attempt that runs past its time limit has its thread interrupted. Never throws.
 	 */
 	public Attempt runUnrecorded(Job job, QueueSettings settings) {
+		return runUnrecorded(job, settings, OnTimeout.INTERRUPT);
+	}
+
+	/**
+	 * Runs the job on the current thread, under its time limit if it has one, and returns its outcome
+	 * without recording it. When the limit passes before the handler returns, the watchdog thread
+	 * makes the attempt a failed one and hands it to {@code onTimeout}, which stops the handler or
+	 * stops waiting for it; that timed-out attempt is what this returns once the handler has
+	 * returned, with the thread's interrupt cleared. Never throws.
+	 */
+	public Attempt runUnrecorded(Job job, QueueSettings settings, OnTimeout onTimeout) {
 		long start = System.nanoTime();
-		Outcome outcome = attempt(job, settings);
+		TimeLimit limit = this.timeouts.limitOf(job, settings);
+		if (limit == null) {
+			Outcome outcome = attempt(job, settings);
+			return new Attempt(job, outcome, System.nanoTime() - start);
+		}
+		Thread thread = Thread.currentThread();
+		Watch watch = this.timeouts.watch(limit, () -> timedOut(job, settings, limit, thread, start, onTimeout));
+		Outcome outcome;
+		Attempt timedOut;
+		try {
+			outcome = attempt(job, settings);
+		}
+		finally {
+			timedOut = watch.finish();
+		}
+		if (timedOut != null) {
+			// The interrupt was meant for the handler; it must not break what the caller does next.
+			Thread.interrupted();
+			return timedOut;
+		}
 		return new Attempt(job, outcome, System.nanoTime() - start);
 	}
 
@@ -56,6 +93,9 @@ public class JobRunner {
 	public void record(Attempt attempt) {
 		Job job = attempt.job();
 		this.metrics.jobFinished(job.queue(), job.kind(), attempt.outcome().kind(), attempt.nanos());
+		if (attempt.timedOut()) {
+			this.metrics.jobTimedOut(job.queue(), job.kind());
+		}
 		log(job, attempt.outcome());
 	}
 
@@ -100,17 +140,51 @@ public class JobRunner {
 			return Outcome.COMPLETED;
 		}
 		catch (Throwable thrown) {
-			Throwable failure = unwrap(thrown);
-			String error = describe(failure);
-			if (!isRetryable(failure, settings)) {
-				return Outcome.fail(error, failure);
-			}
-			if (job.isLastAttempt()) {
-				return Outcome.fail("Attempt " + job.attempt() + " of " + job.maxAttempts() + " was the last: " + error,
-						failure);
-			}
-			return Outcome.retry(settings.retry().delayAfter(job.attempt()), error, failure);
+			return failed(job, settings, unwrap(thrown));
 		}
+	}
+
+	private static Outcome failed(Job job, QueueSettings settings, Throwable failure) {
+		String error = describe(failure);
+		if (!isRetryable(failure, settings)) {
+			return Outcome.fail(error, failure);
+		}
+		if (job.isLastAttempt()) {
+			return Outcome.fail("Attempt " + job.attempt() + " of " + job.maxAttempts() + " was the last: " + error,
+					failure);
+		}
+		return Outcome.retry(settings.retry().delayAfter(job.attempt()), error, failure);
+	}
+
+	/**
+	 * Runs on the watchdog thread when an attempt passes its limit: the failed attempt, its error
+	 * carrying the handler thread's stack at this moment, handed to the mode's action.
+	 */
+	private static Attempt timedOut(Job job, QueueSettings settings, TimeLimit limit, Thread thread, long start,
+			OnTimeout onTimeout) {
+		JobTimeoutException failure = new JobTimeoutException(timeoutMessage(job, settings.mode(), limit));
+		failure.setStackTrace(thread.getStackTrace());
+		Attempt attempt = new Attempt(job, failed(job, settings, failure), System.nanoTime() - start, true);
+		try {
+			onTimeout.timedOut(attempt, thread);
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Job {} of kind '{}' in queue '{}' ran past its time limit, and stopping it failed: {}",
+					job.id(), job.kind(), job.queue(), ex.toString());
+		}
+		return attempt;
+	}
+
+	private static String timeoutMessage(Job job, QueueMode mode, TimeLimit limit) {
+		String effect = (mode == QueueMode.TRANSACTIONAL)
+				? "its running statement was cancelled and its thread interrupted, and its database work is rolled back"
+				: "its thread was interrupted and its worker moved on to other jobs (a listener that ignores the "
+						+ "interruption keeps its thread until it returns, and whatever it returns then is discarded)";
+		return "Job " + job.id() + " of kind '" + job.kind() + "' in queue '" + job.queue() + "' ran past its time limit "
+				+ "of " + humanize(limit.duration()) + " (" + limit.setting() + ") on attempt " + job.attempt() + " of "
+				+ job.maxAttempts() + "; " + effect + ". The stack trace shows where the listener was at the limit. "
+				+ "Make the listener finish in time (check for interruption in long loops, give blocking calls "
+				+ "timeouts of their own), or " + limit.howToRaise() + ".";
 	}
 
 	/** Whether another attempt could succeed after this failure. */
@@ -175,8 +249,32 @@ public class JobRunner {
 	 * @param job the job as claimed
 	 * @param outcome what becomes of the job
 	 * @param nanos how long the handler ran
+	 * @param timedOut whether the attempt ran past its time limit
 	 */
-	public record Attempt(Job job, Outcome outcome, long nanos) {
+	public record Attempt(Job job, Outcome outcome, long nanos, boolean timedOut) {
+
+		public Attempt(Job job, Outcome outcome, long nanos) {
+			this(job, outcome, nanos, false);
+		}
+
+	}
+
+	/**
+	 * What a mode does when an attempt runs past its time limit, on the watchdog thread, before the
+	 * attempt's thread learns of it.
+	 */
+	@FunctionalInterface
+	public interface OnTimeout {
+
+		/** Interrupts the attempt's thread: enough where the thread may stay with its handler. */
+		OnTimeout INTERRUPT = (attempt, thread) -> thread.interrupt();
+
+		/**
+		 * @param attempt the timed-out attempt, its outcome decided
+		 * @param thread the thread running the handler
+		 */
+		void timedOut(Attempt attempt, Thread thread);
+
 	}
 
 }
