@@ -124,8 +124,19 @@ public final class QueueFixture implements AutoCloseable {
 		return this;
 	}
 
+	/** Registers a handler written as a lambda, with a time limit of its own, as {@code @JobListener(timeout)} gives. */
+	public QueueFixture handle(String kind, String queue, Duration timeout, ThrowingConsumer<Job> body) {
+		this.handlers.register(handler(kind, queue, timeout, body));
+		return this;
+	}
+
 	/** A handler written as a lambda. */
 	public static JobHandler handler(String kind, String queue, ThrowingConsumer<Job> body) {
+		return handler(kind, queue, null, body);
+	}
+
+	/** A handler written as a lambda, with a time limit of its own ({@code null} for the queue's). */
+	public static JobHandler handler(String kind, String queue, Duration timeout, ThrowingConsumer<Job> body) {
 		return new JobHandler() {
 			@Override
 			public String kind() {
@@ -140,6 +151,11 @@ public final class QueueFixture implements AutoCloseable {
 			@Override
 			public void handle(Job job) throws Throwable {
 				body.accept(job);
+			}
+
+			@Override
+			public Duration timeout() {
+				return timeout;
 			}
 
 			@Override

@@ -70,6 +70,12 @@ public class JobHandlerRegistry {
 		return (handler != null) ? handler.timeout() : null;
 	}
 
+	/** Whether {@code pgqueue.kinds.<kind>.timeout} sets the kind's timeout. */
+	public boolean timeoutOverridden(String kind) {
+		KindOverride override = this.overrides.get(kind);
+		return override != null && override.timeout() != null;
+	}
+
 	private record KindOverride(Integer maxRunning, Duration timeout) {
 	}
 

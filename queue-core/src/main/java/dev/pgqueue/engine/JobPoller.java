@@ -6,7 +6,9 @@ import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -133,7 +135,9 @@ public class JobPoller implements SmartLifecycle {
 		this.running = true;
 		this.signals.start();
 		this.executor = (this.sharedExecutor != null) ? this.sharedExecutor : newExecutor();
-		this.workers = new Workers(this.settings.concurrency(), this.executor, this.signals);
+		ThreadPoolExecutor ownPool = (this.executor != this.sharedExecutor
+				&& this.executor instanceof ThreadPoolExecutor pool) ? pool : null;
+		this.workers = new Workers(this.settings.concurrency(), this.executor, ownPool, this.signals);
 		this.strategy.start(this.workers, this.signals);
 		this.scope.start(this.signals);
 		this.pollThread = this.lifecycle.newThread("pgqueue-poller-" + this.settings.name(), this::pollLoop);
@@ -253,6 +257,7 @@ public class JobPoller implements SmartLifecycle {
 			this.strategy.stopClaiming();
 			if (current.awaitIdle(deadline)) {
 				logger.info("Queue '{}' stopped; every running job finished", this.settings.name());
+				warnOfAbandoned(current);
 				return;
 			}
 			this.strategy.abandonRunning();
@@ -260,10 +265,20 @@ public class JobPoller implements SmartLifecycle {
 				logger.warn("Queue '{}': {} handlers ignored interruption and are still running; their jobs are back "
 						+ "in the queue and their late outcomes will be discarded", this.settings.name(), current.busy());
 			}
+			warnOfAbandoned(current);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 			this.strategy.abandonRunning();
+		}
+	}
+
+	private void warnOfAbandoned(Workers current) {
+		int abandoned = current.abandoned();
+		if (abandoned > 0) {
+			logger.warn("Queue '{}': {} listeners that ran past their time limit and ignored the interruption still run "
+					+ "on threads their workers left; their jobs' outcomes are recorded, and the threads end when the "
+					+ "listeners return", this.settings.name(), abandoned);
 		}
 	}
 
@@ -275,8 +290,10 @@ public class JobPoller implements SmartLifecycle {
 			// Slots bound what is handed over, so a virtual thread per task never exceeds the concurrency.
 			return executor;
 		}
-		// Slots bound what is handed over, so the pool never queues more than it can run.
-		return Executors.newFixedThreadPool(this.settings.concurrency(), new CustomizableThreadFactory(prefix));
+		// Slots bound what is handed over, so the pool never queues more than it can run. Fixed size,
+		// except while leased workers are abandoned to listeners past their time limit (Workers).
+		return new ThreadPoolExecutor(this.settings.concurrency(), this.settings.concurrency(), 0L,
+				TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), new CustomizableThreadFactory(prefix));
 	}
 
 }

@@ -6,10 +6,13 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.UndeclaredThrowableException;
 import java.time.Duration;
 
-import dev.pgqueue.ExternalEffect;
 import dev.pgqueue.Job;
+import dev.pgqueue.ExternalEffect;
+import dev.pgqueue.JobTimeoutException;
 import dev.pgqueue.NonRetryableJobException;
-import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.QueueMode;
+import dev.pgqueue.engine.JobTimeouts.TimeLimit;
+import dev.pgqueue.engine.JobTimeouts.Watch;
 import dev.pgqueue.metrics.QueueMetrics;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -18,6 +21,10 @@ import org.slf4j.LoggerFactory;
  * Runs one attempt of a job through its handler and decides what becomes of it: completed,
  * retried after a backoff, or failed for good. Catches every {@link Throwable} a handler throws, so
  * that a broken job can never stop a poller. Logs job ids and kinds, never payloads.
+ *
+ * <p>An attempt whose kind or queue has a time limit runs under the watch of {@link JobTimeouts}:
+ * past the limit it becomes a failed attempt ({@link JobTimeoutException}), retried by the retry
+ * policy like any failure, whatever its handler does afterwards.
  */
 public class JobRunner {
 
@@ -30,9 +37,16 @@ public class JobRunner {
 
 	private final QueueMetrics metrics;
 
+	private final JobTimeouts timeouts;
+
 	public JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics) {
+		this(handlers, metrics, new JobTimeouts(handlers));
+	}
+
+	public JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics, JobTimeouts timeouts) {
 		this.handlers = handlers;
 		this.metrics = metrics;
+		this.timeouts = timeouts;
 	}
 
 	/** The handlers this runner runs jobs through. */
@@ -50,19 +64,52 @@ public class JobRunner {
 	/**
 	 * Runs the job and returns its outcome without recording it: for a caller whose transaction
 	 * decides later whether the outcome stands. Pass the attempt that stands to {@link #record}.
-	 * Never throws.
+	 * An attempt that runs past its time limit has its thread interrupted. Never throws.
 	 */
 	public Attempt runUnrecorded(Job job, QueueSettings settings) {
+		return runUnrecorded(job, settings, OnTimeout.INTERRUPT);
+	}
+
+	/**
+	 * Runs the job on the current thread, under its time limit if it has one, and returns its outcome
+	 * without recording it. When the limit passes before the handler returns, the watchdog thread
+	 * makes the attempt a failed one and hands it to {@code onTimeout}, which stops the handler or
+	 * stops waiting for it; that timed-out attempt is what this returns once the handler has
+	 * returned, with the thread's interrupt cleared. Never throws.
+	 */
+	public Attempt runUnrecorded(Job job, QueueSettings settings, OnTimeout onTimeout) {
 		long start = System.nanoTime();
+		TimeLimit limit = this.timeouts.limitOf(job, settings);
 		ExternalEffect[] effect = new ExternalEffect[1];
-		Outcome outcome = attempt(job, settings, effect);
-		return new Attempt(job, outcome, System.nanoTime() - start, effect[0]);
+		if (limit == null) {
+			Outcome outcome = attempt(job, settings, effect);
+			return new Attempt(job, outcome, System.nanoTime() - start, false, effect[0]);
+		}
+		Thread thread = Thread.currentThread();
+		Watch watch = this.timeouts.watch(limit, () -> timedOut(job, settings, limit, thread, start, onTimeout));
+		Outcome outcome;
+		Attempt timedOut;
+		try {
+			outcome = attempt(job, settings, effect);
+		}
+		finally {
+			timedOut = watch.finish();
+		}
+		if (timedOut != null) {
+			// The interrupt was meant for the handler; it must not break what the caller does next.
+			Thread.interrupted();
+			return timedOut;
+		}
+		return new Attempt(job, outcome, System.nanoTime() - start, false, effect[0]);
 	}
 
 	/** Counts the attempt in the metrics and logs its failure, if it failed. */
 	public void record(Attempt attempt) {
 		Job job = attempt.job();
 		this.metrics.jobFinished(job.queue(), job.kind(), attempt.outcome().kind(), attempt.nanos());
+		if (attempt.timedOut()) {
+			this.metrics.jobTimedOut(job.queue(), job.kind());
+		}
 		log(job, attempt.outcome());
 	}
 
@@ -89,22 +136,22 @@ public class JobRunner {
 				+ "failure undoes only that statement");
 	}
 
+	private Attempt failedAfterReturning(Attempt returned, QueueSettings settings, String error) {
+		Job job = returned.job();
+		Outcome outcome = job.isLastAttempt() ? Outcome.fail(error, null)
+				: Outcome.retry(settings.retry().delayAfter(job.attempt()), error, null);
+		return new Attempt(job, outcome, returned.nanos());
+	}
+
 	/**
 	 * The outcome of a two-phase attempt whose handler returned, but whose external effect then
 	 * threw: its prepared transaction was rolled back, so the attempt counts as failed, retried or
 	 * not as any failure of the handler would be.
 	 */
 	public Attempt effectFailed(Attempt returned, Throwable thrown, QueueSettings settings) {
-		Outcome outcome = failure(returned.job(), thrown, settings,
+		Outcome outcome = failed(returned.job(), settings, unwrap(thrown),
 				"The external effect failed, so the job's prepared transaction was rolled back: ");
 		return new Attempt(returned.job(), outcome, returned.nanos());
-	}
-
-	private Attempt failedAfterReturning(Attempt returned, QueueSettings settings, String error) {
-		Job job = returned.job();
-		Outcome outcome = job.isLastAttempt() ? Outcome.fail(error, null)
-				: Outcome.retry(settings.retry().delayAfter(job.attempt()), error, null);
-		return new Attempt(job, outcome, returned.nanos());
 	}
 
 	/** Runs the handler; puts the external effect it returned, if any, in {@code effect[0]}. */
@@ -118,7 +165,7 @@ public class JobRunner {
 			effect[0] = handler.handleForEffect(job);
 		}
 		catch (Throwable thrown) {
-			return failure(job, thrown, settings, "");
+			return failed(job, settings, unwrap(thrown));
 		}
 		if (effect[0] != null && !settings.twoPhaseCommit()) {
 			// Run after a plain commit, the step could happen without the job completing, or twice.
@@ -131,8 +178,11 @@ public class JobRunner {
 		return Outcome.COMPLETED;
 	}
 
-	private static Outcome failure(Job job, Throwable thrown, QueueSettings settings, String prefix) {
-		Throwable failure = unwrap(thrown);
+	private static Outcome failed(Job job, QueueSettings settings, Throwable failure) {
+		return failed(job, settings, failure, "");
+	}
+
+	private static Outcome failed(Job job, QueueSettings settings, Throwable failure, String prefix) {
 		String error = bounded(prefix + describe(failure));
 		if (!isRetryable(failure, settings)) {
 			return Outcome.fail(error, failure);
@@ -142,6 +192,37 @@ public class JobRunner {
 					failure);
 		}
 		return Outcome.retry(settings.retry().delayAfter(job.attempt()), error, failure);
+	}
+
+	/**
+	 * Runs on the watchdog thread when an attempt passes its limit: the failed attempt, its error
+	 * carrying the handler thread's stack at this moment, handed to the mode's action.
+	 */
+	private static Attempt timedOut(Job job, QueueSettings settings, TimeLimit limit, Thread thread, long start,
+			OnTimeout onTimeout) {
+		JobTimeoutException failure = new JobTimeoutException(timeoutMessage(job, settings.mode(), limit));
+		failure.setStackTrace(thread.getStackTrace());
+		Attempt attempt = new Attempt(job, failed(job, settings, failure), System.nanoTime() - start, true);
+		try {
+			onTimeout.timedOut(attempt, thread);
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Job {} of kind '{}' in queue '{}' ran past its time limit, and stopping it failed: {}",
+					job.id(), job.kind(), job.queue(), ex.toString());
+		}
+		return attempt;
+	}
+
+	private static String timeoutMessage(Job job, QueueMode mode, TimeLimit limit) {
+		String effect = (mode == QueueMode.TRANSACTIONAL)
+				? "its running statement was cancelled and its thread interrupted, and its database work is rolled back"
+				: "its thread was interrupted and its worker moved on to other jobs (a listener that ignores the "
+						+ "interruption keeps its thread until it returns, and whatever it returns then is discarded)";
+		return "Job " + job.id() + " of kind '" + job.kind() + "' in queue '" + job.queue() + "' ran past its time limit "
+				+ "of " + humanize(limit.duration()) + " (" + limit.setting() + ") on attempt " + job.attempt() + " of "
+				+ job.maxAttempts() + "; " + effect + ". The stack trace shows where the listener was at the limit. "
+				+ "Make the listener finish in time (check for interruption in long loops, give blocking calls "
+				+ "timeouts of their own), or " + limit.howToRaise() + ".";
 	}
 
 	/** Whether another attempt could succeed after this failure. */
@@ -209,14 +290,37 @@ public class JobRunner {
 	 * @param job the job as claimed
 	 * @param outcome what becomes of the job
 	 * @param nanos how long the handler ran
+	 * @param timedOut whether the attempt ran past its time limit
 	 * @param effect the step the handler left to run once the job's transaction is prepared (two-phase
 	 * queues), or {@code null}
 	 */
-	public record Attempt(Job job, Outcome outcome, long nanos, ExternalEffect effect) {
+	public record Attempt(Job job, Outcome outcome, long nanos, boolean timedOut, ExternalEffect effect) {
 
 		public Attempt(Job job, Outcome outcome, long nanos) {
-			this(job, outcome, nanos, null);
+			this(job, outcome, nanos, false, null);
 		}
+
+		public Attempt(Job job, Outcome outcome, long nanos, boolean timedOut) {
+			this(job, outcome, nanos, timedOut, null);
+		}
+
+	}
+
+	/**
+	 * What a mode does when an attempt runs past its time limit, on the watchdog thread, before the
+	 * attempt's thread learns of it.
+	 */
+	@FunctionalInterface
+	public interface OnTimeout {
+
+		/** Interrupts the attempt's thread: enough where the thread may stay with its handler. */
+		OnTimeout INTERRUPT = (attempt, thread) -> thread.interrupt();
+
+		/**
+		 * @param attempt the timed-out attempt, its outcome decided
+		 * @param thread the thread running the handler
+		 */
+		void timedOut(Attempt attempt, Thread thread);
 
 	}
 

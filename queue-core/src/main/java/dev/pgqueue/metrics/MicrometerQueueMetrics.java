@@ -28,11 +28,12 @@ import io.micrometer.core.instrument.Timer;
  * <tr><td>{@code pgqueue.claim.batch.size}</td><td>distribution summary; tag {@code queue}</td></tr>
  * <tr><td>{@code pgqueue.jobs.claimed}, {@code pgqueue.claims.unproductive}, {@code pgqueue.jobs.sla.missed}</td>
  * <td>counters; tag {@code queue}</td></tr>
- * <tr><td>{@code pgqueue.jobs.completed / retried / failed / released / rescued}</td><td>counters; tags
- * {@code queue}, {@code kind}</td></tr>
+ * <tr><td>{@code pgqueue.jobs.completed / retried / failed / released / rescued / timed.out}</td><td>counters;
+ * tags {@code queue}, {@code kind}</td></tr>
  * <tr><td>{@code pgqueue.handler.duration}</td><td>timer; tags {@code queue}, {@code kind},
  * {@code outcome}</td></tr>
  * <tr><td>{@code pgqueue.queue.depth / scheduled / running}</td><td>gauges; tag {@code queue}</td></tr>
+ * <tr><td>{@code pgqueue.handlers.abandoned}</td><td>gauge; tag {@code queue}</td></tr>
  * <tr><td>{@code pgqueue.queue.oldest.age}</td><td>time gauge; tag {@code queue}</td></tr>
  * <tr><td>{@code pgqueue.database.oldest.transaction.age}</td><td>time gauge</td></tr>
  * <tr><td>{@code pgqueue.database.lock.waits}</td><td>gauge</td></tr>
@@ -118,6 +119,16 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 	@Override
 	public void jobRescued(String queue, String kind) {
 		kindMeters(queue, kind).rescued();
+	}
+
+	@Override
+	public void jobTimedOut(String queue, String kind) {
+		kindMeters(queue, kind).timedOut();
+	}
+
+	@Override
+	public void abandonedHandlers(String queue, int running) {
+		gauges(queue).abandonedHandlers.set(running);
 	}
 
 	@Override
@@ -226,6 +237,8 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 
 		private volatile Counter rescued;
 
+		private volatile Counter timedOut;
+
 		KindMeters(MeterRegistry registry, String queue, String kind) {
 			this.registry = registry;
 			this.queue = queue;
@@ -259,6 +272,15 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 			if (counter == null) {
 				counter = counter("pgqueue.jobs.rescued");
 				this.rescued = counter;
+			}
+			counter.increment();
+		}
+
+		void timedOut() {
+			Counter counter = this.timedOut;
+			if (counter == null) {
+				counter = counter("pgqueue.jobs.timed.out");
+				this.timedOut = counter;
 			}
 			counter.increment();
 		}
@@ -313,6 +335,8 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 
 		private final AtomicLong pollCycleAssessment = new AtomicLong();
 
+		private final AtomicLong abandonedHandlers = new AtomicLong();
+
 		QueueGauges(MeterRegistry registry, String queue) {
 			Gauge.builder("pgqueue.poll.cycle.assessment", this.pollCycleAssessment, AtomicLong::get)
 				.description("The recent poll-cycle p99 judged: 0 healthy (< 30 ms), 1 degrading (< 100 ms), "
@@ -329,6 +353,10 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 				.register(registry);
 			Gauge.builder("pgqueue.queue.running", this.running, AtomicLong::get)
 				.description("Leased jobs being run")
+				.tag("queue", queue)
+				.register(registry);
+			Gauge.builder("pgqueue.handlers.abandoned", this.abandonedHandlers, AtomicLong::get)
+				.description("Leased listeners still running past their time limit on threads their workers left")
 				.tag("queue", queue)
 				.register(registry);
 			TimeGauge.builder("pgqueue.queue.oldest.age", this.oldestAgeMillis, TimeUnit.MILLISECONDS, AtomicLong::get)

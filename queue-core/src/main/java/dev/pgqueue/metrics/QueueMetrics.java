@@ -38,6 +38,20 @@ public interface QueueMetrics {
 	default void jobFinished(String queue, String kind, JobOutcome outcome, long nanos) {
 	}
 
+	/**
+	 * An attempt ran past its time limit and counts as failed (also reported through
+	 * {@link #jobFinished} as retried or failed).
+	 */
+	default void jobTimedOut(String queue, String kind) {
+	}
+
+	/**
+	 * Leased mode: {@code running} threads of the queue still run listeners that passed their time
+	 * limit and ignored the interruption; their workers have moved on.
+	 */
+	default void abandonedHandlers(String queue, int running) {
+	}
+
 	/** The rescuer returned a job whose lease expired (or failed it, when out of attempts). */
 	default void jobRescued(String queue, String kind) {
 	}

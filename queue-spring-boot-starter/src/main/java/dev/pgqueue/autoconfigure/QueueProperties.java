@@ -66,7 +66,8 @@ public class QueueProperties {
 	private Map<String, Queue> queues = new LinkedHashMap<>();
 
 	/**
-	 * Settings of single kinds of job, by kind; each overrides what the kind's @JobListener says.
+	 * Settings of single kinds of job, by kind; each overrides what the kind's @JobListener says. A
+	 * kind with dots goes in brackets: pgqueue.kinds[report.render].timeout.
 	 */
 	private Map<String, Kind> kinds = new LinkedHashMap<>();
 

@@ -82,6 +82,7 @@ class QueueMetricsAutoConfigurationTests {
 				assertThat(registry.find("pgqueue.jobs.claimed").tag("queue", "metered").counter()).isNotNull();
 				assertThat(registry.find("pgqueue.claims.unproductive").tag("queue", "metered").counter()).isNotNull();
 				assertThat(registry.find("pgqueue.jobs.sla.missed").tag("queue", "metered").counter()).isNotNull();
+				assertThat(registry.find("pgqueue.handlers.abandoned").tag("queue", "metered").gauge()).isNotNull();
 				assertThat(registry.find("pgqueue.database.lock.waits").gauge()).isNotNull();
 			});
 	}
@@ -197,6 +198,34 @@ class QueueMetricsAutoConfigurationTests {
 	}
 
 	@Test
+	void countsJobsThatRanPastTheirTimeLimit() {
+		this.contextRunner.withUserConfiguration(SimpleMeterRegistryConfiguration.class, SlowListener.class)
+			.withPropertyValues("pgqueue.queues.metered.mode=leased", "pgqueue.kinds[report.slow].timeout=200ms",
+					"pgqueue.queues.metered.retry.initial-delay=1h", "pgqueue.queues.metered.retry.max-delay=1h")
+			.run((context) -> {
+				UUID id = context.getBean(JobClient.class).enqueue("report.slow", "never in time");
+				MeterRegistry registry = context.getBean(MeterRegistry.class);
+				await().atMost(TIMEOUT).untilAsserted(() -> {
+					Counter timedOut = registry.find("pgqueue.jobs.timed.out")
+						.tags("queue", "metered", "kind", "report.slow")
+						.counter();
+					assertThat(timedOut).isNotNull();
+					assertThat(timedOut.count()).isEqualTo(1.0);
+				});
+				assertThat(registry.get("pgqueue.jobs.retried")
+					.tags("queue", "metered", "kind", "report.slow")
+					.counter()
+					.count()).isEqualTo(1.0);
+				// The interrupted listener gives its thread back.
+				await().atMost(TIMEOUT)
+					.untilAsserted(() -> assertThat(
+							registry.get("pgqueue.handlers.abandoned").tag("queue", "metered").gauge().value())
+						.isZero());
+				assertThat(SCHEMA.stateOf(context.getBean(JdbcTemplate.class), id)).isEqualTo("scheduled");
+			});
+	}
+
+	@Test
 	void publishesThePollCycleAsAPrometheusHistogram() {
 		this.contextRunner.withUserConfiguration(PrometheusMeterRegistryConfiguration.class, ReportListener.class)
 			.run((context) -> {
@@ -232,6 +261,15 @@ class QueueMetricsAutoConfigurationTests {
 
 		@JobListener(kind = "report.render", queue = "metered")
 		void render(String report) {
+		}
+
+	}
+
+	static class SlowListener {
+
+		@JobListener(kind = "report.slow", queue = "metered", timeout = "1h")
+		void render(String report) throws InterruptedException {
+			Thread.sleep(Duration.ofMinutes(1).toMillis());
 		}
 
 	}

@@ -3,6 +3,7 @@ package dev.pgqueue.engine.leased;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 
 import dev.pgqueue.JobOutcome;
 import dev.pgqueue.engine.ClaimProgress;
@@ -11,7 +12,7 @@ import dev.pgqueue.engine.JobClaims;
 import dev.pgqueue.engine.ClaimStrategy;
 import dev.pgqueue.engine.ClaimedJob;
 import dev.pgqueue.engine.JobRunner;
-import dev.pgqueue.engine.Outcome;
+import dev.pgqueue.engine.JobRunner.Attempt;
 import dev.pgqueue.engine.PollSignals;
 import dev.pgqueue.engine.QueueSettings;
 import dev.pgqueue.engine.WorkerSettings;
@@ -46,6 +47,11 @@ import org.springframework.dao.DataAccessException;
  *
  * <p>Leases are extended by the {@link LeaseKeeper}, outcomes written by the {@link Completer}, both
  * on timers and threads of their own.
+ *
+ * <p><b>Time limits.</b> A job that runs past its time limit is taken from its worker by the watchdog:
+ * its timed-out outcome goes to the completer at once, its thread is interrupted, and its slot is
+ * given back, so the queue runs its next job whether or not the listener reacts. The thread stays
+ * with the listener until it returns, then leaves without touching the job or the slot.
  */
 public final class LeasedClaims implements ClaimStrategy {
 
@@ -54,6 +60,12 @@ public final class LeasedClaims implements ClaimStrategy {
 	 * interval is longer: a job may wait that long for any poller anyway.
 	 */
 	public static final Duration CLAIM_AHEAD_MAX_WAIT = Duration.ofSeconds(1);
+
+	/**
+	 * How late a listener past its time limit may return before that is worth a warning: one that
+	 * reacts to the interruption returns within milliseconds.
+	 */
+	private static final Duration LATE_RETURN_WARNING = Duration.ofSeconds(1);
 
 	/** Most workers that claim their own next job at once (each borrows a pooled connection). */
 	static final int MAX_WORKER_CLAIMS = 4;
@@ -232,14 +244,18 @@ public final class LeasedClaims implements ClaimStrategy {
 
 	/**
 	 * A worker: runs the job it was given, then jobs claimed ahead while there are any, holding its
-	 * slot throughout.
+	 * slot throughout, unless a job past its time limit took the slot from it.
 	 */
 	private void work(Held first) {
 		Held job = first;
 		while (true) {
+			boolean holdsSlot = true;
 			try {
 				while (job != null) {
-					runLeased(job);
+					holdsSlot = runLeased(job);
+					if (!holdsSlot) {
+						return;
+					}
 					boolean claiming = !this.signals.isStopping();
 					job = claiming ? takeClaimedAhead() : null;
 					if (job == null && claiming) {
@@ -248,7 +264,9 @@ public final class LeasedClaims implements ClaimStrategy {
 				}
 			}
 			finally {
-				this.workers.release();
+				if (holdsSlot) {
+					this.workers.release();
+				}
 			}
 			// A claim may have queued jobs after this worker found none, while it still held its slot.
 			if (this.signals.isStopping() || this.leased.aheadCount() == 0 || !this.workers.tryAcquire()) {
@@ -313,19 +331,48 @@ public final class LeasedClaims implements ClaimStrategy {
 		return next;
 	}
 
-	private void runLeased(Held held) {
+	/** Runs one job; returns false when it ran past its time limit and the worker's slot was given away. */
+	private boolean runLeased(Held held) {
 		if (!this.leased.start(held)) {
-			return;
+			return true;
 		}
 		this.aheadEstimate.jobStarted();
-		Outcome outcome = null;
+		Attempt attempt = null;
+		boolean stillOwn;
 		try {
-			outcome = this.runner.run(held.job().job(), this.settings);
+			attempt = this.runner.runUnrecorded(held.job().job(), this.settings,
+					(timedOut, thread) -> abandon(held, timedOut));
 		}
 		finally {
-			this.leased.ended(held, outcome, this.completer);
+			stillOwn = this.leased.ended(held, (attempt != null) ? attempt.outcome() : null, this.completer);
 			Thread.interrupted();
 		}
+		if (stillOwn) {
+			this.runner.record(attempt);
+			return true;
+		}
+		int abandoned = this.workers.abandonedReturned();
+		this.metrics.abandonedHandlers(this.settings.name(), abandoned);
+		long late = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - held.timedOutAt());
+		if (late >= LATE_RETURN_WARNING.toMillis()) {
+			logger.warn("Job {} of kind '{}' in queue '{}': its listener ignored the interruption at its time limit "
+					+ "and returned {} ms later, on a thread its worker had left; what it returned was discarded "
+					+ "({} such threads still running)", held.job().job().id(), held.job().job().kind(),
+					this.settings.name(), late, abandoned);
+		}
+		return false;
+	}
+
+	/**
+	 * On the watchdog thread, when a job runs past its time limit: takes the job from its worker with
+	 * its timed-out outcome, and gives the worker's slot back so that the next job can start.
+	 */
+	private void abandon(Held held, Attempt timedOut) {
+		if (!this.leased.timedOut(held, timedOut.outcome(), this.completer)) {
+			return;
+		}
+		this.runner.record(timedOut);
+		this.metrics.abandonedHandlers(this.settings.name(), this.workers.abandon());
 	}
 
 	@Override

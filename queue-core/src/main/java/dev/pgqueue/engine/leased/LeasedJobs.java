@@ -119,10 +119,16 @@ public final class LeasedJobs {
 	 * The job's handler returned {@code outcome} (null if it returned none): hands the outcome to the
 	 * completer unless the job was returned to the queue meanwhile (shutdown). The job stays held,
 	 * its lease extended, until the completer has written the outcome.
+	 * @return whether the worker still had the job; false when the job ran past its time limit and
+	 * was taken away from it ({@link #timedOut}): the outcome is discarded and the worker's slot is no
+	 * longer its own
 	 */
-	public void ended(Held job, Outcome outcome, Completer completer) {
+	public boolean ended(Held job, Outcome outcome, Completer completer) {
 		boolean submitted = false;
 		synchronized (job) {
+			if (job.timedOut) {
+				return false;
+			}
 			if (outcome != null && !job.released) {
 				job.handlerDone = true;
 				completer.submit(job.job, outcome);
@@ -133,6 +139,28 @@ public final class LeasedJobs {
 		if (!submitted) {
 			this.held.remove(job.job.id());
 		}
+		return true;
+	}
+
+	/**
+	 * The job ran past its time limit: takes it away from its worker, interrupting the worker's
+	 * thread, and hands {@code outcome} to the completer at once, so that whatever the handler returns
+	 * later is discarded. Returns false when the job was no longer running on its worker (returned to
+	 * the queue at shutdown, or its handler had just returned).
+	 */
+	public boolean timedOut(Held job, Outcome outcome, Completer completer) {
+		synchronized (job) {
+			Thread thread = job.thread;
+			if (thread == null || job.released || job.handlerDone) {
+				return false;
+			}
+			job.timedOut = true;
+			job.timedOutAt = System.nanoTime();
+			job.handlerDone = true;
+			completer.submit(job.job, outcome);
+			thread.interrupt();
+		}
+		return true;
 	}
 
 	/** The completer wrote the job's outcome (or gave up on it). */
@@ -293,6 +321,11 @@ public final class LeasedJobs {
 
 		private volatile boolean handlerDone;
 
+		/** Taken from its worker at its time limit; its outcome was submitted then. */
+		private volatile boolean timedOut;
+
+		private volatile long timedOutAt;
+
 		Held(ClaimedJob job, long claimedAt, long leaseUntil) {
 			this.job = job;
 			this.claimedAt = claimedAt;
@@ -301,6 +334,11 @@ public final class LeasedJobs {
 
 		public ClaimedJob job() {
 			return this.job;
+		}
+
+		/** When it was taken from its worker at its time limit, in {@link System#nanoTime()}. */
+		long timedOutAt() {
+			return this.timedOutAt;
 		}
 
 		boolean leaseLost(long now) {

@@ -1,10 +1,14 @@
 package dev.pgqueue.engine.transactional;
 
+import java.lang.reflect.Method;
+import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BooleanSupplier;
 import java.util.function.IntConsumer;
+
+import javax.sql.DataSource;
 
 import dev.pgqueue.JobOutcome;
 import dev.pgqueue.engine.ClaimProgress;
@@ -13,15 +17,22 @@ import dev.pgqueue.engine.JobClaims;
 import dev.pgqueue.engine.ClaimedJob;
 import dev.pgqueue.engine.JobRunner;
 import dev.pgqueue.engine.JobRunner.Attempt;
+import dev.pgqueue.engine.JobRunner.OnTimeout;
 import dev.pgqueue.engine.Outcome;
 import dev.pgqueue.engine.QueueSettings;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.metrics.QueueMetrics;
+import org.postgresql.PGConnection;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import org.springframework.dao.DataAccessException;
+import org.springframework.jdbc.datasource.ConnectionHolder;
 import org.springframework.transaction.TransactionException;
 import org.springframework.transaction.TransactionStatus;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
+import org.springframework.util.ReflectionUtils;
 
 /**
  * Runs one batch of a transactional queue: claim, run every job and record its outcome in one
@@ -37,8 +48,17 @@ import org.springframework.transaction.support.TransactionTemplate;
  * had already run do run again, but their database work from the first run was rolled back, so
  * database effects still happen exactly once; effects outside the database were at-least-once
  * anyway (a crash mid-batch re-runs the batch too).
+ *
+ * <p>A listener that runs past its time limit has its running statement cancelled and its thread
+ * interrupted; its attempt fails whatever it does next, so it is undone like any failure and never
+ * run again by the careful run.
  */
 public class TransactionalBatchRunner implements BatchRun {
+
+	private static final Logger logger = LoggerFactory.getLogger(TransactionalBatchRunner.class);
+
+	/** {@code Thread.isVirtual()}, which JDK 17 does not have; null there. */
+	private static final Method IS_VIRTUAL = ReflectionUtils.findMethod(Thread.class, "isVirtual");
 
 	private final QueueSettings settings;
 
@@ -114,17 +134,76 @@ public class TransactionalBatchRunner implements BatchRun {
 		// listeners' work but keeps the claim's row locks, so no other poller can take these jobs
 		// between the optimistic run and the careful one.
 		Object batchStart = status.createSavepoint();
+		OnTimeout onTimeout = stopAtTimeout(batchConnection());
 		List<Attempt> attempts = new ArrayList<>(jobs.size());
-		Retry retry = runOptimistically(status, jobs, batchStart, attempts);
+		Retry retry = runOptimistically(status, jobs, batchStart, attempts, onTimeout);
 		if (retry == RELEASE_ALL) {
 			status.rollbackToSavepoint(batchStart);
 			return List.of();
 		}
 		if (retry != null) {
 			status.rollbackToSavepoint(batchStart);
-			return runCarefully(status, jobs, retry);
+			return runCarefully(status, jobs, retry, onTimeout);
 		}
 		return attempts;
+	}
+
+	/**
+	 * What stops a listener that runs past its time limit. First the cancel request: a listener
+	 * blocked in a statement does not see an interrupt, since JDBC socket reads ignore it. A cancel
+	 * rather than a {@code SET LOCAL statement_timeout}: it costs nothing until a job times out (a
+	 * statement timeout would cost a round trip per job to set and reset), it ends exactly the
+	 * statement running at the limit rather than bounding each statement by the whole limit, and it
+	 * cannot hit the batch's own statements. It travels on a connection of its own, outside the pool,
+	 * and PostgreSQL ignores it when no statement is running, so a listener between statements loses
+	 * nothing. The batch's next statement waits until it has been sent (see {@code JobTimeouts.Watch}),
+	 * so it cannot land on the rollback to the savepoint. The cancelled statement aborts the
+	 * transaction until that rollback, which undoes the job's work and leaves the batch usable.
+	 *
+	 * <p>Then the interrupt, except on a virtual thread: there an interrupt closes a socket the thread
+	 * is blocked on, which would be the batch's connection, and the whole batch would roll back with
+	 * the timed-out job going back unpunished, to time out again.
+	 */
+	private static OnTimeout stopAtTimeout(PGConnection connection) {
+		return (attempt, thread) -> {
+			if (connection != null) {
+				try {
+					connection.cancelQuery();
+				}
+				catch (SQLException ex) {
+					logger.debug("Could not cancel the statement of timed-out job {}: {}", attempt.job().id(),
+							ex.toString());
+				}
+			}
+			if (!isVirtual(thread)) {
+				thread.interrupt();
+			}
+			logger.debug("Job {} of kind '{}' in queue '{}' ran past its time limit; its batch goes on once the "
+					+ "listener returns", attempt.job().id(), attempt.job().kind(), attempt.job().queue());
+		};
+	}
+
+	/**
+	 * The PostgreSQL connection of the batch's transaction (its listeners' JDBC work runs on it), or
+	 * null when none can be reached: then a timed-out listener is only interrupted.
+	 */
+	private PGConnection batchConnection() {
+		DataSource dataSource = this.repository.jdbcTemplate().getDataSource();
+		Object holder = (dataSource != null) ? TransactionSynchronizationManager.getResource(dataSource) : null;
+		if (!(holder instanceof ConnectionHolder connectionHolder)) {
+			return null;
+		}
+		try {
+			Connection connection = connectionHolder.getConnection();
+			return connection.isWrapperFor(PGConnection.class) ? connection.unwrap(PGConnection.class) : null;
+		}
+		catch (SQLException | IllegalStateException ex) {
+			return null;
+		}
+	}
+
+	private static boolean isVirtual(Thread thread) {
+		return IS_VIRTUAL != null && Boolean.TRUE.equals(ReflectionUtils.invokeMethod(IS_VIRTUAL, thread));
 	}
 
 	/**
@@ -132,14 +211,14 @@ public class TransactionalBatchRunner implements BatchRun {
 	 * every job completed and was recorded.
 	 */
 	private Retry runOptimistically(TransactionStatus status, List<ClaimedJob> jobs, Object batchStart,
-			List<Attempt> attempts) {
+			List<Attempt> attempts, OnTimeout onTimeout) {
 		List<Long> completed = new ArrayList<>(jobs.size());
 		for (ClaimedJob job : jobs) {
 			if (this.aborting.getAsBoolean()) {
 				// Shutdown: leave the rest untouched; the commit releases them as they were.
 				break;
 			}
-			Attempt attempt = this.runner.runUnrecorded(job.job(), this.settings);
+			Attempt attempt = this.runner.runUnrecorded(job.job(), this.settings, onTimeout);
 			Outcome outcome = attempt.outcome();
 			if (this.aborting.getAsBoolean()) {
 				Thread.interrupted();
@@ -178,7 +257,8 @@ public class TransactionalBatchRunner implements BatchRun {
 	}
 
 	/** Runs the batch with a savepoint per job; returns the attempts whose outcomes it recorded. */
-	private List<Attempt> runCarefully(TransactionStatus status, List<ClaimedJob> jobs, Retry retry) {
+	private List<Attempt> runCarefully(TransactionStatus status, List<ClaimedJob> jobs, Retry retry,
+			OnTimeout onTimeout) {
 		List<Long> completed = new ArrayList<>(jobs.size());
 		List<Attempt> succeeded = new ArrayList<>(jobs.size());
 		List<Failure> failures = new ArrayList<>();
@@ -200,7 +280,7 @@ public class TransactionalBatchRunner implements BatchRun {
 				savepoint = status.createSavepoint();
 			}
 			unconfirmed = null;
-			Attempt attempt = this.runner.runUnrecorded(job.job(), this.settings);
+			Attempt attempt = this.runner.runUnrecorded(job.job(), this.settings, onTimeout);
 			Outcome outcome = attempt.outcome();
 			if (this.aborting.getAsBoolean()) {
 				// An interrupt meant for the listener must not break the statements below.
