@@ -18,7 +18,23 @@ public enum JobState {
 	COMPLETED,
 
 	/** Out of attempts or failed with a non-retryable error; kept with its last error. */
-	FAILED;
+	FAILED,
+
+	/**
+	 * Cancelled by an operator ({@link JobAdmin#cancel}) before it ran; kept for the failed retention
+	 * period.
+	 */
+	CANCELLED;
+
+	/** Whether the job is done with: completed, failed or cancelled. */
+	public boolean isFinished() {
+		return this == COMPLETED || this == FAILED || this == CANCELLED;
+	}
+
+	/** The state stored as {@code value} in the {@code state} column. */
+	public static JobState fromSqlValue(String value) {
+		return valueOf(value.toUpperCase(Locale.ROOT));
+	}
 
 	/** The value stored in the {@code state} column. */
 	public String sqlValue() {

@@ -8,6 +8,7 @@ import java.util.function.UnaryOperator;
 
 import javax.sql.DataSource;
 
+import dev.pgqueue.engine.JdbcJobAdmin;
 import dev.pgqueue.engine.JdbcJobClient;
 import dev.pgqueue.engine.JobHandler;
 import dev.pgqueue.engine.JobHandlerRegistry;
@@ -15,11 +16,14 @@ import dev.pgqueue.engine.JobPoller;
 import dev.pgqueue.engine.JobPollerFactory;
 import dev.pgqueue.engine.JobRunner;
 import dev.pgqueue.engine.MaintenanceSettings;
+import dev.pgqueue.engine.PollerWakeUps;
 import dev.pgqueue.engine.QueueCatalog;
 import dev.pgqueue.engine.QueueMaintenance;
+import dev.pgqueue.engine.QueuePauses;
 import dev.pgqueue.engine.QueueSettings;
 import dev.pgqueue.engine.QueueSignals;
 import dev.pgqueue.engine.WorkerSettings;
+import dev.pgqueue.engine.sql.AdminRepository;
 import dev.pgqueue.engine.sql.CoordinationRepository;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.sql.MaintenanceRepository;
@@ -215,11 +219,35 @@ public final class QueueFixture implements AutoCloseable {
 
 	/** Creates (does not start) a poller for the queue with its registered kinds. */
 	public JobPoller poller(String queue) {
+		return poller(queue, null);
+	}
+
+	/**
+	 * Creates (does not start) a poller for the queue with its registered kinds, which asks
+	 * {@code pauses} whether the queue is paused before it claims (as an instance's pollers do).
+	 */
+	public JobPoller poller(String queue, QueuePauses pauses) {
 		JobPoller poller = new JobPollerFactory(catalog(), this.repository, runner(), transactionTemplate(),
-				this.metrics, this.workerSettings, null, true, signals(), coordination(), this.heartbeatInterval)
+				this.metrics, this.workerSettings, null, true, signals(), coordination(), this.heartbeatInterval,
+				pauses)
 			.create(queue, this.handlers.kindsOf(queue));
 		this.pollers.add(poller);
 		return poller;
+	}
+
+	/** The operators' statements on this fixture's schema, notifying if {@code notify}. */
+	public AdminRepository adminRepository(boolean notify) {
+		return new AdminRepository(jdbc(), SchemaName.of(this.schema.name()), notify);
+	}
+
+	/** A {@link JobAdmin} on this fixture's schema that tells {@code pauses} (if any) of its own pauses. */
+	public JobAdmin admin(QueuePauses pauses, PollerWakeUps wakeUps) {
+		return new JdbcJobAdmin(adminRepository(false), this.repository, pauses, wakeUps, () -> "test");
+	}
+
+	/** A {@link JobAdmin} on this fixture's schema. */
+	public JobAdmin admin() {
+		return admin(null, null);
 	}
 
 	/** Creates and starts {@code count} pollers for the queue, as if in as many instances. */

@@ -10,6 +10,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.pgqueue.engine.JdbcJobAdmin;
 import dev.pgqueue.engine.JdbcJobClient;
 import dev.pgqueue.engine.JobHandlerRegistry;
 import dev.pgqueue.engine.JobPoller;
@@ -17,10 +18,14 @@ import dev.pgqueue.engine.JobPollerFactory;
 import dev.pgqueue.engine.JobRunner;
 import dev.pgqueue.engine.MaintenanceSettings;
 import dev.pgqueue.engine.NotificationListener;
+import dev.pgqueue.engine.PollerWakeUps;
 import dev.pgqueue.engine.QueueCatalog;
 import dev.pgqueue.engine.QueueMaintenance;
+import dev.pgqueue.engine.QueuePauses;
 import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.QueueSignals;
 import dev.pgqueue.engine.WorkerSettings;
+import dev.pgqueue.engine.sql.AdminRepository;
 import dev.pgqueue.engine.sql.CoordinationRepository;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.sql.MaintenanceRepository;
@@ -66,7 +71,8 @@ class RuntimeRoleTests {
 			// The grants the README documents, nothing more.
 			sql.execute("GRANT USAGE ON SCHEMA " + schema + " TO " + role);
 			sql.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON " + schema + ".pgqueue_jobs, " + schema
-					+ ".pgqueue_members, " + schema + ".pgqueue_leaders, " + schema + ".pgqueue_buckets TO " + role);
+					+ ".pgqueue_members, " + schema + ".pgqueue_leaders, " + schema + ".pgqueue_buckets, " + schema
+					+ ".pgqueue_queue_pauses TO " + role);
 			sql.execute("CREATE TABLE " + schema + ".ledger (job_id uuid PRIMARY KEY)");
 			sql.execute("GRANT SELECT, INSERT ON " + schema + ".ledger TO " + role);
 		}
@@ -112,14 +118,19 @@ class RuntimeRoleTests {
 				List.of(QueueSettings.defaults("leased").withMode(QueueMode.LEASED),
 						QueueSettings.defaults("bucketed").withAssignment(QueueAssignment.BUCKETS)));
 		JdbcJobClient client = new JdbcJobClient(repository, JsonMapper.builder().build(), catalog, handlers);
+		AdminRepository adminRepository = new AdminRepository(jdbc, schema, true);
+		QueuePauses pauses = new QueuePauses(adminRepository);
+		JobAdmin jobAdmin = new JdbcJobAdmin(adminRepository, repository, pauses, null, () -> "runtime");
 		JobPollerFactory factory = new JobPollerFactory(catalog, repository, new JobRunner(handlers, QueueMetrics.NONE),
 				new TransactionTemplate(new DataSourceTransactionManager(runtimePool)), QueueMetrics.NONE,
 				new WorkerSettings(Duration.ofSeconds(5), false, false), null, true,
-				new CoordinationRepository(jdbc, schema), Duration.ofMillis(200));
+				new QueueSignals(repository, QueueMetrics.NONE), new CoordinationRepository(jdbc, schema),
+				Duration.ofMillis(200), pauses);
 		JobPoller transactional = factory.create("tx", handlers.kindsOf("tx"));
 		JobPoller leased = factory.create("leased", handlers.kindsOf("leased"));
 		JobPoller bucketed = factory.create("bucketed", handlers.kindsOf("bucketed"));
-		NotificationListener notifications = new NotificationListener(runtimePool, repository.channel());
+		NotificationListener notifications = new NotificationListener(runtimePool, repository.channel(),
+				new PollerWakeUps(), pauses);
 		notifications.register(transactional);
 		notifications.register(leased);
 		notifications.register(bucketed);
@@ -142,6 +153,18 @@ class RuntimeRoleTests {
 			assertThat(maintenance.clean()).isZero();
 			assertThat(maintenance.readStats()).containsKeys("tx", "leased", "bucketed");
 			assertThat(ids).hasSize(3);
+
+			assertThat(jobAdmin.pause("tx")).isTrue();
+			UUID waiting = client.enqueue(JobRequest.of("tx.job", 5));
+			assertThat(jobAdmin.list(JobQuery.all().queue("tx").state(JobState.AVAILABLE)).jobs())
+				.extracting(JobDetails::id)
+				.containsExactly(waiting);
+			assertThat(jobAdmin.cancel(waiting).applied()).isTrue();
+			assertThat(jobAdmin.delete(waiting).applied()).isTrue();
+			assertThat(jobAdmin.retryFailed("tx", null)).isZero();
+			assertThat(jobAdmin.counts()).containsKeys("tx", "leased", "bucketed");
+			assertThat(jobAdmin.resume("tx")).isTrue();
+			assertThat(maintenance.clean()).isZero();
 		}
 		finally {
 			transactional.stop();

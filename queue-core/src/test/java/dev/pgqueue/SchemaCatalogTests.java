@@ -11,6 +11,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 import javax.sql.DataSource;
 
+import dev.pgqueue.engine.sql.AdminStatements;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.schema.QueueMigrator;
 import dev.pgqueue.schema.SchemaName;
@@ -118,13 +119,48 @@ class SchemaCatalogTests {
 	}
 
 	@Test
+	void cancelledIsAStateTheCleanerFindsAmongFinishedJobs() {
+		String check = fixture.jdbc().queryForObject("SELECT pg_get_constraintdef(oid) FROM pg_constraint "
+				+ "WHERE conname = 'pgqueue_jobs_state_check' AND conrelid = ?::regclass", String.class, fixture.table());
+		assertThat(check).contains("'cancelled'::text").contains("'failed'::text");
+		String finished = fixture.jdbc().queryForObject("SELECT pg_get_indexdef(?::regclass)", String.class,
+				fixture.schema().name() + ".pgqueue_jobs_finished_idx");
+		assertThat(finished).contains("(state, finished_at)").contains("'cancelled'::text");
+	}
+
+	/**
+	 * An operator's list of a queue's failed jobs reads the partial index of failed and cancelled jobs
+	 * rather than the table backwards past every completed job; completed jobs never enter the index.
+	 */
+	@Test
+	void listsOfFailedJobsReadTheirOwnPartialIndex() {
+		String table = fixture.table();
+		fixture.jdbc().update("INSERT INTO " + table + " (public_id, kind, queue, payload, state, attempt, "
+				+ "max_attempts, finished_at) SELECT gen_random_uuid(), 'k', CASE WHEN n % 100 = 0 THEN 'rare' "
+				+ "ELSE 'busy' END, '{}', CASE WHEN n % 50 = 1 THEN 'failed' ELSE 'completed' END, 1, 1, now() "
+				+ "FROM generate_series(1, 50000) n");
+		fixture.jdbc().execute("ANALYZE " + table);
+		String list = new AdminStatements(SchemaName.of(fixture.schema().name()), false).listJobs(true, false, true,
+				false);
+		String plan = String.join("\n", fixture.jdbc().queryForList("EXPLAIN " + list.replaceFirst("\\?", "'rare'")
+			.replaceFirst("\\?", "'failed'")
+			.replaceFirst("\\?", "50"), String.class));
+		assertThat(plan).contains("pgqueue_jobs_failed_idx").doesNotContain("Seq Scan");
+		String definition = fixture.jdbc().queryForObject("SELECT pg_get_indexdef(?::regclass)", String.class,
+				fixture.schema().name() + ".pgqueue_jobs_failed_idx");
+		assertThat(definition).contains("(state, queue, id)")
+			.endsWith("WHERE (state = ANY (ARRAY['failed'::text, 'cancelled'::text]))");
+		fixture.jdbc().execute("DELETE FROM " + table + " WHERE kind = 'k'");
+	}
+
+	@Test
 	void migrationHistoryLivesInItsOwnTableInTheQueueSchema() {
 		List<Map<String, Object>> history = fixture.jdbc()
 			.queryForList("SELECT version, success FROM " + SchemaName.of(fixture.schema().name())
 				.qualify(QueueMigrator.HISTORY_TABLE) + " ORDER BY installed_rank");
 		assertThat(history).containsExactly(Map.of("version", "1", "success", true),
 				Map.of("version", "2", "success", true), Map.of("version", "3", "success", true),
-				Map.of("version", "4", "success", true));
+				Map.of("version", "4", "success", true), Map.of("version", "5", "success", true));
 		assertThat(fixture.jdbc()
 			.queryForObject("SELECT to_regclass(?) IS NULL", Boolean.class,
 					fixture.schema().name() + ".flyway_schema_history"))
@@ -147,11 +183,11 @@ class SchemaCatalogTests {
 		try (TestSchema schema = TestDatabase.get().createSchema("catalog_app")) {
 			schema.jdbcTemplate().execute("CREATE TABLE orders (id bigint PRIMARY KEY)");
 			MigrateResult result = new QueueMigrator(schema.dataSource(), SchemaName.of(schema.name()), true).migrate();
-			assertThat(result.migrationsExecuted).isEqualTo(4);
+			assertThat(result.migrationsExecuted).isEqualTo(5);
 			assertThat(schema.jdbcTemplate()
 				.queryForList("SELECT version FROM " + SchemaName.of(schema.name()).qualify(QueueMigrator.HISTORY_TABLE)
 						+ " ORDER BY installed_rank", String.class))
-				.containsExactly("0", "1", "2", "3", "4");
+				.containsExactly("0", "1", "2", "3", "4", "5");
 			assertThat(schema.jdbcTemplate()
 				.queryForObject("SELECT to_regclass(?) IS NOT NULL", Boolean.class,
 						SchemaName.of(schema.name()).qualify("pgqueue_jobs")))

@@ -9,6 +9,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,6 +39,9 @@ public class JobPoller implements SmartLifecycle {
 	/** How long the loop waits for room before looking again anyway. */
 	private static final Duration ROOM_RECHECK = Duration.ofMillis(50);
 
+	/** Longest a poller of a paused queue waits before it asks again whether the queue is paused. */
+	private static final Duration PAUSED_RECHECK = QueuePauses.MAX_AGE;
+
 	/** How long handlers get to react to interruption once the shutdown timeout has passed. */
 	private static final Duration AFTER_INTERRUPT = Duration.ofSeconds(5);
 
@@ -57,7 +61,7 @@ public class JobPoller implements SmartLifecycle {
 
 	private final Executor sharedExecutor;
 
-	private final PollSignals signals = new PollSignals();
+	private final PollSignals signals;
 
 	private volatile boolean running;
 
@@ -80,6 +84,23 @@ public class JobPoller implements SmartLifecycle {
 	 */
 	public JobPoller(QueueSettings settings, String[] kinds, String owner, ClaimStrategy strategy, ClaimScope scope,
 			WorkerSettings lifecycle, Executor sharedExecutor) {
+		this(settings, kinds, owner, strategy, scope, lifecycle, sharedExecutor, () -> false);
+	}
+
+	/**
+	 * @param settings the queue's settings
+	 * @param kinds kinds this poller claims (those with a listener in this application)
+	 * @param owner identifies this poller in lease columns and logs
+	 * @param strategy how the queue's mode claims and runs jobs
+	 * @param scope which part of the queue its claims read
+	 * @param lifecycle thread and shutdown settings shared by all queues
+	 * @param sharedExecutor runs the workers of every queue, or {@code null} for a pool of this
+	 * queue's own
+	 * @param queuePaused whether an operator paused the queue ({@link QueuePauses}); asked before
+	 * every claim
+	 */
+	public JobPoller(QueueSettings settings, String[] kinds, String owner, ClaimStrategy strategy, ClaimScope scope,
+			WorkerSettings lifecycle, Executor sharedExecutor, BooleanSupplier queuePaused) {
 		if (kinds.length == 0) {
 			throw new IllegalArgumentException("Queue '" + settings.name() + "' has no job kinds to claim");
 		}
@@ -90,6 +111,7 @@ public class JobPoller implements SmartLifecycle {
 		this.scope = scope;
 		this.lifecycle = lifecycle;
 		this.sharedExecutor = sharedExecutor;
+		this.signals = new PollSignals(queuePaused);
 	}
 
 	public QueueSettings settings() {
@@ -203,6 +225,11 @@ public class JobPoller implements SmartLifecycle {
 				if (room == 0) {
 					continue;
 				}
+				if (this.signals.queuePaused()) {
+					// Jobs claimed before the pause run on; a resume wakes the poller where notifications are on.
+					this.signals.awaitWakeUp(shorter(this.settings.pollInterval(), PAUSED_RECHECK));
+					continue;
+				}
 				boolean full = this.strategy.claim(room);
 				failures = 0;
 				if (!full) {
@@ -246,6 +273,10 @@ public class JobPoller implements SmartLifecycle {
 			this.signals.awaitWorkersChanged((interval.compareTo(ROOM_RECHECK) < 0) ? interval : ROOM_RECHECK);
 		}
 		return 0;
+	}
+
+	private static Duration shorter(Duration a, Duration b) {
+		return (a.compareTo(b) < 0) ? a : b;
 	}
 
 	private void drain(Thread poller) {

@@ -50,6 +50,8 @@ public class JobPollerFactory {
 
 	private final QueueSignals signals;
 
+	private final QueuePauses pauses;
+
 	public JobPollerFactory(QueueCatalog queues, JobRepository repository, JobRunner runner,
 			TransactionTemplate transactionTemplate, QueueMetrics metrics, WorkerSettings workerSettings) {
 		this(queues, repository, runner, transactionTemplate, metrics, workerSettings, null);
@@ -99,6 +101,24 @@ public class JobPollerFactory {
 			TransactionTemplate transactionTemplate, QueueMetrics metrics, WorkerSettings workerSettings,
 			Executor workerExecutor, boolean claimFloors, QueueSignals signals, CoordinationRepository coordination,
 			Duration heartbeatInterval) {
+		this(queues, repository, runner, transactionTemplate, metrics, workerSettings, workerExecutor, claimFloors,
+				signals, coordination, heartbeatInterval, null);
+	}
+
+	/**
+	 * @param signals where the pollers record what their claims achieve, one {@link ClaimProgress} per
+	 * queue
+	 * @param coordination the bucket coordinator's tables, for queues with bucket assignment;
+	 * {@code null} when no queue has it
+	 * @param heartbeatInterval how often members of a bucket coordinator heartbeat
+	 * @param pauses which queues operators paused, asked before every claim; {@code null} when queues
+	 * are never paused
+	 */
+	public JobPollerFactory(QueueCatalog queues, JobRepository repository, JobRunner runner,
+			TransactionTemplate transactionTemplate, QueueMetrics metrics, WorkerSettings workerSettings,
+			Executor workerExecutor, boolean claimFloors, QueueSignals signals, CoordinationRepository coordination,
+			Duration heartbeatInterval, QueuePauses pauses) {
+		this.pauses = pauses;
 		SettingRules.positive("pgqueue.buckets.heartbeat-interval", heartbeatInterval);
 		this.coordination = coordination;
 		this.heartbeatInterval = heartbeatInterval;
@@ -137,7 +157,9 @@ public class JobPollerFactory {
 			case LEASED -> new LeasedClaims(settings, kinds, owner, this.repository, scope, claims, progress,
 					this.runner, this.metrics, this.workerSettings);
 		};
-		return new JobPoller(settings, kinds, owner, strategy, scope, this.workerSettings, this.workerExecutor);
+		QueuePauses pauses = this.pauses;
+		return new JobPoller(settings, kinds, owner, strategy, scope, this.workerSettings, this.workerExecutor,
+				(pauses != null) ? () -> pauses.isPaused(queue) : () -> false);
 	}
 
 	private ClaimScope buckets(QueueSettings settings, String[] kinds, String owner) {

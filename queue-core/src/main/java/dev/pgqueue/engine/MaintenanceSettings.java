@@ -10,7 +10,7 @@ import java.time.Duration;
  * @param cleanupInterval how often finished jobs past their retention are pruned
  * @param statsInterval how often queue depth and age are read for metrics and health
  * @param completedRetention how long completed jobs are kept; zero deletes them as they finish
- * @param failedRetention how long failed jobs are kept
+ * @param failedRetention how long failed (and cancelled) jobs are kept
  * @param cleanupBatchSize most rows one prune statement deletes
  */
 public record MaintenanceSettings(Duration promoteInterval, Duration rescueInterval, Duration cleanupInterval,

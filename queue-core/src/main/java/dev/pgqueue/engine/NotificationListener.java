@@ -25,6 +25,10 @@ import org.springframework.context.SmartLifecycle;
  * poller is busy fold into one extra poll. Polling on the interval remains the fallback: if the
  * connection drops, the listener reconnects with backoff and nothing is lost but latency.
  *
+ * <p>Given the application's {@link QueuePauses}, it also listens on the channel of pauses and
+ * resumes, so that a queue paused or resumed anywhere is seen by this application's pollers at once
+ * rather than at their next reading of the pause table (at most a second later).
+ *
  * <p>Needs a session-level connection: turn notifications off behind a connection pooler in
  * transaction mode (PgBouncer), where {@code LISTEN} does not work.
  *
@@ -47,6 +51,8 @@ public class NotificationListener implements SmartLifecycle {
 
 	private final PollerWakeUps pollers;
 
+	private final QueuePauses pauses;
+
 	private volatile boolean running;
 
 	private volatile Thread thread;
@@ -60,9 +66,19 @@ public class NotificationListener implements SmartLifecycle {
 
 	/** A listener that wakes the pollers of {@code pollers}. */
 	public NotificationListener(DataSource dataSource, String channel, PollerWakeUps pollers) {
+		this(dataSource, channel, pollers, null);
+	}
+
+	/**
+	 * A listener that wakes the pollers of {@code pollers}, and also listens on the channel of
+	 * {@code pauses}: an announced pause or resume makes the pollers read the pause table again at
+	 * once, and wakes the queue's pollers (a resumed queue claims without waiting for its interval).
+	 */
+	public NotificationListener(DataSource dataSource, String channel, PollerWakeUps pollers, QueuePauses pauses) {
 		this.dataSource = dataSource;
 		this.channel = channel;
 		this.pollers = pollers;
+		this.pauses = pauses;
 	}
 
 	/** Wakes this poller when its queue is notified. */
@@ -118,19 +134,29 @@ public class NotificationListener implements SmartLifecycle {
 					con.setAutoCommit(true);
 				}
 				try (Statement statement = con.createStatement()) {
-					statement.execute("LISTEN \"" + this.channel.replace("\"", "\"\"") + "\"");
+					statement.execute(listen(this.channel));
+					if (this.pauses != null) {
+						statement.execute(listen(this.pauses.channel()));
+					}
 				}
 				PGConnection pg = con.unwrap(PGConnection.class);
 				if (failures > 0) {
 					logger.info("pgqueue notifications: listening again on channel '{}'", this.channel);
 				}
 				failures = 0;
-				// Jobs committed while we were not listening would otherwise wait for the poll interval.
+				// Jobs committed, and pauses changed, while we were not listening would otherwise wait for
+				// the poll interval.
+				if (this.pauses != null) {
+					this.pauses.changed();
+				}
 				this.pollers.wakeAll();
 				while (this.running) {
 					PGNotification[] notifications = pg.getNotifications(RECEIVE_TIMEOUT_MILLIS);
 					if (notifications != null) {
 						for (PGNotification notification : notifications) {
+							if (this.pauses != null && !this.channel.equals(notification.getName())) {
+								this.pauses.changed();
+							}
 							this.pollers.wake(notification.getParameter());
 						}
 					}
@@ -156,6 +182,10 @@ public class NotificationListener implements SmartLifecycle {
 				this.connection = null;
 			}
 		}
+	}
+
+	private static String listen(String channel) {
+		return "LISTEN \"" + channel.replace("\"", "\"\"") + "\"";
 	}
 
 	/** How long a notification may wait before the listener looks; for documentation and tests. */

@@ -2,13 +2,17 @@ package dev.pgqueue.engine;
 
 import java.time.Duration;
 import java.util.concurrent.locks.Condition;
+import java.util.function.BooleanSupplier;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * What a poll thread waits for, and what wakes it: a wake-up (new jobs announced), a change among
- * its workers (a slot freed, jobs claimed ahead running low), a pause after failures, or stop.
+ * its workers (a slot freed, jobs claimed ahead running low), a pause after failures, or stop; and
+ * whether an operator paused the queue, which every thread that claims asks first.
  */
 public final class PollSignals {
+
+	private final BooleanSupplier queuePaused;
 
 	private final ReentrantLock lock = new ReentrantLock();
 
@@ -22,6 +26,24 @@ public final class PollSignals {
 	private volatile boolean stopping;
 
 	private volatile long pauseUntil = System.nanoTime();
+
+	/** Signals of a queue that is never paused. */
+	public PollSignals() {
+		this(() -> false);
+	}
+
+	/**
+	 * @param queuePaused whether an operator has paused the queue now; asked before every claim, so
+	 * it must be cheap (see {@link QueuePauses})
+	 */
+	public PollSignals(BooleanSupplier queuePaused) {
+		this.queuePaused = queuePaused;
+	}
+
+	/** Whether an operator has paused the queue: no thread claims its jobs meanwhile. */
+	public boolean queuePaused() {
+		return this.queuePaused.getAsBoolean();
+	}
 
 	/** Asks the poll thread to poll now rather than at the end of its interval. */
 	public void wakeUp() {

@@ -5,7 +5,9 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.ScheduledFuture;
 import java.util.function.Supplier;
 
@@ -34,7 +36,7 @@ import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
  * <li>the <em>stats reader</em> reads queue depth and the age of the oldest due job for metrics
  * and health, what holds back cleanup in the database ({@link TransactionHorizon}) and how many of
  * this application's connections wait on a lock, and publishes each polled queue's poll-cycle
- * assessment ({@link QueueSignals});</li>
+ * assessment ({@link QueueSignals}) and which queues are paused ({@link QueuePauses});</li>
  * <li>the <em>in-doubt resolver</em>, in an application with queues that use two-phase commit,
  * finishes the prepared transactions their workers left when they died between prepare and commit
  * ({@link InDoubtResolver}), at start-up and then on its own interval.</li>
@@ -81,6 +83,8 @@ public class QueueMaintenance implements SmartLifecycle {
 
 	private final InDoubtResolver inDoubtResolver;
 
+	private final QueuePauses pauses;
+
 	/**
 	 * @param knownQueues queues reported even while empty (configured and listened-to queues)
 	 */
@@ -119,6 +123,21 @@ public class QueueMaintenance implements SmartLifecycle {
 	public QueueMaintenance(MaintenanceRepository repository, MaintenanceSettings settings, QueueMetrics metrics,
 			Supplier<? extends Collection<String>> knownQueues, JobHandlerRegistry handlers, QueueSignals signals,
 			InDoubtResolver inDoubtResolver) {
+		this(repository, settings, metrics, knownQueues, handlers, signals, inDoubtResolver, null);
+	}
+
+	/**
+	 * @param knownQueues queues reported even while empty (configured and listened-to queues)
+	 * @param handlers this application's listeners, to warn about due jobs that none of them claims
+	 * @param signals what the pollers' claims recorded, assessed on each stats read
+	 * @param inDoubtResolver finishes prepared transactions that dead workers left; {@code null} in an
+	 * application without queues that use two-phase commit
+	 * @param pauses which queues operators paused, reported with the stats; {@code null} for none
+	 */
+	public QueueMaintenance(MaintenanceRepository repository, MaintenanceSettings settings, QueueMetrics metrics,
+			Supplier<? extends Collection<String>> knownQueues, JobHandlerRegistry handlers, QueueSignals signals,
+			InDoubtResolver inDoubtResolver, QueuePauses pauses) {
+		this.pauses = pauses;
 		this.inDoubtResolver = inDoubtResolver;
 		this.signals = signals;
 		this.handlers = handlers;
@@ -235,9 +254,26 @@ public class QueueMaintenance implements SmartLifecycle {
 		warnAboutUnclaimedKinds();
 		this.lastStats = Map.copyOf(stats);
 		this.metrics.queueStats(stats.values());
+		reportPauses(stats.keySet());
 		readOldestTransaction();
 		readLockWaits();
 		return this.lastStats;
+	}
+
+	/** Reports which of the queues (and of those paused elsewhere) are paused. */
+	private void reportPauses(Collection<String> queues) {
+		if (this.pauses == null) {
+			return;
+		}
+		Set<String> paused = this.pauses.current();
+		Set<String> reported = new TreeSet<>(queues);
+		reported.addAll(paused);
+		reported.forEach((queue) -> this.metrics.queuePaused(queue, paused.contains(queue)));
+	}
+
+	/** Which queues operators paused; {@code null} when this application does not look. */
+	public QueuePauses pauses() {
+		return this.pauses;
 	}
 
 	/** Publishes each polled queue's poll-cycle p99 of the last minute, judged. */

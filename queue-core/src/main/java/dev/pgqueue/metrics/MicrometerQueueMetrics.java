@@ -34,6 +34,7 @@ import io.micrometer.core.instrument.Timer;
  * {@code outcome}</td></tr>
  * <tr><td>{@code pgqueue.queue.depth / scheduled / running}</td><td>gauges; tag {@code queue}</td></tr>
  * <tr><td>{@code pgqueue.handlers.abandoned}</td><td>gauge; tag {@code queue}</td></tr>
+ * <tr><td>{@code pgqueue.queue.paused}</td><td>gauge, 1 while paused; tag {@code queue}</td></tr>
  * <tr><td>{@code pgqueue.queue.oldest.age}</td><td>time gauge; tag {@code queue}</td></tr>
  * <tr><td>{@code pgqueue.database.oldest.transaction.age}</td><td>time gauge</td></tr>
  * <tr><td>{@code pgqueue.database.lock.waits}</td><td>gauge</td></tr>
@@ -140,6 +141,11 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 			queueGauges.running.set(queueStats.running());
 			queueGauges.oldestAgeMillis.set(queueStats.oldestAvailableAge().toMillis());
 		}
+	}
+
+	@Override
+	public void queuePaused(String queue, boolean paused) {
+		gauges(queue).paused.set(paused ? 1 : 0);
 	}
 
 	@Override
@@ -337,6 +343,8 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 
 		private final AtomicLong abandonedHandlers = new AtomicLong();
 
+		private final AtomicLong paused = new AtomicLong();
+
 		QueueGauges(MeterRegistry registry, String queue) {
 			Gauge.builder("pgqueue.poll.cycle.assessment", this.pollCycleAssessment, AtomicLong::get)
 				.description("The recent poll-cycle p99 judged: 0 healthy (< 30 ms), 1 degrading (< 100 ms), "
@@ -357,6 +365,10 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 				.register(registry);
 			Gauge.builder("pgqueue.handlers.abandoned", this.abandonedHandlers, AtomicLong::get)
 				.description("Leased listeners still running past their time limit on threads their workers left")
+				.tag("queue", queue)
+				.register(registry);
+			Gauge.builder("pgqueue.queue.paused", this.paused, AtomicLong::get)
+				.description("1 while an operator has paused the queue: no instance claims its jobs")
 				.tag("queue", queue)
 				.register(registry);
 			TimeGauge.builder("pgqueue.queue.oldest.age", this.oldestAgeMillis, TimeUnit.MILLISECONDS, AtomicLong::get)

@@ -60,6 +60,10 @@ public interface QueueMetrics {
 	default void queueStats(Collection<QueueStats> stats) {
 	}
 
+	/** Freshly read by the stats reader: whether an operator has paused the queue. */
+	default void queuePaused(String queue, boolean paused) {
+	}
+
 	/** Freshly read: the transaction that holds back cleanup in the jobs table's database the longest. */
 	default void oldestTransaction(OldestTransaction oldest) {
 	}

@@ -234,7 +234,8 @@ public class QueueProperties {
 		private Duration completed = MaintenanceSettings.DEFAULT.completedRetention();
 
 		/**
-		 * How long failed jobs are kept, with their last error, before they are pruned.
+		 * How long failed jobs are kept, with their last error, before they are pruned; cancelled jobs
+		 * too.
 		 */
 		private Duration failed = MaintenanceSettings.DEFAULT.failedRetention();
 

@@ -284,11 +284,11 @@ public final class LeasedClaims implements ClaimStrategy {
 	 * Claims this worker's next job itself, when nothing is claimed ahead: its own and as many more as
 	 * the claim-ahead estimate asks for (at most batch-size), which go to the FIFO. Only while the
 	 * last claim took all it asked for: a queue that keeps up (a steady trickle, or empty) is left to
-	 * the poll thread and its wake-ups, and costs no extra claims. Returns null when it claimed
-	 * nothing.
+	 * the poll thread and its wake-ups, and costs no extra claims; nor while the queue is paused.
+	 * Returns null when it claimed nothing.
 	 */
 	private Held claimOwnNext() {
-		if (!this.backlog || !this.workerClaims.tryAcquire()) {
+		if (!this.backlog || this.signals.queuePaused() || !this.workerClaims.tryAcquire()) {
 			return null;
 		}
 		try {

@@ -65,7 +65,7 @@ public class MaintenanceRepository {
 	 * instance held the lock before anything was deleted.
 	 *
 	 * <p>An instance that finds the lock taken stops for good, even half-way: the instance that took
-	 * it goes on to the end, completed and failed jobs both. So whichever instance took the lock last
+	 * it goes on to the end, completed, failed and cancelled jobs alike. So whichever instance took the lock last
 	 * finishes the work; if instances stopped only the current state when they lost a turn, two of
 	 * them could each leave the other's state half-pruned.
 	 */
@@ -75,7 +75,12 @@ public class MaintenanceRepository {
 			return (completed.deleted() > 0) ? completed.deleted() : -1;
 		}
 		Pruned failed = prune(JobState.FAILED, failedRetention, batchSize);
-		return completed.deleted() + failed.deleted();
+		if (failed.lostTurn()) {
+			return completed.deleted() + failed.deleted();
+		}
+		// Cancelled jobs are kept as long as failed ones: both are what an operator looks back at.
+		Pruned cancelled = prune(JobState.CANCELLED, failedRetention, batchSize);
+		return completed.deleted() + failed.deleted() + cancelled.deleted();
 	}
 
 	/** Prunes one state until a batch comes back short, or until another instance holds the lock. */

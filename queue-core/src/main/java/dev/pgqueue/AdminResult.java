@@ -1,0 +1,41 @@
+package dev.pgqueue;
+
+import java.util.UUID;
+
+/**
+ * What an operation of {@link JobAdmin} on one job did.
+ *
+ * @param id the job's public id
+ * @param outcome whether the operation was applied, and if not, why
+ * @param state the job's state after the operation when applied ({@code null} once deleted),
+ * else the state that kept it from applying ({@code null} when not found)
+ */
+public record AdminResult(UUID id, Outcome outcome, JobState state) {
+
+	/** Whether the operation changed the job. */
+	public boolean applied() {
+		return this.outcome == Outcome.APPLIED;
+	}
+
+	/** Whether an operation on one job was applied. */
+	public enum Outcome {
+
+		/** Done. */
+		APPLIED,
+
+		/** No job has this id (never had, or it was pruned or deleted). */
+		NOT_FOUND,
+
+		/**
+		 * A worker has the job: a leased job running, or a job whose row another transaction holds (a
+		 * transactional batch or a prepared transaction running it). Nothing was changed; try again once
+		 * it is finished.
+		 */
+		RUNNING,
+
+		/** The job is in a state the operation does not apply to (say, cancelling a completed job). */
+		NOT_ALLOWED
+
+	}
+
+}

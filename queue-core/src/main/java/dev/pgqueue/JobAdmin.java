@@ -1,0 +1,76 @@
+package dev.pgqueue;
+
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+
+/**
+ * Looks at jobs and acts on them, as an operator would: finds and lists jobs, counts them, retries
+ * failed ones, cancels waiting ones, deletes finished ones, and pauses and resumes queues across
+ * every instance.
+ *
+ * <p>Every operation on a job names the states it expects and takes the job's row with
+ * {@code FOR UPDATE NOWAIT}, so it never overwrites an outcome a worker is writing: a job whose row a
+ * transaction holds (a transactional batch running it) answers {@link AdminResult.Outcome#RUNNING}
+ * at once instead of waiting for the batch. Each operation is logged with the name the
+ * {@link AdminCaller} gives.
+ */
+public interface JobAdmin {
+
+	/** The job with this public id, without its payload; empty when there is none (or no longer). */
+	Optional<JobDetails> find(UUID id);
+
+	/** The job with this public id, with its payload (which may hold personal data). */
+	Optional<JobDetails> findWithPayload(UUID id);
+
+	/**
+	 * Jobs matching the query, newest first, one page at a time: pass the page's
+	 * {@link JobPage#next()} as the next query's {@link JobQuery#before(String) before}. Without a
+	 * payload.
+	 */
+	JobPage list(JobQuery query);
+
+	/** How many jobs each queue holds in each state (finished ones included, until they are pruned). */
+	Map<String, Map<JobState, Long>> counts();
+
+	/**
+	 * Makes a failed job available to run again now, with one attempt more than it has used if it had
+	 * used them all. Its attempts so far still count, and its last error stays until it completes.
+	 */
+	AdminResult retry(UUID id);
+
+	/**
+	 * Retries every failed job of a queue, of a kind, or of a kind in a queue ({@code null} for either
+	 * leaves it open, not both), as {@link #retry(UUID)} does, in batches. Jobs whose rows another
+	 * transaction holds at that moment (the cleaner pruning them) are left as they are.
+	 * @return how many jobs were made available
+	 */
+	int retryFailed(String queue, String kind);
+
+	/**
+	 * Cancels a job that waits to run ({@link JobState#AVAILABLE} or {@link JobState#SCHEDULED}): it
+	 * will not run, and is kept, {@link JobState#CANCELLED}, for the failed retention.
+	 */
+	AdminResult cancel(UUID id);
+
+	/** Deletes a finished job (completed, failed or cancelled). */
+	AdminResult delete(UUID id);
+
+	/**
+	 * Pauses a queue in every instance: pollers stop claiming its jobs within a second (at once where
+	 * notifications are on); jobs already claimed run to their end; enqueues go on.
+	 * @return whether the queue was running until now
+	 */
+	boolean pause(String queue);
+
+	/**
+	 * Resumes a paused queue in every instance.
+	 * @return whether the queue was paused until now
+	 */
+	boolean resume(String queue);
+
+	/** The queues paused now. */
+	Set<String> pausedQueues();
+
+}

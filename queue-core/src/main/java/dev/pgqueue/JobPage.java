@@ -1,0 +1,18 @@
+package dev.pgqueue;
+
+import java.util.List;
+
+/**
+ * One page of {@link JobAdmin#list}: jobs newest first, and the cursor of the next page.
+ *
+ * @param jobs the jobs, newest first
+ * @param next the cursor to pass as {@link JobQuery#before(String)} for older jobs, or {@code null}
+ * when this page was the last
+ */
+public record JobPage(List<JobDetails> jobs, String next) {
+
+	public JobPage {
+		jobs = List.copyOf(jobs);
+	}
+
+}

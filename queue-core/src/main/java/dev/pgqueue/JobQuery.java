@@ -1,0 +1,74 @@
+package dev.pgqueue;
+
+/**
+ * Which jobs {@link JobAdmin#list} returns: those of a queue, a kind and a state (each optional),
+ * newest first, at most {@code limit}, before a cursor from the previous page.
+ *
+ * <pre>{@code
+ * JobPage page = admin.list(JobQuery.all().queue("mail").state(JobState.FAILED));
+ * JobPage next = admin.list(JobQuery.all().queue("mail").state(JobState.FAILED).before(page.next()));
+ * }</pre>
+ *
+ * @param queue only jobs of this queue, or {@code null} for every queue
+ * @param kind only jobs of this kind, or {@code null} for every kind
+ * @param state only jobs in this state, or {@code null} for every state
+ * @param before only jobs older than the last of the page this cursor came from ({@link JobPage#next()}),
+ * or {@code null} for the newest
+ * @param limit most jobs to return, 1 to {@value #MAX_LIMIT}
+ */
+public record JobQuery(String queue, String kind, JobState state, String before, int limit) {
+
+	/** Jobs in a page unless the query says otherwise. */
+	public static final int DEFAULT_LIMIT = 50;
+
+	/** Most jobs one page may hold. */
+	public static final int MAX_LIMIT = 500;
+
+	public JobQuery {
+		if (limit < 1 || limit > MAX_LIMIT) {
+			throw new IllegalArgumentException("A page holds 1 to " + MAX_LIMIT + " jobs, not " + limit);
+		}
+		if (before != null && !isCursor(before)) {
+			throw new IllegalArgumentException("'" + before + "' is not a cursor: pass the next() of a JobPage");
+		}
+	}
+
+	private static boolean isCursor(String value) {
+		if (!value.matches("[0-9]{1,19}")) {
+			return false;
+		}
+		try {
+			Long.parseLong(value);
+			return true;
+		}
+		catch (NumberFormatException ex) {
+			return false;
+		}
+	}
+
+	/** The newest jobs of every queue, kind and state. */
+	public static JobQuery all() {
+		return new JobQuery(null, null, null, null, DEFAULT_LIMIT);
+	}
+
+	public JobQuery queue(String queue) {
+		return new JobQuery(queue, this.kind, this.state, this.before, this.limit);
+	}
+
+	public JobQuery kind(String kind) {
+		return new JobQuery(this.queue, kind, this.state, this.before, this.limit);
+	}
+
+	public JobQuery state(JobState state) {
+		return new JobQuery(this.queue, this.kind, state, this.before, this.limit);
+	}
+
+	public JobQuery before(String cursor) {
+		return new JobQuery(this.queue, this.kind, this.state, cursor, this.limit);
+	}
+
+	public JobQuery limit(int limit) {
+		return new JobQuery(this.queue, this.kind, this.state, this.before, limit);
+	}
+
+}

@@ -1,0 +1,243 @@
+package dev.pgqueue.engine;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+
+import dev.pgqueue.AdminCaller;
+import dev.pgqueue.AdminResult;
+import dev.pgqueue.AdminResult.Outcome;
+import dev.pgqueue.JobAdmin;
+import dev.pgqueue.JobDetails;
+import dev.pgqueue.JobPage;
+import dev.pgqueue.JobQuery;
+import dev.pgqueue.JobState;
+import dev.pgqueue.engine.sql.AdminRepository;
+import dev.pgqueue.engine.sql.AdminRepository.Change;
+import dev.pgqueue.engine.sql.AdminRepository.Listed;
+import dev.pgqueue.engine.sql.JobRepository;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+
+/**
+ * The {@link JobAdmin} on the jobs table, through {@link AdminRepository}. Each operation logs who
+ * asked ({@link AdminCaller}) and what came of it. Jobs made available again are announced as new
+ * jobs are: a notification to every instance, and this application's pollers woken once the change
+ * commits; pauses and resumes reach this application's pollers the same way.
+ */
+public class JdbcJobAdmin implements JobAdmin {
+
+	private static final Logger logger = LoggerFactory.getLogger(JdbcJobAdmin.class);
+
+	private final AdminRepository repository;
+
+	private final JobRepository jobs;
+
+	private final QueuePauses pauses;
+
+	private final PollerWakeUps wakeUps;
+
+	private final AdminCaller caller;
+
+	/**
+	 * @param repository the operators' statements
+	 * @param jobs notifies the queues of retried jobs, when notifications are on
+	 * @param pauses this application's view of the paused queues, told at once of its own changes;
+	 * {@code null} when nothing polls here
+	 * @param wakeUps this application's pollers, woken for retried jobs and resumed queues;
+	 * {@code null} for none
+	 * @param caller names who asks, for the log
+	 */
+	public JdbcJobAdmin(AdminRepository repository, JobRepository jobs, QueuePauses pauses, PollerWakeUps wakeUps,
+			AdminCaller caller) {
+		this.repository = repository;
+		this.jobs = jobs;
+		this.pauses = pauses;
+		this.wakeUps = wakeUps;
+		this.caller = caller;
+	}
+
+	@Override
+	public Optional<JobDetails> find(UUID id) {
+		return find(id, false);
+	}
+
+	@Override
+	public Optional<JobDetails> findWithPayload(UUID id) {
+		Optional<JobDetails> job = find(id, true);
+		job.ifPresent((found) -> logger.info("{} read the payload of job {} (kind '{}', queue '{}')", who(), id,
+				found.kind(), found.queue()));
+		return job;
+	}
+
+	private Optional<JobDetails> find(UUID id, boolean withPayload) {
+		Objects.requireNonNull(id, "id must not be null");
+		Listed found = this.repository.find(id, withPayload);
+		return (found != null) ? Optional.of(found.details()) : Optional.empty();
+	}
+
+	@Override
+	public JobPage list(JobQuery query) {
+		Objects.requireNonNull(query, "query must not be null");
+		List<Listed> listed = this.repository.list(query);
+		String next = (listed.size() == query.limit()) ? Long.toString(listed.get(listed.size() - 1).id()) : null;
+		return new JobPage(listed.stream().map(Listed::details).toList(), next);
+	}
+
+	@Override
+	public Map<String, Map<JobState, Long>> counts() {
+		return this.repository.counts();
+	}
+
+	@Override
+	public AdminResult retry(UUID id) {
+		Objects.requireNonNull(id, "id must not be null");
+		Change change = this.repository.retry(id);
+		AdminResult result = result(id, change, JobState.AVAILABLE);
+		if (result.applied()) {
+			announce(Set.of(change.queue()));
+		}
+		log("retry", id, change, result);
+		return result;
+	}
+
+	@Override
+	public int retryFailed(String queue, String kind) {
+		if (queue == null && kind == null) {
+			throw new IllegalArgumentException("Name a queue, a kind or both: retrying every failed job of every "
+					+ "queue at once is not offered");
+		}
+		String who = who();
+		Map<String, Integer> retried = this.repository.retryFailed(queue, kind);
+		int total = retried.values().stream().mapToInt(Integer::intValue).sum();
+		if (total > 0) {
+			announce(retried.keySet());
+		}
+		logger.info("{} retried the failed jobs{}{}: {} made available again{}", who,
+				(queue != null) ? " of queue '" + queue + "'" : "", (kind != null) ? " of kind '" + kind + "'" : "", total,
+				retried.isEmpty() ? "" : " " + retried);
+		return total;
+	}
+
+	@Override
+	public AdminResult cancel(UUID id) {
+		Objects.requireNonNull(id, "id must not be null");
+		Change change = this.repository.cancel(id);
+		AdminResult result = result(id, change, JobState.CANCELLED);
+		log("cancel", id, change, result);
+		return result;
+	}
+
+	@Override
+	public AdminResult delete(UUID id) {
+		Objects.requireNonNull(id, "id must not be null");
+		Change change = this.repository.delete(id);
+		AdminResult result = result(id, change, null);
+		log("delete", id, change, result);
+		return result;
+	}
+
+	@Override
+	public boolean pause(String queue) {
+		Objects.requireNonNull(queue, "queue must not be null");
+		String who = who();
+		boolean paused = this.repository.pause(queue, who);
+		afterCommit(() -> {
+			if (this.pauses != null) {
+				this.pauses.changed();
+			}
+		});
+		logger.info("{} paused queue '{}'{}", who, queue, paused ? "" : " (it was paused already)");
+		return paused;
+	}
+
+	@Override
+	public boolean resume(String queue) {
+		Objects.requireNonNull(queue, "queue must not be null");
+		String who = who();
+		boolean resumed = this.repository.resume(queue);
+		afterCommit(() -> {
+			if (this.pauses != null) {
+				this.pauses.changed();
+			}
+			if (this.wakeUps != null) {
+				this.wakeUps.wake(queue);
+			}
+		});
+		logger.info("{} resumed queue '{}'{}", who, queue, resumed ? "" : " (it was not paused)");
+		return resumed;
+	}
+
+	@Override
+	public Set<String> pausedQueues() {
+		return this.repository.pausedQueues();
+	}
+
+	/** What a change of one job came to; {@code after} is the job's state once it is applied. */
+	private static AdminResult result(UUID id, Change change, JobState after) {
+		if (change.locked() || (!change.changed() && change.state() == JobState.RUNNING)) {
+			return new AdminResult(id, Outcome.RUNNING, JobState.RUNNING);
+		}
+		if (change.state() == null) {
+			return new AdminResult(id, Outcome.NOT_FOUND, null);
+		}
+		return change.changed() ? new AdminResult(id, Outcome.APPLIED, after)
+				: new AdminResult(id, Outcome.NOT_ALLOWED, change.state());
+	}
+
+	private void log(String operation, UUID id, Change change, AdminResult result) {
+		String job = (change.kind() != null)
+				? "job " + id + " (kind '" + change.kind() + "', queue '" + change.queue() + "')" : "job " + id;
+		switch (result.outcome()) {
+			case APPLIED -> logger.info("{} asked to {} {}: done", who(), operation, job);
+			case NOT_FOUND -> logger.info("{} asked to {} {}: no such job", who(), operation, job);
+			case RUNNING -> logger.info("{} asked to {} {}: refused, a worker has it (its row is held by another "
+					+ "transaction or it runs under a lease)", who(), operation, job);
+			case NOT_ALLOWED -> logger.info("{} asked to {} {}: refused, it is {}", who(), operation, job,
+					change.state().sqlValue());
+		}
+	}
+
+	/**
+	 * Retried jobs are new due jobs: their queues are notified (delivered at commit) and, once the
+	 * change commits, this application's pollers of them are woken.
+	 */
+	private void announce(Set<String> queues) {
+		if (this.jobs.notifies()) {
+			this.jobs.notifyQueues(queues);
+		}
+		afterCommit(() -> {
+			if (this.wakeUps != null) {
+				queues.forEach(this.wakeUps::wake);
+			}
+		});
+	}
+
+	/** Runs the task once the caller's transaction commits, or now outside one. */
+	private static void afterCommit(Runnable task) {
+		if (!TransactionSynchronizationManager.isSynchronizationActive()) {
+			task.run();
+			return;
+		}
+		TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+
+			@Override
+			public void afterCommit() {
+				task.run();
+			}
+
+		});
+	}
+
+	private String who() {
+		String name = this.caller.name();
+		return (name != null && !name.isBlank()) ? name : "unknown";
+	}
+
+}

@@ -1,0 +1,211 @@
+package dev.pgqueue.engine.sql;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
+
+import dev.pgqueue.JobDetails;
+import dev.pgqueue.JobQuery;
+import dev.pgqueue.JobState;
+import dev.pgqueue.schema.SchemaName;
+
+import org.springframework.dao.DataAccessException;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.RowMapper;
+
+/**
+ * Runs the operators' statements ({@link AdminStatements}): reads of jobs, changes of one job under
+ * its row lock taken without waiting, retries in bulk, and the pause table.
+ */
+public class AdminRepository {
+
+	/** SQLSTATE of {@code lock_not_available}: {@code NOWAIT} found the row locked. */
+	public static final String LOCK_NOT_AVAILABLE = "55P03";
+
+	private static final int RETRY_BATCH = 1_000;
+
+	private final JdbcTemplate jdbc;
+
+	private final AdminStatements sql;
+
+	/**
+	 * @param notify whether pauses and resumes notify the other instances
+	 */
+	public AdminRepository(JdbcTemplate jdbc, SchemaName schema, boolean notify) {
+		this.jdbc = jdbc;
+		this.sql = new AdminStatements(schema, notify);
+	}
+
+	/** The channel on which pauses and resumes are announced, with the queue's name. */
+	public String pausesChannel() {
+		return this.sql.pausesChannel;
+	}
+
+	/** The job with this public id, or {@code null}. */
+	public Listed find(UUID id, boolean withPayload) {
+		List<Listed> found = this.jdbc.query(withPayload ? this.sql.findJobWithPayload : this.sql.findJob,
+				detailsMapper(withPayload), id);
+		return found.isEmpty() ? null : found.get(0);
+	}
+
+	/** Jobs matching the query, newest first, with the internal id of each (the cursor). */
+	public List<Listed> list(JobQuery query) {
+		List<Object> arguments = new ArrayList<>();
+		if (query.queue() != null) {
+			arguments.add(query.queue());
+		}
+		if (query.kind() != null) {
+			arguments.add(query.kind());
+		}
+		if (query.state() != null) {
+			arguments.add(query.state().sqlValue());
+		}
+		if (query.before() != null) {
+			arguments.add(Long.parseLong(query.before()));
+		}
+		arguments.add(query.limit());
+		String statement = this.sql.listJobs(query.queue() != null, query.kind() != null, query.state() != null,
+				query.before() != null);
+		return this.jdbc.query(statement, detailsMapper(false), arguments.toArray());
+	}
+
+	/** Jobs by queue and state. */
+	public Map<String, Map<JobState, Long>> counts() {
+		Map<String, Map<JobState, Long>> counts = new TreeMap<>();
+		this.jdbc.query(this.sql.countJobs, (ResultSet rs) -> {
+			counts.computeIfAbsent(rs.getString(1), (queue) -> new EnumMap<>(JobState.class))
+				.put(JobState.fromSqlValue(rs.getString(2)), rs.getLong(3));
+		});
+		return counts;
+	}
+
+	/** Retries a failed job. */
+	public Change retry(UUID id) {
+		return change(this.sql.retryJob, id);
+	}
+
+	/** Cancels a waiting job. */
+	public Change cancel(UUID id) {
+		return change(this.sql.cancelJob, id);
+	}
+
+	/** Deletes a finished job. */
+	public Change delete(UUID id) {
+		return change(this.sql.deleteJob, id);
+	}
+
+	private Change change(String statement, UUID id) {
+		try {
+			List<Change> rows = this.jdbc.query(statement, (rs, i) -> new Change(false,
+					JobState.fromSqlValue(rs.getString(1)), rs.getString(2), rs.getString(3), rs.getInt(4) > 0), id);
+			return rows.isEmpty() ? Change.NOT_FOUND : rows.get(0);
+		}
+		catch (DataAccessException ex) {
+			if (!lockNotAvailable(ex)) {
+				throw ex;
+			}
+			return new Change(true, committedState(id), null, null, false);
+		}
+	}
+
+	/**
+	 * The state of a job whose row another transaction holds, as last committed; {@code null} when it
+	 * cannot be read (inside the caller's transaction, which the failed lock aborted).
+	 */
+	private JobState committedState(UUID id) {
+		try {
+			List<String> states = this.jdbc.queryForList(this.sql.jobState, String.class, id);
+			return states.isEmpty() ? null : JobState.fromSqlValue(states.get(0));
+		}
+		catch (DataAccessException ex) {
+			return null;
+		}
+	}
+
+	private static boolean lockNotAvailable(DataAccessException ex) {
+		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
+			if (cause instanceof SQLException sql && LOCK_NOT_AVAILABLE.equals(sql.getSQLState())) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * Retries failed jobs of a queue and/or a kind ({@code null} for any), in batches, each its own
+	 * statement. Returns how many jobs each queue got back.
+	 */
+	public Map<String, Integer> retryFailed(String queue, String kind) {
+		Map<String, Integer> retried = new LinkedHashMap<>();
+		while (true) {
+			Map<String, Integer> batch = new LinkedHashMap<>();
+			this.jdbc.query(this.sql.retryFailed, (ResultSet rs) -> {
+				batch.put(rs.getString(1), rs.getInt(2));
+			}, queue, queue, kind, kind, RETRY_BATCH);
+			batch.forEach((q, count) -> retried.merge(q, count, Integer::sum));
+			if (batch.values().stream().mapToInt(Integer::intValue).sum() < RETRY_BATCH) {
+				return retried;
+			}
+		}
+	}
+
+	/** Pauses a queue; returns whether it was running until now. */
+	public boolean pause(String queue, String by) {
+		return !this.jdbc.query(this.sql.pauseQueue, (rs, i) -> rs.getString(1), queue, by).isEmpty();
+	}
+
+	/** Resumes a queue; returns whether it was paused until now. */
+	public boolean resume(String queue) {
+		return !this.jdbc.query(this.sql.resumeQueue, (rs, i) -> rs.getString(1), queue).isEmpty();
+	}
+
+	/** The queues paused now. */
+	public Set<String> pausedQueues() {
+		return Set.copyOf(this.jdbc.queryForList(this.sql.pausedQueues, String.class));
+	}
+
+	private static RowMapper<Listed> detailsMapper(boolean withPayload) {
+		return (rs, i) -> new Listed(rs.getLong(1),
+				new JobDetails(rs.getObject(2, UUID.class), rs.getString(3), rs.getString(4),
+						JobState.fromSqlValue(rs.getString(5)), rs.getInt(6), rs.getInt(7), rs.getInt(8), rs.getString(9),
+						instant(rs.getObject(10, OffsetDateTime.class)), instant(rs.getObject(11, OffsetDateTime.class)),
+						instant(rs.getObject(12, OffsetDateTime.class)), instant(rs.getObject(13, OffsetDateTime.class)),
+						withPayload ? rs.getString(14) : null));
+	}
+
+	private static Instant instant(OffsetDateTime timestamp) {
+		return (timestamp != null) ? timestamp.toInstant() : null;
+	}
+
+	/** A job as listed, with its internal id, the cursor of keyset pagination. */
+	public record Listed(long id, JobDetails details) {
+	}
+
+	/**
+	 * What a change of one job found.
+	 *
+	 * @param locked whether another transaction held the job's row, so nothing was changed
+	 * @param state the state the change found (as last committed, when locked); {@code null} when no
+	 * job has the id
+	 * @param kind the job's kind ({@code null} when locked or not found)
+	 * @param queue the job's queue ({@code null} when locked or not found)
+	 * @param changed whether the change was made
+	 */
+	public record Change(boolean locked, JobState state, String kind, String queue, boolean changed) {
+
+		static final Change NOT_FOUND = new Change(false, null, null, null, false);
+
+	}
+
+}

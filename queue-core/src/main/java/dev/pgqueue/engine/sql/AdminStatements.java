@@ -1,0 +1,164 @@
+package dev.pgqueue.engine.sql;
+
+import dev.pgqueue.schema.SchemaName;
+
+/**
+ * The texts of the operators' statements ({@code JobAdmin}) and of the pause table, for one schema;
+ * {@link AdminRepository} runs them. Parameters are positional, listed in each statement's Javadoc.
+ *
+ * <p>A statement on one job locks its row with {@code FOR UPDATE NOWAIT}: a row held by a
+ * transactional batch fails at once with SQLSTATE 55P03 instead of waiting for the batch. The lock
+ * also returns the row as committed last, so the state it reports is the one the change is guarded
+ * by; the change repeats the guard on the row it updates.
+ */
+public final class AdminStatements {
+
+	/**
+	 * Columns of a job as an operator sees it, in this order: {@code id, public_id, kind, queue, state,
+	 * priority, attempt, max_attempts, last_error, created_at, run_at, started_at, finished_at}.
+	 */
+	static final String DETAIL_COLUMNS = "id, public_id, kind, queue, state, priority, attempt, max_attempts, "
+			+ "last_error, created_at, run_at, started_at, finished_at";
+
+	/** Finds a job by public id. Parameter: public id. Returns {@link #DETAIL_COLUMNS}. */
+	public final String findJob;
+
+	/** {@link #findJob}, with the payload as a last column. */
+	public final String findJobWithPayload;
+
+	/**
+	 * Lists jobs newest first; one text per combination of filters, indexed by
+	 * {@link #listJobs(boolean, boolean, boolean, boolean)}.
+	 */
+	private final String[] listJobs = new String[16];
+
+	/** Counts jobs by queue and state. */
+	public final String countJobs;
+
+	/**
+	 * Makes a failed job available now, with one attempt more if it used them all. Parameter: public
+	 * id. Returns one row unless no job has the id: state found, kind, queue, rows changed.
+	 */
+	public final String retryJob;
+
+	/**
+	 * Cancels a job that waits (available or scheduled). Parameter: public id. Returns as
+	 * {@link #retryJob}.
+	 */
+	public final String cancelJob;
+
+	/**
+	 * Deletes a finished job (completed, failed or cancelled). Parameter: public id. Returns as
+	 * {@link #retryJob}.
+	 */
+	public final String deleteJob;
+
+	/** A job's state as committed, without locking. Parameter: public id. */
+	public final String jobState;
+
+	/**
+	 * Retries up to a limit of failed jobs of a queue and a kind, as {@link #retryJob}, skipping rows
+	 * another transaction holds; one row per queue with the count. Parameters: queue, kind (each
+	 * optional: {@code null} matches any), limit.
+	 */
+	public final String retryFailed;
+
+	/**
+	 * Pauses a queue, notifying the change when it is one. Parameters: queue, who paused it. Returns a
+	 * row if the queue was not paused before.
+	 */
+	public final String pauseQueue;
+
+	/** Resumes a queue, notifying the change. Parameter: queue. Returns a row if it was paused. */
+	public final String resumeQueue;
+
+	/** The paused queues. */
+	public final String pausedQueues;
+
+	/** The channel on which pauses and resumes are announced; the payload is the queue's name. */
+	public final String pausesChannel;
+
+	/**
+	 * @param notify whether pauses, resumes and retries notify
+	 */
+	public AdminStatements(SchemaName schema, boolean notify) {
+		String table = schema.qualify("pgqueue_jobs");
+		String pauses = schema.qualify("pgqueue_queue_pauses");
+		JobStatements jobs = new JobStatements(schema);
+		this.pausesChannel = jobs.channel + ":pauses";
+		this.findJob = "SELECT " + DETAIL_COLUMNS + " FROM " + table + " WHERE public_id = ?";
+		this.findJobWithPayload = "SELECT " + DETAIL_COLUMNS + ", payload::text FROM " + table + " WHERE public_id = ?";
+		for (int i = 0; i < this.listJobs.length; i++) {
+			StringBuilder where = new StringBuilder();
+			if ((i & 1) != 0) {
+				where.append(" AND queue = ?");
+			}
+			if ((i & 2) != 0) {
+				where.append(" AND kind = ?");
+			}
+			if ((i & 4) != 0) {
+				where.append(" AND state = ?");
+			}
+			if ((i & 8) != 0) {
+				where.append(" AND id < ?");
+			}
+			this.listJobs[i] = "SELECT " + DETAIL_COLUMNS + " FROM " + table + " WHERE true" + where
+					+ " ORDER BY id DESC LIMIT ?";
+		}
+		this.countJobs = "SELECT queue, state, count(*) FROM " + table + " GROUP BY queue, state";
+		String retry = "SET state = 'available', run_at = now(), finished_at = NULL, "
+				+ "max_attempts = greatest(j.max_attempts, j.attempt + 1)";
+		this.retryJob = guarded(table, "UPDATE %1$s j " + retry + " FROM target WHERE j.id = target.id "
+				+ "AND j.state = 'failed' RETURNING j.id");
+		this.cancelJob = guarded(table, "UPDATE %1$s j SET state = 'cancelled', finished_at = clock_timestamp() "
+				+ "FROM target WHERE j.id = target.id AND j.state IN ('available', 'scheduled') RETURNING j.id");
+		this.deleteJob = guarded(table, "DELETE FROM %1$s j USING target WHERE j.id = target.id "
+				+ "AND j.state IN ('completed', 'failed', 'cancelled') RETURNING j.id");
+		this.jobState = "SELECT state FROM " + table + " WHERE public_id = ?";
+		this.retryFailed = """
+				WITH retried AS (
+				    UPDATE %1$s j %2$s
+				    WHERE j.id IN (SELECT id FROM %1$s
+				                   WHERE state = 'failed' AND (?::text IS NULL OR queue = ?::text)
+				                     AND (?::text IS NULL OR kind = ?::text)
+				                   LIMIT ?
+				                   FOR UPDATE SKIP LOCKED)
+				      AND j.state = 'failed'
+				    RETURNING j.queue)
+				SELECT queue, count(*)::int FROM retried GROUP BY queue
+				""".formatted(table, retry);
+		String announce = notify ? "pg_notify('" + this.pausesChannel + "', queue)" : "NULL";
+		this.pauseQueue = """
+				WITH paused AS (
+				    INSERT INTO %1$s (queue, paused_by) VALUES (?, ?) ON CONFLICT (queue) DO NOTHING RETURNING queue)
+				SELECT queue, %2$s FROM paused
+				""".formatted(pauses, announce);
+		this.resumeQueue = """
+				WITH resumed AS (DELETE FROM %1$s WHERE queue = ? RETURNING queue)
+				SELECT queue, %2$s FROM resumed
+				""".formatted(pauses, announce);
+		this.pausedQueues = "SELECT queue FROM " + pauses;
+	}
+
+	/**
+	 * A change of one job, guarded twice by the state it expects: the job's row locked with
+	 * {@code NOWAIT} first (the lock returns the row as last committed), and the change's own
+	 * predicate on the row it changes.
+	 */
+	private static String guarded(String table, String change) {
+		return """
+				WITH target AS (SELECT id, state, kind, queue FROM %1$s WHERE public_id = ? FOR UPDATE NOWAIT),
+				     changed AS (%2$s)
+				SELECT target.state, target.kind, target.queue, (SELECT count(*) FROM changed)::int FROM target
+				""".formatted(table, change.formatted(table));
+	}
+
+	/**
+	 * Lists jobs newest first, with the filters given, each a parameter in this order: queue, kind,
+	 * state, the id to list before; then the limit. Returns {@link #DETAIL_COLUMNS}.
+	 */
+	public String listJobs(boolean queue, boolean kind, boolean state, boolean before) {
+		return this.listJobs[(queue ? 1 : 0) | (kind ? 2 : 0) | (state ? 4 : 0) | (before ? 8 : 0)];
+	}
+
+}
