@@ -155,6 +155,7 @@ public class JdbcJobClient implements JobClient {
 	}
 
 	/** Runs an insert in the scope of an enqueue observation, with the trace headers its handlers wrote. */
+	@SuppressWarnings("try") // the scope is what makes the insert's own observations (a traced DataSource) its children
 	private void observed(Supplier<EnqueueContext> context, Consumer<Map<String, String>> insert) {
 		Observation observation = this.observations.startEnqueue(context);
 		try (Observation.Scope scope = observation.openScope()) {

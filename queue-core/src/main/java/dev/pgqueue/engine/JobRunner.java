@@ -86,6 +86,7 @@ public class JobRunner {
 	 * stops waiting for it; that timed-out attempt is what this returns once the handler has
 	 * returned, with the thread's interrupt cleared. Never throws.
 	 */
+	@SuppressWarnings("try") // the scope is what makes the handler's spans and logs part of the job's trace
 	public Attempt runUnrecorded(ClaimedJob claimed, QueueSettings settings, OnTimeout onTimeout) {
 		Job job = claimed.job();
 		Observation observation = this.observations

@@ -29,6 +29,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * span of its enqueue, with that trace id and the job's id in its MDC: the W3C context travelled
  * through the jobs table alone.
  */
+@SuppressWarnings("try") // spans are put in scope for what runs inside, which never reads them
 class TraceContinuationTests {
 
 	private static final int JOBS = 40;

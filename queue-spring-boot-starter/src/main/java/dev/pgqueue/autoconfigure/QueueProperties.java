@@ -200,17 +200,17 @@ public class QueueProperties {
 	public static class Observations {
 
 		/**
-		 * Whether enqueues and attempts are observed when the application has an ObservationRegistry:
-		 * spans that carry the enqueue's trace to the job's processing, and the timers a meter handler
-		 * makes of them.
+		 * Whether enqueues and attempts are observed on the application's ObservationRegistry: spans
+		 * that carry the enqueue's trace to the job's processing, and the timers a meter handler makes
+		 * of them. Unset, they are observed when the application has a Micrometer Tracing tracer.
 		 */
-		private boolean enabled = true;
+		private Boolean enabled;
 
-		public boolean isEnabled() {
+		public Boolean getEnabled() {
 			return this.enabled;
 		}
 
-		public void setEnabled(boolean enabled) {
+		public void setEnabled(Boolean enabled) {
 			this.enabled = enabled;
 		}
 

@@ -12,6 +12,7 @@ import dev.pgqueue.observation.EnqueueObservationConvention;
 import dev.pgqueue.observation.JobLogContext;
 import dev.pgqueue.observation.QueueObservations;
 import dev.pgqueue.test.TestTracing;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import io.micrometer.tracing.Span;
@@ -26,9 +27,16 @@ import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
 import org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration;
+import org.springframework.boot.micrometer.tracing.autoconfigure.MicrometerTracingAutoConfiguration;
+import org.springframework.boot.micrometer.tracing.opentelemetry.autoconfigure.OpenTelemetryTracingAutoConfiguration;
+import org.springframework.boot.opentelemetry.autoconfigure.OpenTelemetrySdkAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
+import org.springframework.jdbc.core.JdbcTemplate;
 
 import static io.micrometer.observation.tck.TestObservationRegistryAssert.assertThat;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -38,6 +46,7 @@ import static org.awaitility.Awaitility.await;
  * Tests for {@link QueueObservationAutoConfiguration}: the application's observation registry (and
  * with it its tracer) sees every enqueue and attempt, unless turned off.
  */
+@SuppressWarnings("try") // spans are put in scope for what runs inside, which never reads them
 class QueueObservationAutoConfigurationTests {
 
 	private static final Duration TIMEOUT = Duration.ofSeconds(30);
@@ -69,9 +78,17 @@ class QueueObservationAutoConfigurationTests {
 	}
 
 	@Test
-	void observesEnqueuesAndAttemptsOnTheApplicationsRegistry() {
+	void observesNothingByDefaultInAnApplicationThatDoesNotTrace() {
+		this.contextRunner.withBean(ObservationRegistry.class, TestObservationRegistry::create)
+			.withPropertyValues("pgqueue.enabled=false")
+			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(QueueObservations.class));
+	}
+
+	@Test
+	void observesEnqueuesAndAttemptsOnTheApplicationsRegistryWhenTurnedOn() {
 		TestObservationRegistry registry = TestObservationRegistry.create();
 		this.contextRunner.withBean(ObservationRegistry.class, () -> registry)
+			.withPropertyValues("pgqueue.observations.enabled=true")
 			.withUserConfiguration(ReportListener.class)
 			.run((context) -> {
 				assertThat(context).hasSingleBean(QueueObservations.class);
@@ -90,9 +107,10 @@ class QueueObservationAutoConfigurationTests {
 	}
 
 	@Test
-	void runsTheListenerInTheTraceThatEnqueuedItsJob() {
+	void runsTheListenerInTheTraceThatEnqueuedItsJobByDefaultInAnApplicationThatTraces() {
 		try (TestTracing tracing = new TestTracing()) {
 			this.contextRunner.withBean(ObservationRegistry.class, tracing::observationRegistry)
+				.withBean(Tracer.class, tracing::tracer)
 				.withUserConfiguration(ReportListener.class)
 				.run((context) -> {
 					ReportListener listener = context.getBean(ReportListener.class);
@@ -113,10 +131,44 @@ class QueueObservationAutoConfigurationTests {
 	}
 
 	@Test
+	void actuatorsMeterHandlerTimesEnqueuesAndAttemptsByTheirLowCardinalityKeyValues() {
+		this.contextRunner
+			.withConfiguration(AutoConfigurations.of(MetricsAutoConfiguration.class,
+					CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class))
+			.withPropertyValues("pgqueue.observations.enabled=true")
+			.withUserConfiguration(ReportListener.class)
+			.run((context) -> {
+				context.getBean(JobClient.class).enqueue("report.render", "monthly");
+				MeterRegistry meters = context.getBean(MeterRegistry.class);
+				await().atMost(TIMEOUT)
+					.untilAsserted(() -> assertThat(meters.find("pgqueue.process")
+						.tags("queue", "observed", "kind", "report.render", "mode", "transactional", "outcome", "completed")
+						.timer()).isNotNull());
+				assertThat(meters.get("pgqueue.enqueue")
+					.tags("queue", "observed", "kind", "report.render", "mode", "transactional")
+					.timer()
+					.count()).isOne();
+			});
+	}
+
+	@Test
+	void springBootsObservationPropertiesTurnThemOff() {
+		this.contextRunner
+			.withConfiguration(AutoConfigurations.of(MetricsAutoConfiguration.class,
+					CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class))
+			.withPropertyValues("pgqueue.enabled=false", "pgqueue.observations.enabled=true",
+					"management.observations.enable.pgqueue=false")
+			.run((context) -> {
+				context.getBean(JobClient.class).enqueue("report.render", "monthly");
+				assertThat(context.getBean(MeterRegistry.class).find("pgqueue.enqueue").timer()).isNull();
+			});
+	}
+
+	@Test
 	void anEnqueueConventionBeanReplacesTheDefault() {
 		TestObservationRegistry registry = TestObservationRegistry.create();
 		this.contextRunner.withBean(ObservationRegistry.class, () -> registry)
-			.withPropertyValues("pgqueue.enabled=false")
+			.withPropertyValues("pgqueue.enabled=false", "pgqueue.observations.enabled=true")
 			.withBean(EnqueueObservationConvention.class, () -> new DefaultEnqueueObservationConvention() {
 				@Override
 				public String getName() {
@@ -132,14 +184,47 @@ class QueueObservationAutoConfigurationTests {
 	}
 
 	@Test
-	void turnedOffByProperty() {
+	void turnedOffByPropertyInAnApplicationThatTraces() {
 		TestObservationRegistry registry = TestObservationRegistry.create();
 		this.contextRunner.withBean(ObservationRegistry.class, () -> registry)
+			.withBean(Tracer.class, () -> Tracer.NOOP)
 			.withPropertyValues("pgqueue.enabled=false", "pgqueue.observations.enabled=false")
 			.run((context) -> {
 				assertThat(context).doesNotHaveBean(QueueObservations.class);
 				context.getBean(JobClient.class).enqueue("report.render", "monthly");
 				assertThat(registry).doesNotHaveAnyObservation();
+			});
+	}
+
+	/**
+	 * Spring Boot's own OpenTelemetry tracing, as an application gets it from its starter: its
+	 * propagating handlers write the enqueue's {@code traceparent} and continue it in the listener.
+	 */
+	@Test
+	void continuesTracesWithSpringBootsOpenTelemetryTracing() {
+		this.contextRunner
+			.withConfiguration(AutoConfigurations.of(OpenTelemetrySdkAutoConfiguration.class,
+					OpenTelemetryTracingAutoConfiguration.class, MicrometerTracingAutoConfiguration.class))
+			.withPropertyValues("management.tracing.sampling.probability=1.0")
+			.withUserConfiguration(ReportListener.class)
+			.run((context) -> {
+				assertThat(context).hasSingleBean(QueueObservations.class);
+				Tracer tracer = context.getBean(Tracer.class);
+				ReportListener listener = context.getBean(ReportListener.class);
+				Span request = tracer.nextSpan().name("request").start();
+				java.util.UUID id;
+				try (Tracer.SpanInScope scope = tracer.withSpan(request)) {
+					id = context.getBean(JobClient.class).enqueue("report.render", "monthly");
+				}
+				finally {
+					request.end();
+				}
+				await().atMost(TIMEOUT).until(() -> listener.traceId.get() != null);
+				assertThat(listener.traceId.get()).isEqualTo(request.context().traceId());
+				assertThat(context.getBean(JdbcTemplate.class)
+					.queryForObject("SELECT trace_context->>'traceparent' FROM " + SCHEMA.name() + ".pgqueue_jobs "
+							+ "WHERE public_id = ?", String.class, id))
+					.startsWith("00-" + request.context().traceId() + "-");
 			});
 	}
 
@@ -149,10 +234,14 @@ class QueueObservationAutoConfigurationTests {
 
 		final AtomicReference<Map<String, String>> mdc = new AtomicReference<>();
 
+		final AtomicReference<String> traceId = new AtomicReference<>();
+
 		@JobListener(kind = "report.render", queue = "observed")
 		void render(String period, Job job) {
 			this.mdc.set(MDC.getCopyOfContextMap());
 			this.span.set(TestTracing.currentSpan());
+			io.opentelemetry.api.trace.SpanContext current = io.opentelemetry.api.trace.Span.current().getSpanContext();
+			this.traceId.set(current.isValid() ? current.getTraceId() : "none");
 		}
 
 	}
