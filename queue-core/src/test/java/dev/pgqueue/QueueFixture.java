@@ -28,6 +28,7 @@ import dev.pgqueue.engine.sql.CoordinationRepository;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.sql.MaintenanceRepository;
 import dev.pgqueue.metrics.QueueMetrics;
+import dev.pgqueue.observation.QueueObservations;
 import dev.pgqueue.schema.QueueMigrator;
 import dev.pgqueue.schema.SchemaName;
 import dev.pgqueue.test.TestDatabase;
@@ -60,6 +61,8 @@ public final class QueueFixture implements AutoCloseable {
 	private final DataSourceTransactionManager transactionManager;
 
 	private QueueMetrics metrics = QueueMetrics.NONE;
+
+	private QueueObservations observations = QueueObservations.NONE;
 
 	private QueueSignals signals;
 
@@ -96,6 +99,12 @@ public final class QueueFixture implements AutoCloseable {
 			this.signals.close();
 			this.signals = null;
 		}
+		return this;
+	}
+
+	/** Observes the enqueues of {@link #client()} and the attempts of {@link #runner()}. */
+	public QueueFixture observations(QueueObservations observations) {
+		this.observations = observations;
 		return this;
 	}
 
@@ -210,11 +219,12 @@ public final class QueueFixture implements AutoCloseable {
 	}
 
 	public JobClient client() {
-		return new JdbcJobClient(this.repository, this.jsonMapper, catalog(), this.handlers);
+		return new JdbcJobClient(this.repository, this.jsonMapper, catalog(), this.handlers,
+				JdbcJobClient.DEFAULT_MAX_PAYLOAD_BYTES, null, null, this.observations);
 	}
 
 	public JobRunner runner() {
-		return new JobRunner(this.handlers, this.metrics);
+		return new JobRunner(this.handlers, this.metrics, this.observations);
 	}
 
 	/** Creates (does not start) a poller for the queue with its registered kinds. */

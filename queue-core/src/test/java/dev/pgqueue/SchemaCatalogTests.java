@@ -160,7 +160,8 @@ class SchemaCatalogTests {
 				.qualify(QueueMigrator.HISTORY_TABLE) + " ORDER BY installed_rank");
 		assertThat(history).containsExactly(Map.of("version", "1", "success", true),
 				Map.of("version", "2", "success", true), Map.of("version", "3", "success", true),
-				Map.of("version", "4", "success", true), Map.of("version", "5", "success", true));
+				Map.of("version", "4", "success", true), Map.of("version", "5", "success", true),
+				Map.of("version", "6", "success", true));
 		assertThat(fixture.jdbc()
 			.queryForObject("SELECT to_regclass(?) IS NULL", Boolean.class,
 					fixture.schema().name() + ".flyway_schema_history"))
@@ -187,7 +188,7 @@ class SchemaCatalogTests {
 			assertThat(schema.jdbcTemplate()
 				.queryForList("SELECT version FROM " + SchemaName.of(schema.name()).qualify(QueueMigrator.HISTORY_TABLE)
 						+ " ORDER BY installed_rank", String.class))
-				.containsExactly("0", "1", "2", "3", "4", "5");
+				.containsExactly("0", "1", "2", "3", "4", "5", "6");
 			assertThat(schema.jdbcTemplate()
 				.queryForObject("SELECT to_regclass(?) IS NOT NULL", Boolean.class,
 						SchemaName.of(schema.name()).qualify("pgqueue_jobs")))

@@ -155,6 +155,7 @@ final class RawQueue implements AutoCloseable {
 		ps.setLong(9, 0);
 		ps.setInt(10, ThreadLocalRandom.current().nextInt(64));
 		ps.setNull(11, Types.VARCHAR);
+		ps.setNull(12, Types.VARCHAR);
 		ps.executeUpdate();
 	}
 
@@ -192,6 +193,7 @@ final class RawQueue implements AutoCloseable {
 		ps.setArray(9, this.connection.createArrayOf("int8", jitters));
 		ps.setArray(10, this.connection.createArrayOf("int4", buckets));
 		ps.setArray(11, this.connection.createArrayOf("text", new String[count]));
+		ps.setArray(12, this.connection.createArrayOf("text", new String[count]));
 		ps.executeUpdate();
 	}
 
@@ -203,7 +205,8 @@ final class RawQueue implements AutoCloseable {
 				// By position, timestamps as OffsetDateTime: the cheapest decoding, as the engine does it.
 				jobs.add(new RawJob(rs.getLong(1), rs.getObject(2, UUID.class), rs.getString(3), rs.getString(4),
 						rs.getInt(5), rs.getInt(6), rs.getInt(7), rs.getString(8),
-						instant(rs.getObject(9, OffsetDateTime.class)), instant(rs.getObject(10, OffsetDateTime.class))));
+						instant(rs.getObject(9, OffsetDateTime.class)), instant(rs.getObject(10, OffsetDateTime.class)),
+						rs.getString(12)));
 			}
 		}
 		return jobs;
@@ -224,7 +227,7 @@ final class RawQueue implements AutoCloseable {
 
 	/** A claimed row, decoded as the engine decodes it. */
 	record RawJob(long id, UUID publicId, String kind, String queue, int attempt, int maxAttempts, int priority,
-			String payload, Instant runAt, Instant createdAt) {
+			String payload, Instant runAt, Instant createdAt, String traceContext) {
 	}
 
 }

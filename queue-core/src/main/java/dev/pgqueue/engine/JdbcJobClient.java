@@ -5,15 +5,22 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 import dev.pgqueue.InvalidQueueConfigurationException;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobRequest;
+import dev.pgqueue.QueueMode;
 import dev.pgqueue.engine.buckets.Buckets;
 import dev.pgqueue.engine.sql.JobRepository;
+import dev.pgqueue.observation.EnqueueContext;
+import dev.pgqueue.observation.QueueObservations;
+import io.micrometer.observation.Observation;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -58,6 +65,8 @@ public class JdbcJobClient implements JobClient {
 
 	private final NotificationThrottle throttle;
 
+	private final QueueObservations observations;
+
 	/** A client that accepts payloads up to {@value #DEFAULT_MAX_PAYLOAD_BYTES} bytes of JSON. */
 	public JdbcJobClient(JobRepository repository, JsonMapper jsonMapper, QueueCatalog queues,
 			JobHandlerRegistry handlers) {
@@ -81,6 +90,20 @@ public class JdbcJobClient implements JobClient {
 	 */
 	public JdbcJobClient(JobRepository repository, JsonMapper jsonMapper, QueueCatalog queues,
 			JobHandlerRegistry handlers, long maxPayloadBytes, PollerWakeUps wakeUps, NotificationThrottle throttle) {
+		this(repository, jsonMapper, queues, handlers, maxPayloadBytes, wakeUps, throttle, QueueObservations.NONE);
+	}
+
+	/**
+	 * @param maxPayloadBytes largest serialized payload accepted, in bytes of UTF-8 JSON
+	 * @param wakeUps this application's pollers, woken after commit for jobs due now; {@code null}
+	 * to leave waking to notifications and polling
+	 * @param throttle spaces out this client's notifications; {@code null} to notify on every enqueue
+	 * (when the repository notifies at all)
+	 * @param observations observes each enqueue
+	 */
+	public JdbcJobClient(JobRepository repository, JsonMapper jsonMapper, QueueCatalog queues,
+			JobHandlerRegistry handlers, long maxPayloadBytes, PollerWakeUps wakeUps, NotificationThrottle throttle,
+			QueueObservations observations) {
 		if (maxPayloadBytes < 1) {
 			throw new InvalidQueueConfigurationException("pgqueue.max-payload-size",
 					"pgqueue.max-payload-size must be positive, was " + maxPayloadBytes + " bytes",
@@ -93,6 +116,7 @@ public class JdbcJobClient implements JobClient {
 		this.maxPayloadBytes = maxPayloadBytes;
 		this.wakeUps = wakeUps;
 		this.throttle = (repository.notifies()) ? throttle : null;
+		this.observations = observations;
 	}
 
 	@Override
@@ -100,7 +124,9 @@ public class JdbcJobClient implements JobClient {
 		NewJob job = resolve(request);
 		Set<String> dueQueues = job.isDueNow() ? Set.of(job.queue()) : Set.of();
 		boolean notify = notifyNow(dueQueues);
-		this.repository.insert(job, notify);
+		observed(() -> new EnqueueContext(job.queue(), job.kind(), modeOf(job.queue()), job.publicId(), 1),
+				(traceContext) -> this.repository.insert(traceContext.isEmpty() ? job : job.withTraceContext(traceContext),
+						notify));
 		afterCommit(dueQueues, notify);
 		return job.publicId();
 	}
@@ -115,12 +141,55 @@ public class JdbcJobClient implements JobClient {
 			jobs.add(job);
 			ids.add(job.publicId());
 		}
+		if (jobs.isEmpty()) {
+			return ids;
+		}
 		Set<String> dueQueues = new LinkedHashSet<>();
 		jobs.stream().filter(NewJob::isDueNow).forEach((job) -> dueQueues.add(job.queue()));
 		boolean notify = notifyNow(dueQueues);
-		this.repository.insertAll(jobs, notify);
+		observed(() -> enqueueContext(jobs), (traceContext) -> this.repository
+			.insertAll(traceContext.isEmpty() ? jobs : jobs.stream().map((job) -> job.withTraceContext(traceContext)).toList(),
+					notify));
 		afterCommit(dueQueues, notify);
 		return ids;
+	}
+
+	/** Runs an insert in the scope of an enqueue observation, with the trace headers its handlers wrote. */
+	@SuppressWarnings("try") // the scope is what makes the insert's own observations (a traced DataSource) its children
+	private void observed(Supplier<EnqueueContext> context, Consumer<Map<String, String>> insert) {
+		Observation observation = this.observations.startEnqueue(context);
+		try (Observation.Scope scope = observation.openScope()) {
+			insert.accept(QueueObservations.traceContext(observation));
+		}
+		catch (RuntimeException | Error ex) {
+			observation.error(ex);
+			throw ex;
+		}
+		finally {
+			observation.stop();
+		}
+	}
+
+	/** The context of an enqueue of many jobs: their queue, kind and mode, where they share one. */
+	private EnqueueContext enqueueContext(List<NewJob> jobs) {
+		NewJob first = jobs.get(0);
+		String queue = first.queue();
+		String kind = first.kind();
+		for (NewJob job : jobs) {
+			queue = (queue != null && queue.equals(job.queue())) ? queue : null;
+			kind = (kind != null && kind.equals(job.kind())) ? kind : null;
+		}
+		QueueMode mode = (queue != null) ? modeOf(queue) : null;
+		if (queue == null) {
+			Set<QueueMode> modes = new LinkedHashSet<>();
+			jobs.forEach((job) -> modes.add(modeOf(job.queue())));
+			mode = (modes.size() == 1) ? modes.iterator().next() : null;
+		}
+		return new EnqueueContext(queue, kind, mode, (jobs.size() == 1) ? first.publicId() : null, jobs.size());
+	}
+
+	private QueueMode modeOf(String queue) {
+		return this.queues.settings(queue).mode();
 	}
 
 	private boolean notifyNow(Set<String> dueQueues) {

@@ -8,12 +8,17 @@ import java.time.Duration;
 
 import dev.pgqueue.Job;
 import dev.pgqueue.ExternalEffect;
+import dev.pgqueue.JobOutcome;
 import dev.pgqueue.JobTimeoutException;
 import dev.pgqueue.NonRetryableJobException;
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.engine.JobTimeouts.TimeLimit;
 import dev.pgqueue.engine.JobTimeouts.Watch;
 import dev.pgqueue.metrics.QueueMetrics;
+import dev.pgqueue.observation.JobLogContext;
+import dev.pgqueue.observation.JobProcessingContext;
+import dev.pgqueue.observation.QueueObservations;
+import io.micrometer.observation.Observation;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,6 +30,9 @@ import org.slf4j.LoggerFactory;
  * <p>An attempt whose kind or queue has a time limit runs under the watch of {@link JobTimeouts}:
  * past the limit it becomes a failed attempt ({@link JobTimeoutException}), retried by the retry
  * policy like any failure, whatever its handler does afterwards.
+ *
+ * <p>Each attempt is observed ({@link QueueObservations}), continuing the trace its enqueue stored,
+ * and its handler runs in the observation's scope, with the job in the MDC ({@link JobLogContext}).
  */
 public class JobRunner {
 
@@ -39,14 +47,22 @@ public class JobRunner {
 
 	private final JobTimeouts timeouts;
 
+	private final QueueObservations observations;
+
 	public JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics) {
-		this(handlers, metrics, new JobTimeouts(handlers));
+		this(handlers, metrics, QueueObservations.NONE);
 	}
 
-	public JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics, JobTimeouts timeouts) {
+	public JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics, QueueObservations observations) {
+		this(handlers, metrics, new JobTimeouts(handlers), observations);
+	}
+
+	public JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics, JobTimeouts timeouts,
+			QueueObservations observations) {
 		this.handlers = handlers;
 		this.metrics = metrics;
 		this.timeouts = timeouts;
+		this.observations = observations;
 	}
 
 	/** The handlers this runner runs jobs through. */
@@ -54,19 +70,12 @@ public class JobRunner {
 		return this.handlers;
 	}
 
-	/** Runs the job, records its outcome in the metrics and the log, and returns it; never throws. */
-	public Outcome run(Job job, QueueSettings settings) {
-		Attempt attempt = runUnrecorded(job, settings);
-		record(attempt);
-		return attempt.outcome();
-	}
-
 	/**
 	 * Runs the job and returns its outcome without recording it: for a caller whose transaction
 	 * decides later whether the outcome stands. Pass the attempt that stands to {@link #record}.
 	 * An attempt that runs past its time limit has its thread interrupted. Never throws.
 	 */
-	public Attempt runUnrecorded(Job job, QueueSettings settings) {
+	public Attempt runUnrecorded(ClaimedJob job, QueueSettings settings) {
 		return runUnrecorded(job, settings, OnTimeout.INTERRUPT);
 	}
 
@@ -77,7 +86,26 @@ public class JobRunner {
 	 * stops waiting for it; that timed-out attempt is what this returns once the handler has
 	 * returned, with the thread's interrupt cleared. Never throws.
 	 */
-	public Attempt runUnrecorded(Job job, QueueSettings settings, OnTimeout onTimeout) {
+	@SuppressWarnings("try") // the scope is what makes the handler's spans and logs part of the job's trace
+	public Attempt runUnrecorded(ClaimedJob claimed, QueueSettings settings, OnTimeout onTimeout) {
+		Job job = claimed.job();
+		Observation observation = this.observations
+			.startProcessing(() -> new JobProcessingContext(job, settings.mode(), claimed.traceContext()));
+		Attempt attempt = null;
+		JobLogContext.put(job);
+		try (Observation.Scope scope = observation.openScope()) {
+			attempt = runWatched(job, settings, onTimeout);
+		}
+		finally {
+			JobLogContext.clear();
+			Outcome outcome = (attempt != null) ? attempt.outcome() : null;
+			this.observations.stopProcessing(observation, (outcome != null) ? outcome.kind() : JobOutcome.FAILED,
+					(outcome != null) ? outcome.cause() : null);
+		}
+		return attempt;
+	}
+
+	private Attempt runWatched(Job job, QueueSettings settings, OnTimeout onTimeout) {
 		long start = System.nanoTime();
 		TimeLimit limit = this.timeouts.limitOf(job, settings);
 		ExternalEffect[] effect = new ExternalEffect[1];

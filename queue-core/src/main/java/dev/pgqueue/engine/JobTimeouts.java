@@ -17,7 +17,7 @@ import dev.pgqueue.engine.JobRunner.Attempt;
  * a daemon thread started by the first watched attempt and ended after a minute without any. An
  * attempt with a limit costs one scheduled task, cancelled (and removed) when it finishes in time;
  * an attempt without one costs two map lookups. What happens at the limit depends on the mode and
- * is decided by the caller of {@link JobRunner#runUnrecorded(Job, QueueSettings, JobRunner.OnTimeout)}.
+ * is decided by the caller of {@link JobRunner#runUnrecorded(ClaimedJob, QueueSettings, JobRunner.OnTimeout)}.
  */
 public final class JobTimeouts {
 

@@ -48,9 +48,14 @@ import dev.pgqueue.engine.sql.MaintenanceRepository;
 import dev.pgqueue.engine.sql.PreparedTransactionRepository;
 import dev.pgqueue.engine.twophase.InDoubtResolver;
 import dev.pgqueue.metrics.QueueMetrics;
+import dev.pgqueue.observation.JobLogContext;
+import dev.pgqueue.observation.QueueObservations;
 import dev.pgqueue.schema.QueueMigrator;
 import dev.pgqueue.schema.SchemaName;
 import dev.pgqueue.test.TestDatabase;
+import dev.pgqueue.test.TestTracing;
+import io.opentelemetry.sdk.trace.data.SpanData;
+import org.slf4j.MDC;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -71,6 +76,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  * The poller asks the worker's view of the pause table before it claims; pauses reach it by
  * notification, unless {@code pause-notifications=false}, and by reading the table at most a second
  * apart.
+ * With {@code tracing=true} the worker has a tracer of its own (OpenTelemetry through Micrometer
+ * Tracing, as {@link TestTracing} wires it) and its handler records, in the {@code traces} table,
+ * the span it runs in and what its MDC holds.
  *
  * <p>Arguments are {@code key=value} pairs, see {@link Options}; user name and password come from
  * the same environment variables as the tests'. The worker runs until it gets SIGTERM (a graceful
@@ -129,6 +137,25 @@ public final class WorkerProcess {
 			    started_at timestamptz NOT NULL,
 			    ended_at timestamptz NOT NULL)""";
 
+	/**
+	 * One row per run of a job by a worker with {@code tracing=true}: the span the handler ran in (its
+	 * trace, its own id and its parent's) and the trace id and job id in the handler's MDC.
+	 */
+	public static final String TRACES_DDL = """
+			CREATE TABLE traces (
+			    job_id uuid NOT NULL,
+			    attempt int NOT NULL,
+			    worker_pid bigint NOT NULL,
+			    trace_id text,
+			    span_id text,
+			    parent_span_id text,
+			    mdc_trace_id text,
+			    mdc_job_id text)""";
+
+	private static final String TRACE_INSERT = """
+			INSERT INTO traces (job_id, attempt, worker_pid, trace_id, span_id, parent_span_id, mdc_trace_id, mdc_job_id)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)""";
+
 	private static final String INTERVAL_INSERT = """
 			INSERT INTO intervals (job_id, attempt, key, seq, worker_pid, started_at, ended_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?)""";
@@ -156,7 +183,9 @@ public final class WorkerProcess {
 		ExternalSystem external = (options.externalUrl != null)
 				? new ExternalSystem(externalPool(options), options.schema) : null;
 		handlers.register((external != null) ? new EffectHandler(jdbc, options.work, external)
-				: new LedgerHandler(jdbc, options.work));
+				: new LedgerHandler(jdbc, options.work, options.tracing));
+		QueueObservations observations = options.tracing
+				? new QueueObservations(new TestTracing().observationRegistry()) : QueueObservations.NONE;
 		Counters counters = new Counters();
 		QueueSettings queue = QueueSettings.defaults(QUEUE)
 			.withMode(options.mode)
@@ -174,7 +203,7 @@ public final class WorkerProcess {
 		QueueCatalog catalog = new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE), List.of(queue));
 		WorkerSettings workerSettings = new WorkerSettings(options.shutdownTimeout, false, false);
 		QueuePauses pauses = new QueuePauses(new AdminRepository(jdbc, schema, true));
-		JobPoller poller = new JobPollerFactory(catalog, repository, new JobRunner(handlers, counters),
+		JobPoller poller = new JobPollerFactory(catalog, repository, new JobRunner(handlers, counters, observations),
 				new TransactionTemplate(new DataSourceTransactionManager(pool)), counters, workerSettings, null, true,
 				new QueueSignals(repository, counters), new CoordinationRepository(jdbc, schema), options.heartbeat,
 				pauses)
@@ -279,8 +308,11 @@ public final class WorkerProcess {
 		return schema + "/" + worker;
 	}
 
-	/** Simulates some work, then records the attempt, in the job's transaction when there is one. */
-	private record LedgerHandler(JdbcTemplate jdbc, Duration work) implements JobHandler {
+	/**
+	 * Simulates some work, then records the attempt (and, when traced, the span it ran in), in the
+	 * job's transaction when there is one.
+	 */
+	private record LedgerHandler(JdbcTemplate jdbc, Duration work, boolean traced) implements JobHandler {
 
 		@Override
 		public String kind() {
@@ -300,6 +332,12 @@ public final class WorkerProcess {
 				Thread.sleep(ThreadLocalRandom.current().nextLong(millis / 2, millis + millis / 2 + 1));
 			}
 			this.jdbc.update(LEDGER_INSERT, job.id(), job.attempt(), PID);
+			if (this.traced) {
+				SpanData span = TestTracing.currentSpan();
+				this.jdbc.update(TRACE_INSERT, job.id(), job.attempt(), PID, (span != null) ? span.getTraceId() : null,
+						(span != null) ? span.getSpanId() : null, (span != null) ? span.getParentSpanId() : null,
+						MDC.get("traceId"), MDC.get(JobLogContext.JOB_ID));
+			}
 			JsonNode payload = PAYLOADS.readTree(job.payload());
 			if (payload.has("key")) {
 				this.jdbc.update(INTERVAL_INSERT, job.id(), job.attempt(), payload.get("key").asString(),
@@ -339,7 +377,7 @@ public final class WorkerProcess {
 
 		@Override
 		public ExternalEffect handleForEffect(Job job) throws InterruptedException {
-			new LedgerHandler(this.jdbc, this.work).handle(job);
+			new LedgerHandler(this.jdbc, this.work, false).handle(job);
 			return () -> this.external.apply(job);
 		}
 
@@ -445,6 +483,9 @@ public final class WorkerProcess {
 		/** Whether pauses reach the worker by notification too, or only by its reading of the pause table. */
 		boolean pauseNotifications = true;
 
+		/** Whether the worker traces its jobs' processing and records what its handler saw. */
+		boolean tracing;
+
 		static Options parse(String[] args) {
 			Options options = new Options();
 			for (String arg : args) {
@@ -476,6 +517,7 @@ public final class WorkerProcess {
 					case "external-url" -> options.externalUrl = value;
 					case "in-doubt-ms" -> options.inDoubtAfter = Duration.ofMillis(Long.parseLong(value));
 					case "pause-notifications" -> options.pauseNotifications = Boolean.parseBoolean(value);
+					case "tracing" -> options.tracing = Boolean.parseBoolean(value);
 					default -> throw new IllegalArgumentException("Unknown worker option '" + arg + "'");
 				}
 			}

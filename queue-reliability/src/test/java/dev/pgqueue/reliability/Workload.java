@@ -24,6 +24,7 @@ import dev.pgqueue.engine.JobHandlerRegistry;
 import dev.pgqueue.engine.QueueCatalog;
 import dev.pgqueue.engine.QueueSettings;
 import dev.pgqueue.engine.sql.JobRepository;
+import dev.pgqueue.observation.QueueObservations;
 import dev.pgqueue.schema.QueueMigrator;
 import dev.pgqueue.schema.SchemaName;
 import dev.pgqueue.test.TestDatabase;
@@ -61,6 +62,13 @@ final class Workload implements AutoCloseable {
 		this.client = new JdbcJobClient(this.repository, JsonMapper.builder().build(),
 				new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE), List.of()), new JobHandlerRegistry());
 		this.table = name.qualify("pgqueue_jobs");
+	}
+
+	/** A client of this workload's jobs table whose enqueues are observed (and, with a tracer, traced). */
+	JdbcJobClient client(QueueObservations observations) {
+		return new JdbcJobClient(this.repository, JsonMapper.builder().build(),
+				new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE), List.of()), new JobHandlerRegistry(),
+				JdbcJobClient.DEFAULT_MAX_PAYLOAD_BYTES, null, null, observations);
 	}
 
 	/** A new schema named after the scenario, with the jobs table migrated and an empty ledger. */

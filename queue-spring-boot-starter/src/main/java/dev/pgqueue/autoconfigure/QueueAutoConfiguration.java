@@ -36,6 +36,7 @@ import dev.pgqueue.engine.sql.PreparedTransactionRepository;
 import dev.pgqueue.engine.twophase.InDoubtResolver;
 import dev.pgqueue.listener.JobListenerMethodProcessor;
 import dev.pgqueue.metrics.QueueMetrics;
+import dev.pgqueue.observation.QueueObservations;
 import dev.pgqueue.schema.QueueMigrator;
 import dev.pgqueue.schema.SchemaName;
 import org.slf4j.Logger;
@@ -121,10 +122,11 @@ public final class QueueAutoConfiguration {
 	@ConditionalOnMissingBean(JobClient.class)
 	JdbcJobClient pgqueueJobClient(JobRepository repository, ObjectProvider<JsonMapper> jsonMapper,
 			QueueCatalog queues, JobHandlerRegistry handlers, QueueProperties properties, PollerWakeUps wakeUps,
-			ObjectProvider<NotificationThrottle> throttle) {
+			ObjectProvider<NotificationThrottle> throttle, ObjectProvider<QueueObservations> observations) {
 		DataSize limit = properties.getMaxPayloadSize();
 		return new JdbcJobClient(repository, jsonMapper.getIfAvailable(JsonMapper::new), queues, handlers,
-				(limit != null) ? limit.toBytes() : 0, wakeUps, throttle.getIfAvailable());
+				(limit != null) ? limit.toBytes() : 0, wakeUps, throttle.getIfAvailable(),
+				observations.getIfAvailable(() -> QueueObservations.NONE));
 	}
 
 	@Bean
@@ -218,8 +220,10 @@ public final class QueueAutoConfiguration {
 	static class ProcessingConfiguration {
 
 		@Bean
-			JobRunner pgqueueJobRunner(JobHandlerRegistry handlers, ObjectProvider<QueueMetrics> metrics) {
-			return new JobRunner(handlers, metrics.getIfAvailable(() -> QueueMetrics.NONE));
+			JobRunner pgqueueJobRunner(JobHandlerRegistry handlers, ObjectProvider<QueueMetrics> metrics,
+				ObjectProvider<QueueObservations> observations) {
+			return new JobRunner(handlers, metrics.getIfAvailable(() -> QueueMetrics.NONE),
+					observations.getIfAvailable(() -> QueueObservations.NONE));
 		}
 
 		@Bean

@@ -59,6 +59,8 @@ public class QueueProperties {
 
 	private final TwoPhaseCommit twoPhaseCommit = new TwoPhaseCommit();
 
+	private final Observations observations = new Observations();
+
 	/**
 	 * Queues by name. A queue that a listener names but that is not configured here runs with the
 	 * defaults.
@@ -117,6 +119,10 @@ public class QueueProperties {
 
 	public TwoPhaseCommit getTwoPhaseCommit() {
 		return this.twoPhaseCommit;
+	}
+
+	public Observations getObservations() {
+		return this.observations;
 	}
 
 	public Map<String, Kind> getKinds() {
@@ -187,6 +193,25 @@ public class QueueProperties {
 
 		public void setMigrate(boolean migrate) {
 			this.migrate = migrate;
+		}
+
+	}
+
+	public static class Observations {
+
+		/**
+		 * Whether enqueues and attempts are observed on the application's ObservationRegistry: spans
+		 * that carry the enqueue's trace to the job's processing, and the timers a meter handler makes
+		 * of them. Unset, they are observed when the application has a Micrometer Tracing tracer.
+		 */
+		private Boolean enabled;
+
+		public Boolean getEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(Boolean enabled) {
+			this.enabled = enabled;
 		}
 
 	}

@@ -340,7 +340,7 @@ public final class LeasedClaims implements ClaimStrategy {
 		Attempt attempt = null;
 		boolean stillOwn;
 		try {
-			attempt = this.runner.runUnrecorded(held.job().job(), this.settings,
+			attempt = this.runner.runUnrecorded(held.job(), this.settings,
 					(timedOut, thread) -> abandon(held, timedOut));
 		}
 		finally {

@@ -97,7 +97,7 @@ public class JobRepository {
 	public void insert(NewJob job, boolean notify) {
 		Object[] arguments = { job.publicId(), job.kind(), job.queue(), job.payloadJson(), job.priority(),
 				timestamp(job.runAt()), delayMicros(job.delay()), job.maxAttempts(), delayMicros(job.jitter()),
-				job.bucket(), job.concurrencyKey() };
+				job.bucket(), job.concurrencyKey(), TraceContextColumn.write(job.traceContext()) };
 		if (notify && this.notify) {
 			this.jdbc.query(this.sql.insertOneNotifying, IGNORE_ROWS, arguments);
 		}
@@ -127,6 +127,9 @@ public class JobRepository {
 		Long[] jitters = new Long[n];
 		Integer[] buckets = new Integer[n];
 		String[] keys = new String[n];
+		String[] traceContexts = new String[n];
+		Map<String, String> lastContext = null;
+		String lastContextJson = null;
 		for (int i = 0; i < n; i++) {
 			NewJob job = jobs.get(i);
 			ids[i] = job.publicId();
@@ -140,6 +143,12 @@ public class JobRepository {
 			jitters[i] = delayMicros(job.jitter());
 			buckets[i] = job.bucket();
 			keys[i] = job.concurrencyKey();
+			if (job.traceContext() != lastContext) {
+				// The jobs of one enqueue share their headers: written once.
+				lastContext = job.traceContext();
+				lastContextJson = TraceContextColumn.write(lastContext);
+			}
+			traceContexts[i] = lastContextJson;
 		}
 		boolean notifying = notify && this.notify;
 		PreparedStatementCreator statement = (Connection con) -> {
@@ -155,6 +164,7 @@ public class JobRepository {
 			ps.setArray(9, con.createArrayOf("int8", jitters));
 			ps.setArray(10, con.createArrayOf("int4", buckets));
 			ps.setArray(11, con.createArrayOf("text", keys));
+			ps.setArray(12, con.createArrayOf("text", traceContexts));
 			return ps;
 		};
 		if (notifying) {
@@ -380,7 +390,8 @@ public class JobRepository {
 	/**
 	 * Maps a row of {@link JobStatements#CLAIMED_COLUMNS}. This runs once per job: columns are read by
 	 * position (by name, the driver looks each one up in a map) and timestamps as
-	 * {@link OffsetDateTime} (as {@link Timestamp}, the driver goes through a {@code Calendar}).
+	 * {@link OffsetDateTime} (as {@link Timestamp}, the driver goes through a {@code Calendar}). A
+	 * job enqueued without tracing has no trace context, which costs a null column.
 	 */
 	static RowMapper<ClaimedJob> claimedMapper(boolean attemptCounted) {
 		return (rs, i) -> {
@@ -388,7 +399,7 @@ public class JobRepository {
 			return ClaimedJob.of(rs.getLong(1), rs.getObject(2, UUID.class), rs.getString(3), rs.getString(4), stored,
 					attemptCounted ? stored : stored + 1, rs.getInt(6), rs.getInt(7), rs.getString(8),
 					instant(rs.getObject(9, OffsetDateTime.class)), instant(rs.getObject(10, OffsetDateTime.class)),
-					instant(rs.getObject(11, OffsetDateTime.class)));
+					instant(rs.getObject(11, OffsetDateTime.class)), TraceContextColumn.read(rs.getString(12)));
 		};
 	}
 

@@ -14,12 +14,18 @@ public final class JobStatements {
 
 	/**
 	 * Columns of a claimed job, in this order: {@code id, public_id, kind, queue, attempt,
-	 * max_attempts, priority, payload, run_at, created_at, claimed_at}. {@code JobRepository} reads
-	 * them by position, so the order is part of the contract. {@code claimed_at} is the claim's
-	 * {@code now()}, so that lateness against {@code run_at} is measured on one clock.
+	 * max_attempts, priority, payload, run_at, created_at, claimed_at, trace_context}.
+	 * {@code JobRepository} reads them by position, so the order is part of the contract.
+	 * {@code claimed_at} is the claim's {@code now()}, so that lateness against {@code run_at} is
+	 * measured on one clock; {@code trace_context} is the enqueue's trace headers as JSON text, or null.
 	 */
 	public static final String CLAIMED_COLUMNS = "id, public_id, kind, queue, attempt, max_attempts, priority, "
-			+ "payload::text AS payload, run_at, created_at, now() AS claimed_at";
+			+ "payload::text AS payload, run_at, created_at, now() AS claimed_at, trace_context::text AS trace_context";
+
+	/** {@link #CLAIMED_COLUMNS} as an {@code UPDATE … RETURNING} of the table aliased {@code j} lists them. */
+	static final String CLAIMED_COLUMNS_OF_J = "j.id, j.public_id, j.kind, j.queue, j.attempt, j.max_attempts, "
+			+ "j.priority, j.payload::text AS payload, j.run_at, j.created_at, now() AS claimed_at, "
+			+ "j.trace_context::text AS trace_context";
 
 	/**
 	 * When a new job falls due: its run-at, or now plus its delay, plus a random part of its jitter.
@@ -39,7 +45,8 @@ public final class JobStatements {
 	 * Inserts one job, available if due now, else scheduled. Parameters: public id, kind, queue,
 	 * payload (JSON text), priority, run-at (or null), delay in microseconds on the database clock (or
 	 * null), max attempts, jitter in microseconds (the job falls due at a random instant that much
-	 * later at most; 0 for none), bucket, concurrency key (or null).
+	 * later at most; 0 for none), bucket, concurrency key (or null), trace context (JSON text of the
+	 * enqueue's trace headers, or null).
 	 */
 	public final String insertOne;
 
@@ -48,8 +55,8 @@ public final class JobStatements {
 
 	/**
 	 * Inserts many jobs with one statement. Parameters: arrays of public ids, kinds, queues, payloads,
-	 * priorities, run-ats, delays, max attempts, jitters, buckets and concurrency keys, as for
-	 * {@link #insertOne}.
+	 * priorities, run-ats, delays, max attempts, jitters, buckets, concurrency keys and trace contexts,
+	 * as for {@link #insertOne}.
 	 */
 	public final String insertMany;
 
@@ -169,25 +176,27 @@ public final class JobStatements {
 		this.channel = "pgqueue:" + schema.value();
 		this.insertOne = """
 				INSERT INTO %1$s (public_id, kind, queue, payload, priority, run_at, max_attempts, bucket,
-				                  concurrency_key, state)
+				                  concurrency_key, trace_context, state)
 				SELECT r.public_id, r.kind, r.queue, r.payload, r.priority, d.due, r.max_attempts, r.bucket,
-				       r.concurrency_key, CASE WHEN d.due <= now() THEN 'available' ELSE 'scheduled' END
+				       r.concurrency_key, r.trace_context,
+				       CASE WHEN d.due <= now() THEN 'available' ELSE 'scheduled' END
 				FROM (SELECT ?::uuid AS public_id, ?::text AS kind, ?::text AS queue, ?::jsonb AS payload,
 				             ?::smallint AS priority, ?::timestamptz AS run_at, ?::bigint AS delay_us,
 				             ?::integer AS max_attempts, ?::bigint AS jitter_us, ?::smallint AS bucket,
-				             ?::text AS concurrency_key) r
+				             ?::text AS concurrency_key, ?::jsonb AS trace_context) r
 				CROSS JOIN LATERAL (SELECT %2$s AS due) d
 				""".formatted(this.table, DUE_AT);
 		this.insertOneNotifying = notifying(this.insertOne);
 		this.insertMany = """
 				INSERT INTO %1$s (public_id, kind, queue, payload, priority, run_at, max_attempts, bucket,
-				                  concurrency_key, state)
+				                  concurrency_key, trace_context, state)
 				SELECT r.public_id, r.kind, r.queue, r.payload::jsonb, r.priority, d.due, r.max_attempts, r.bucket,
-				       r.concurrency_key, CASE WHEN d.due <= now() THEN 'available' ELSE 'scheduled' END
+				       r.concurrency_key, r.trace_context::jsonb,
+				       CASE WHEN d.due <= now() THEN 'available' ELSE 'scheduled' END
 				FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::smallint[], ?::timestamptz[],
-				            ?::bigint[], ?::integer[], ?::bigint[], ?::smallint[], ?::text[])
+				            ?::bigint[], ?::integer[], ?::bigint[], ?::smallint[], ?::text[], ?::text[])
 				     AS r(public_id, kind, queue, payload, priority, run_at, delay_us, max_attempts, jitter_us, bucket,
-				          concurrency_key)
+				          concurrency_key, trace_context)
 				CROSS JOIN LATERAL (SELECT %2$s AS due) d
 				""".formatted(this.table, DUE_AT);
 		this.insertManyNotifying = notifying(this.insertMany);
@@ -226,12 +235,13 @@ public final class JobStatements {
 				    lease_owner = ?, lease_until = now() + ? * interval '1 millisecond'
 				FROM claimed
 				WHERE j.id = claimed.id
-				RETURNING j.id, j.public_id, j.kind, j.queue, j.attempt, j.max_attempts, j.priority,
-				          j.payload::text AS payload, j.run_at, j.created_at, now() AS claimed_at
+				RETURNING %s
 				""";
-		this.claimLeased = leasing.formatted(claimable.formatted("id", this.table), this.table);
-		this.claimLeasedFrom = leasing.formatted(claimableFrom.formatted("id", this.table), this.table);
-		this.claimLeasedInBuckets = leasing.formatted(claimableInBuckets.formatted("id", this.table), this.table);
+		this.claimLeased = leasing.formatted(claimable.formatted("id", this.table), this.table, CLAIMED_COLUMNS_OF_J);
+		this.claimLeasedFrom = leasing.formatted(claimableFrom.formatted("id", this.table), this.table,
+				CLAIMED_COLUMNS_OF_J);
+		this.claimLeasedInBuckets = leasing.formatted(claimableInBuckets.formatted("id", this.table), this.table,
+				CLAIMED_COLUMNS_OF_J);
 		this.completeLocked = "UPDATE " + this.table + " SET state = 'completed', attempt = attempt + 1, "
 				+ "started_at = now(), finished_at = clock_timestamp(), last_error = NULL WHERE id = ANY(?)";
 		this.deleteLocked = "DELETE FROM " + this.table + " WHERE id = ANY(?)";

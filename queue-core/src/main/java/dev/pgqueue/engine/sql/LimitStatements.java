@@ -103,9 +103,8 @@ final class LimitStatements {
 				    lease_owner = ?, lease_until = now() + ? * interval '1 millisecond'
 				FROM claimed
 				WHERE j.id = claimed.id
-				RETURNING j.id, j.public_id, j.kind, j.queue, j.attempt, j.max_attempts, j.priority,
-				          j.payload::text AS payload, j.run_at, j.created_at, now() AS claimed_at
-				""".formatted(chosen.formatted("id", table), table);
+				RETURNING %3$s
+				""".formatted(chosen.formatted("id", table), table, JobStatements.CLAIMED_COLUMNS_OF_J);
 	}
 
 }

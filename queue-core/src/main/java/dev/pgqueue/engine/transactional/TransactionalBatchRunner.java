@@ -218,7 +218,7 @@ public class TransactionalBatchRunner implements BatchRun {
 				// Shutdown: leave the rest untouched; the commit releases them as they were.
 				break;
 			}
-			Attempt attempt = this.runner.runUnrecorded(job.job(), this.settings, onTimeout);
+			Attempt attempt = this.runner.runUnrecorded(job, this.settings, onTimeout);
 			Outcome outcome = attempt.outcome();
 			if (this.aborting.getAsBoolean()) {
 				Thread.interrupted();
@@ -280,7 +280,7 @@ public class TransactionalBatchRunner implements BatchRun {
 				savepoint = status.createSavepoint();
 			}
 			unconfirmed = null;
-			Attempt attempt = this.runner.runUnrecorded(job.job(), this.settings, onTimeout);
+			Attempt attempt = this.runner.runUnrecorded(job, this.settings, onTimeout);
 			Outcome outcome = attempt.outcome();
 			if (this.aborting.getAsBoolean()) {
 				// An interrupt meant for the listener must not break the statements below.

@@ -143,7 +143,7 @@ public class TwoPhaseJobRunner implements BatchRun {
 		ClaimedJob job = claimed.get(0);
 		// Rolling back to it undoes the listener's work but keeps the claim's row lock.
 		Object savepoint = status.createSavepoint();
-		Attempt attempt = this.runner.runUnrecorded(job.job(), this.settings);
+		Attempt attempt = this.runner.runUnrecorded(job, this.settings);
 		if (this.aborting.getAsBoolean()) {
 			Thread.interrupted();
 			if (!attempt.outcome().succeeded()) {
