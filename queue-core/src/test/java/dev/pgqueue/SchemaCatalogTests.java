@@ -184,7 +184,7 @@ class SchemaCatalogTests {
 		try (TestSchema schema = TestDatabase.get().createSchema("catalog_app")) {
 			schema.jdbcTemplate().execute("CREATE TABLE orders (id bigint PRIMARY KEY)");
 			MigrateResult result = new QueueMigrator(schema.dataSource(), SchemaName.of(schema.name()), true).migrate();
-			assertThat(result.migrationsExecuted).isEqualTo(5);
+			assertThat(result.migrationsExecuted).isEqualTo(6);
 			assertThat(schema.jdbcTemplate()
 				.queryForList("SELECT version FROM " + SchemaName.of(schema.name()).qualify(QueueMigrator.HISTORY_TABLE)
 						+ " ORDER BY installed_rank", String.class))

@@ -102,6 +102,22 @@ public class PreparedTransactionRepository {
 		return isTrue(con, "SELECT pg_try_advisory_lock(" + LOCK_KEY + ")", gid);
 	}
 
+	/**
+	 * Whether another session holds the lock of a prepared transaction: a worker that is still
+	 * finishing the job's previous attempt (its effect failed, its transaction was rolled back, and
+	 * its failure not yet recorded). Takes and releases the lock at once when it is free.
+	 */
+	public boolean isHeldElsewhere(Connection con, String gid) throws SQLException {
+		try (PreparedStatement ps = con.prepareStatement("SELECT CASE WHEN pg_try_advisory_lock(" + LOCK_KEY
+				+ ") THEN NOT pg_advisory_unlock(" + LOCK_KEY + ") ELSE true END")) {
+			ps.setString(1, gid);
+			ps.setString(2, gid);
+			try (ResultSet rs = ps.executeQuery()) {
+				return rs.next() && rs.getBoolean(1);
+			}
+		}
+	}
+
 	/** Releases the session-level lock of a prepared transaction. */
 	public void release(Connection con, String gid) throws SQLException {
 		isTrue(con, "SELECT pg_advisory_unlock(" + LOCK_KEY + ")", gid);

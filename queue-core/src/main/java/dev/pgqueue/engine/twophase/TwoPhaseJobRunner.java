@@ -141,6 +141,14 @@ public class TwoPhaseJobRunner implements BatchRun {
 			return null;
 		}
 		ClaimedJob job = claimed.get(0);
+		String gid = TransactionIds.of(this.jobs.schema(), this.settings.name(), job.job().id());
+		if (this.jobs.jdbcTemplate().execute((ConnectionCallback<Boolean>) (con) -> this.prepared.isHeldElsewhere(con,
+				gid))) {
+			// The worker of its previous attempt rolled its effect back and has not recorded the failure
+			// yet: leave the job to it (the row goes back as it was), or the retry would skip its backoff.
+			status.setRollbackOnly();
+			return null;
+		}
 		// Rolling back to it undoes the listener's work but keeps the claim's row lock.
 		Object savepoint = status.createSavepoint();
 		Attempt attempt = this.runner.runUnrecorded(job, this.settings);
