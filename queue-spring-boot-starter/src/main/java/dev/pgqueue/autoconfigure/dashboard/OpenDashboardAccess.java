@@ -1,0 +1,58 @@
+package dev.pgqueue.autoconfigure.dashboard;
+
+import java.util.Map;
+
+import jakarta.servlet.http.HttpServletRequest;
+
+import org.springframework.http.HttpStatus;
+import org.springframework.web.server.ResponseStatusException;
+
+/**
+ * Access without Spring Security: anyone who reaches the dashboard sees it, and acts only where
+ * {@code pgqueue.dashboard.allow-writes-without-security} says so.
+ */
+final class OpenDashboardAccess implements DashboardAccess {
+
+	private final boolean allowWrites;
+
+	OpenDashboardAccess(boolean allowWrites) {
+		this.allowWrites = allowWrites;
+	}
+
+	@Override
+	public void checkRead(HttpServletRequest request) {
+	}
+
+	@Override
+	public boolean mayWrite(HttpServletRequest request) {
+		return this.allowWrites;
+	}
+
+	@Override
+	public void checkWrite(HttpServletRequest request) {
+		if (!this.allowWrites) {
+			throw new ResponseStatusException(HttpStatus.FORBIDDEN, "The pgqueue dashboard is read-only: the "
+					+ "application has no Spring Security to say who may act. Add Spring Security (users with the "
+					+ "role of pgqueue.dashboard.write-role may act), or set "
+					+ "pgqueue.dashboard.allow-writes-without-security=true where anyone who reaches it may");
+		}
+	}
+
+	@Override
+	public Map<String, String> formFields(HttpServletRequest request) {
+		return Map.of();
+	}
+
+	@Override
+	public String describe(HttpServletRequest request) {
+		return this.allowWrites ? "No security: anyone who reaches this page may act"
+				: "Read-only: the application has no security";
+	}
+
+	@Override
+	public String rules() {
+		return this.allowWrites ? "no Spring Security; anyone who reaches it may retry, cancel, pause and resume "
+				+ "(pgqueue.dashboard.allow-writes-without-security)" : "no Spring Security; read-only";
+	}
+
+}
