@@ -55,6 +55,10 @@ public final class ClaimProgress {
 
 	private final LongAdder slaMissed = new LongAdder();
 
+	private final LongAdder jobsClaimed = new LongAdder();
+
+	private final LongAdder unproductiveClaims = new LongAdder();
+
 	private volatile long lastSlaMissNanos;
 
 	/**
@@ -83,6 +87,9 @@ public final class ClaimProgress {
 		int claimed = jobs.size();
 		this.metrics.pollCycle(this.queue, tookNanos, claimed);
 		this.pollCycles.record(startNanos + tookNanos, tookNanos);
+		if (claimed > 0) {
+			this.jobsClaimed.add(claimed);
+		}
 		if (this.sla != null && claimed > 0) {
 			countMissedSla(jobs);
 		}
@@ -141,6 +148,7 @@ public final class ClaimProgress {
 	private void checkHeldElsewhere(String[] kinds, int asked, Long[] own) {
 		try {
 			if (this.repository.countHeldElsewhere(this.queue, kinds, own, asked) > 0) {
+				this.unproductiveClaims.increment();
 				this.metrics.unproductiveClaim(this.queue);
 			}
 			this.checkedClaims.incrementAndGet();
@@ -181,6 +189,19 @@ public final class ClaimProgress {
 	/** Whether a job was claimed past its SLA within the SLA window (two stats intervals). */
 	public boolean slaSlipping() {
 		return this.slaMissed.sum() > 0 && System.nanoTime() - this.lastSlaMissNanos <= this.slaWindow.toNanos();
+	}
+
+	/** Jobs this application's claims of the queue took since it started. */
+	public long jobsClaimed() {
+		return this.jobsClaimed.sum();
+	}
+
+	/**
+	 * Short claims since this application started that stepped over due jobs other transactions held
+	 * (checked only while metrics are published, one check at a time: a lower bound).
+	 */
+	public long unproductiveClaims() {
+		return this.unproductiveClaims.sum();
 	}
 
 	/** Short claims checked for jobs held elsewhere, whatever the check found. */

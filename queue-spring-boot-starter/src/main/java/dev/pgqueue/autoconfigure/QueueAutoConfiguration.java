@@ -6,11 +6,14 @@ import java.util.concurrent.Executor;
 
 import javax.sql.DataSource;
 
+import dev.pgqueue.AdminCaller;
 import dev.pgqueue.InDoubtJobResolver;
 import dev.pgqueue.InvalidQueueConfigurationException;
+import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.RetryPolicy;
+import dev.pgqueue.engine.JdbcJobAdmin;
 import dev.pgqueue.engine.JdbcJobClient;
 import dev.pgqueue.engine.JobHandlerRegistry;
 import dev.pgqueue.engine.JobPoller;
@@ -21,9 +24,11 @@ import dev.pgqueue.engine.NotificationThrottle;
 import dev.pgqueue.engine.PollerWakeUps;
 import dev.pgqueue.engine.QueueCatalog;
 import dev.pgqueue.engine.QueueMaintenance;
+import dev.pgqueue.engine.QueuePauses;
 import dev.pgqueue.engine.QueueSettings;
 import dev.pgqueue.engine.QueueSignals;
 import dev.pgqueue.engine.WorkerSettings;
+import dev.pgqueue.engine.sql.AdminRepository;
 import dev.pgqueue.engine.sql.CoordinationRepository;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.sql.MaintenanceRepository;
@@ -56,14 +61,15 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.security.core.context.SecurityContextHolder;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.util.unit.DataSize;
 
 /**
  * Auto-configuration of pgqueue: the schema migrator, the repository, the {@link JobClient}, the
- * discovery of {@code @JobListener} methods and, unless {@code pgqueue.enabled=false}, one
- * {@link JobPoller} per queue plus the background services.
+ * {@link JobAdmin}, the discovery of {@code @JobListener} methods and, unless
+ * {@code pgqueue.enabled=false}, one {@link JobPoller} per queue plus the background services.
  */
 @AutoConfiguration(after = { DataSourceAutoConfiguration.class, JdbcTemplateAutoConfiguration.class,
 		DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
@@ -133,6 +139,23 @@ public final class QueueAutoConfiguration {
 	}
 
 	@Bean
+	QueuePauses pgqueueQueuePauses(JobRepository repository) {
+		return new QueuePauses(adminRepository(repository));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(JobAdmin.class)
+	JdbcJobAdmin pgqueueJobAdmin(JobRepository repository, QueuePauses pauses, PollerWakeUps wakeUps,
+			ObjectProvider<AdminCaller> caller) {
+		return new JdbcJobAdmin(adminRepository(repository), repository, pauses, wakeUps,
+				caller.getIfUnique(() -> AdminCaller.SYSTEM));
+	}
+
+	private static AdminRepository adminRepository(JobRepository repository) {
+		return new AdminRepository(repository.jdbcTemplate(), repository.schema(), repository.notifies());
+	}
+
+	@Bean
 	static JobListenerMethodProcessor pgqueueJobListenerMethodProcessor(ConfigurableListableBeanFactory beanFactory,
 			ObjectProvider<JobHandlerRegistry> registry, ObjectProvider<JsonMapper> jsonMapper,
 			ObjectProvider<JobPollerFactory> pollerFactory, ObjectProvider<QueueCatalog> queues,
@@ -177,6 +200,19 @@ public final class QueueAutoConfiguration {
 		}
 	}
 
+	/** Names the callers of {@link JobAdmin} operations after the authenticated user. */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(SecurityContextHolder.class)
+	static class SecurityCallerConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		AdminCaller pgqueueAdminCaller() {
+			return new SecurityContextAdminCaller();
+		}
+
+	}
+
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnBooleanProperty(name = "pgqueue.enabled", matchIfMissing = true)
 	static class ProcessingConfiguration {
@@ -198,7 +234,7 @@ public final class QueueAutoConfiguration {
 		@Bean
 			JobPollerFactory pgqueueJobPollerFactory(QueueCatalog queues, JobRepository repository, JobRunner runner,
 				ObjectProvider<PlatformTransactionManager> transactionManager, ObjectProvider<QueueMetrics> metrics,
-				QueueProperties properties, Environment environment, QueueSignals signals,
+				QueueProperties properties, Environment environment, QueueSignals signals, QueuePauses pauses,
 				@Qualifier(WORKER_EXECUTOR_BEAN_NAME) ObjectProvider<Executor> workerExecutor) {
 			PlatformTransactionManager manager = transactionManager.getIfUnique();
 			TransactionTemplate template = (manager != null) ? new TransactionTemplate(manager) : null;
@@ -207,20 +243,21 @@ public final class QueueAutoConfiguration {
 			return new JobPollerFactory(queues, repository, runner, template,
 					metrics.getIfAvailable(() -> QueueMetrics.NONE), workerSettings, workerExecutor.getIfAvailable(), true,
 					signals, new CoordinationRepository(repository.jdbcTemplate(), repository.schema()),
-					properties.getBuckets().getHeartbeatInterval());
+					properties.getBuckets().getHeartbeatInterval(), pauses);
 		}
 
 		@Bean
 			@ConditionalOnBooleanProperty(name = "pgqueue.notifications.enabled", matchIfMissing = true)
 		NotificationListener pgqueueNotificationListener(DataSource dataSource, JobRepository repository,
-				PollerWakeUps wakeUps) {
-			return new NotificationListener(dataSource, repository.channel(), wakeUps);
+				PollerWakeUps wakeUps, QueuePauses pauses) {
+			return new NotificationListener(dataSource, repository.channel(), wakeUps, pauses);
 		}
 
 		@Bean
 			QueueMaintenance pgqueueMaintenance(DataSource dataSource, ObjectProvider<JdbcTemplate> jdbcTemplate,
 				ObjectProvider<QueueMetrics> metrics, QueueProperties properties, QueueCatalog queues,
-				JobHandlerRegistry handlers, QueueSignals signals, ObjectProvider<InDoubtJobResolver> inDoubtJobResolver) {
+				JobHandlerRegistry handlers, QueueSignals signals, QueuePauses pauses,
+				ObjectProvider<InDoubtJobResolver> inDoubtJobResolver) {
 			JdbcTemplate jdbc = jdbcTemplate.getIfUnique(() -> new JdbcTemplate(dataSource));
 			SchemaName schema = SchemaName.of(properties.getSchema().getName());
 			QueueMetrics queueMetrics = metrics.getIfAvailable(() -> QueueMetrics.NONE);
@@ -234,7 +271,7 @@ public final class QueueAutoConfiguration {
 				Set<String> known = new TreeSet<>(queues.configuredQueues());
 				known.addAll(handlers.queues());
 				return known;
-			}, handlers, signals, resolver);
+			}, handlers, signals, resolver, pauses);
 		}
 
 	}

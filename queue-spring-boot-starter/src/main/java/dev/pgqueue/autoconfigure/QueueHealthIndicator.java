@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 
 import dev.pgqueue.engine.ClaimProgress;
 import dev.pgqueue.engine.JobPoller;
@@ -24,17 +25,19 @@ import org.springframework.boot.health.contributor.Status;
 
 /**
  * Reports each queue's depth, age of its oldest due job, scheduled and running jobs (as last read
- * by the stats reader), and whether this instance polls it (with bucket assignment, how many of the
- * queue's buckets it claims from and whether it leads their coordinator), with the p99 of its recent poll cycles
- * judged and, when it has an SLA, whether jobs are claimed within it; how many of this
- * application's connections wait on a lock; the transaction that holds back cleanup in the
- * database the longest, when one does; and, with queues that use two-phase commit, this schema's
- * prepared transactions: how many, the age of the oldest, and how many are in doubt.
+ * by the stats reader), whether an operator paused it, and whether this instance polls it (with
+ * bucket assignment, how many of the queue's buckets it claims from and whether it leads their
+ * coordinator), with the p99 of its recent poll cycles judged and, when it has an SLA, whether jobs
+ * are claimed within it; how many of this application's connections wait on a lock; the
+ * transaction that holds back cleanup in the database the longest, when one does; and, with queues
+ * that use two-phase commit, this schema's prepared transactions: how many, the age of the oldest,
+ * and how many are in doubt.
  *
  * <p>{@code DOWN} when a queue that has listeners here is not being polled; else {@link #DEGRADED}
- * while a queue's jobs miss its SLA; else {@code UP}. Spring Boot's default status order does not
- * know {@code DEGRADED}, so the application's overall status stays {@code UP} (and its HTTP status
- * 200) unless {@code management.endpoint.health.status.order} lists it.
+ * while a queue's jobs miss its SLA; else {@code UP}. A paused queue changes no status: it was
+ * paused on purpose. Spring Boot's default status order does not know {@code DEGRADED}, so the
+ * application's overall status stays {@code UP} (and its HTTP status 200) unless
+ * {@code management.endpoint.health.status.order} lists it.
  */
 public class QueueHealthIndicator extends AbstractHealthIndicator {
 
@@ -57,9 +60,10 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 		boolean allPolling = true;
 		boolean slaSlipping = false;
 		Map<String, QueueStats> stats = this.maintenance.lastStats();
+		Set<String> paused = (this.maintenance.pauses() != null) ? this.maintenance.pauses().current() : Set.of();
 		for (JobPoller poller : this.pollers) {
 			String queue = poller.settings().name();
-			Map<String, Object> details = details(stats.get(queue));
+			Map<String, Object> details = details(stats.get(queue), paused.contains(queue));
 			details.put("polling", poller.isRunning());
 			details.put("busyWorkers", poller.busySlots());
 			details.put("concurrency", poller.settings().concurrency());
@@ -77,7 +81,8 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 			queues.put(queue, details);
 			allPolling &= poller.isRunning();
 		}
-		stats.forEach((queue, queueStats) -> queues.putIfAbsent(queue, details(queueStats)));
+		stats.forEach((queue, queueStats) -> queues.putIfAbsent(queue, details(queueStats, paused.contains(queue))));
+		paused.forEach((queue) -> queues.putIfAbsent(queue, details(null, true)));
 		builder.status(!allPolling ? Status.DOWN : slaSlipping ? DEGRADED : Status.UP).withDetail("queues", queues);
 		LockWaits lockWaits = this.maintenance.lastLockWaits();
 		if (lockWaits.applicationName() != null) {
@@ -127,8 +132,9 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 		return slipping;
 	}
 
-	private static Map<String, Object> details(QueueStats stats) {
+	private static Map<String, Object> details(QueueStats stats, boolean paused) {
 		Map<String, Object> details = new LinkedHashMap<>();
+		details.put("paused", paused);
 		if (stats != null) {
 			details.put("depth", stats.available());
 			details.put("oldestAge", stats.oldestAvailableAge().toString());

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
+import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobListener;
 import dev.pgqueue.JobRequest;
@@ -83,6 +84,7 @@ class QueueMetricsAutoConfigurationTests {
 				assertThat(registry.find("pgqueue.claims.unproductive").tag("queue", "metered").counter()).isNotNull();
 				assertThat(registry.find("pgqueue.jobs.sla.missed").tag("queue", "metered").counter()).isNotNull();
 				assertThat(registry.find("pgqueue.handlers.abandoned").tag("queue", "metered").gauge()).isNotNull();
+				assertThat(registry.find("pgqueue.queue.paused").tag("queue", "metered").gauge()).isNotNull();
 				assertThat(registry.find("pgqueue.database.lock.waits").gauge()).isNotNull();
 			});
 	}
@@ -122,6 +124,29 @@ class QueueMetricsAutoConfigurationTests {
 					.tags("queue", "metered", "kind", "report.render", "outcome", "completed")
 					.timer();
 				assertThat(handler.count()).isGreaterThanOrEqualTo(1);
+			});
+	}
+
+	@Test
+	void gaugesWhetherAnOperatorPausedTheQueue() {
+		this.contextRunner.withUserConfiguration(SimpleMeterRegistryConfiguration.class, ReportListener.class)
+			.run((context) -> {
+				JobAdmin admin = context.getBean(JobAdmin.class);
+				MeterRegistry registry = context.getBean(MeterRegistry.class);
+				admin.pause("metered");
+				try {
+					await().atMost(TIMEOUT)
+						.untilAsserted(() -> assertThat(
+								registry.get("pgqueue.queue.paused").tag("queue", "metered").gauge().value())
+							.isEqualTo(1.0));
+				}
+				finally {
+					admin.resume("metered");
+				}
+				await().atMost(TIMEOUT)
+					.untilAsserted(() -> assertThat(
+							registry.get("pgqueue.queue.paused").tag("queue", "metered").gauge().value())
+						.isZero());
 			});
 	}
 

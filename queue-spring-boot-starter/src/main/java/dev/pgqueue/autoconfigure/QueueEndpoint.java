@@ -1,0 +1,289 @@
+package dev.pgqueue.autoconfigure;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
+
+import dev.pgqueue.AdminResult;
+import dev.pgqueue.JobAdmin;
+import dev.pgqueue.JobDetails;
+import dev.pgqueue.JobPage;
+import dev.pgqueue.JobQuery;
+import dev.pgqueue.JobState;
+import dev.pgqueue.engine.ClaimProgress;
+import dev.pgqueue.engine.JobPoller;
+import dev.pgqueue.engine.QueueMaintenance;
+import dev.pgqueue.engine.sql.MaintenanceRepository.LockWaits;
+import dev.pgqueue.metrics.PollCycleAssessment;
+import dev.pgqueue.metrics.QueueStats;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.actuate.endpoint.Access;
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
+import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
+
+/**
+ * The {@code pgqueue} Actuator endpoint: the queues with their depth, oldest age, running jobs,
+ * whether they are paused and the four signals of a queue that is being outgrown; jobs by queue,
+ * kind and state, and one job; and, where the endpoint's access allows writes, retrying, cancelling
+ * and deleting jobs and pausing and resuming queues, through {@link JobAdmin}.
+ *
+ * <table>
+ * <caption>Operations</caption>
+ * <tr><td>{@code GET /actuator/pgqueue}</td><td>queues and their signals</td></tr>
+ * <tr><td>{@code GET /actuator/pgqueue/jobs?queue=&kind=&state=&before=&limit=}</td><td>jobs, newest
+ * first, a page at a time ({@code next} is the next page's {@code before})</td></tr>
+ * <tr><td>{@code GET /actuator/pgqueue/jobs/{id}?payload=true}</td><td>one job, its payload only when
+ * asked for</td></tr>
+ * <tr><td>{@code POST /actuator/pgqueue/jobs/{id}/retry}, {@code …/cancel}</td><td>one job</td></tr>
+ * <tr><td>{@code DELETE /actuator/pgqueue/jobs/{id}}</td><td>a finished job</td></tr>
+ * <tr><td>{@code POST /actuator/pgqueue/queues/{queue}/pause}, {@code …/resume},
+ * {@code …/retry-failed}</td><td>a queue, in every instance</td></tr>
+ * <tr><td>{@code POST /actuator/pgqueue/kinds/{kind}/retry-failed}</td><td>every failed job of a
+ * kind</td></tr>
+ * </table>
+ *
+ * <p>Its default access is read-only: the write operations answer only once
+ * {@code management.endpoint.pgqueue.access=unrestricted}. An operation on one job answers 200 when
+ * applied, 404 when there is no such job and 409 when the job is running or in a state the operation
+ * does not apply to.
+ */
+@Endpoint(id = "pgqueue", defaultAccess = Access.READ_ONLY)
+public class QueueEndpoint {
+
+	private static final int STATUS_CONFLICT = 409;
+
+	private final JobAdmin admin;
+
+	private final ObjectProvider<QueueMaintenance> maintenance;
+
+	private final ObjectProvider<JobPoller> pollers;
+
+	/**
+	 * @param admin acts on jobs and queues
+	 * @param maintenance the background services whose readings the endpoint shows; none in an
+	 * application that does not run jobs
+	 * @param pollers this application's pollers
+	 */
+	public QueueEndpoint(JobAdmin admin, ObjectProvider<QueueMaintenance> maintenance,
+			ObjectProvider<JobPoller> pollers) {
+		this.admin = admin;
+		this.maintenance = maintenance;
+		this.pollers = pollers;
+	}
+
+	/** The queues: depth, oldest age, scheduled and running jobs, paused, and their signals. */
+	@ReadOperation
+	public Map<String, Object> queues() {
+		QueueMaintenance services = this.maintenance.getIfAvailable();
+		Map<String, QueueStats> stats = (services != null) ? services.lastStats() : Map.of();
+		Set<String> paused = this.admin.pausedQueues();
+		Map<String, Map<String, Object>> queues = new TreeMap<>();
+		stats.forEach((queue, queueStats) -> queues.put(queue, stats(queueStats)));
+		paused.forEach((queue) -> queues.computeIfAbsent(queue, (q) -> new LinkedHashMap<>()));
+		for (JobPoller poller : this.pollers) {
+			Map<String, Object> details = queues.computeIfAbsent(poller.settings().name(), (q) -> new LinkedHashMap<>());
+			details.put("polled", poller.isRunning());
+			details.put("busyWorkers", poller.busySlots());
+			details.put("concurrency", poller.settings().concurrency());
+			details.put("mode", poller.settings().mode().name().toLowerCase(Locale.ROOT));
+		}
+		queues.forEach((queue, details) -> {
+			details.put("paused", paused.contains(queue));
+			ClaimProgress progress = (services != null) ? services.signals().get(queue) : null;
+			if (progress != null) {
+				details.put("signals", signals(progress));
+			}
+		});
+		Map<String, Object> body = new LinkedHashMap<>();
+		body.put("queues", queues);
+		if (services != null) {
+			LockWaits lockWaits = services.lastLockWaits();
+			Map<String, Object> waits = new LinkedHashMap<>();
+			waits.put("waiting", lockWaits.waiting());
+			waits.put("applicationName", lockWaits.applicationName());
+			body.put("lockWaits", waits);
+		}
+		return body;
+	}
+
+	/** Jobs newest first, filtered by queue, kind and state; {@code before} is a page's {@code next}. */
+	@ReadOperation
+	public @Nullable Map<String, Object> jobs(@Selector String resource, @Nullable String queue, @Nullable String kind,
+			@Nullable String state, @Nullable String before, @Nullable Integer limit) {
+		if (!"jobs".equals(resource)) {
+			return null;
+		}
+		JobQuery query;
+		try {
+			query = new JobQuery(blankToNull(queue), blankToNull(kind), state(state), blankToNull(before),
+					(limit != null) ? limit : JobQuery.DEFAULT_LIMIT);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new InvalidEndpointRequestException(ex.getMessage(), ex.getMessage());
+		}
+		JobPage page = this.admin.list(query);
+		Map<String, Object> body = new LinkedHashMap<>();
+		body.put("jobs", page.jobs().stream().map(QueueEndpoint::job).toList());
+		body.put("next", page.next());
+		return body;
+	}
+
+	/** One job; its payload only with {@code payload=true}. */
+	@ReadOperation
+	public @Nullable Map<String, Object> job(@Selector String resource, @Selector String id,
+			@Nullable Boolean payload) {
+		if (!"jobs".equals(resource)) {
+			return null;
+		}
+		UUID jobId = jobId(id);
+		return (Boolean.TRUE.equals(payload) ? this.admin.findWithPayload(jobId) : this.admin.find(jobId))
+			.map(QueueEndpoint::job)
+			.orElse(null);
+	}
+
+	/**
+	 * {@code jobs/{id}/retry}, {@code jobs/{id}/cancel}; {@code queues/{queue}/pause},
+	 * {@code queues/{queue}/resume}, {@code queues/{queue}/retry-failed};
+	 * {@code kinds/{kind}/retry-failed}.
+	 */
+	@WriteOperation
+	public WebEndpointResponse<Map<String, Object>> act(@Selector String resource, @Selector String target,
+			@Selector String action) {
+		return switch (resource + "/" + action) {
+			case "jobs/retry" -> response(this.admin.retry(jobId(target)));
+			case "jobs/cancel" -> response(this.admin.cancel(jobId(target)));
+			case "queues/pause" -> queue(target, true, this.admin.pause(target));
+			case "queues/resume" -> queue(target, false, this.admin.resume(target));
+			case "queues/retry-failed" -> retried("queue", target, this.admin.retryFailed(target, null));
+			case "kinds/retry-failed" -> retried("kind", target, this.admin.retryFailed(null, target));
+			default -> new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
+		};
+	}
+
+	/** {@code jobs/{id}}: deletes a finished job. */
+	@DeleteOperation
+	public WebEndpointResponse<Map<String, Object>> delete(@Selector String resource, @Selector String id) {
+		if (!"jobs".equals(resource)) {
+			return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
+		}
+		return response(this.admin.delete(jobId(id)));
+	}
+
+	private static WebEndpointResponse<Map<String, Object>> response(AdminResult result) {
+		Map<String, Object> body = new LinkedHashMap<>();
+		body.put("id", result.id());
+		body.put("outcome", result.outcome().name().toLowerCase(Locale.ROOT));
+		body.put("state", (result.state() != null) ? result.state().sqlValue() : null);
+		int status = switch (result.outcome()) {
+			case APPLIED -> WebEndpointResponse.STATUS_OK;
+			case NOT_FOUND -> WebEndpointResponse.STATUS_NOT_FOUND;
+			case RUNNING, NOT_ALLOWED -> STATUS_CONFLICT;
+		};
+		return new WebEndpointResponse<>(body, status);
+	}
+
+	/** A queue after a pause or a resume: {@code paused} now, and whether that changed anything. */
+	private static WebEndpointResponse<Map<String, Object>> queue(String queue, boolean paused, boolean changed) {
+		Map<String, Object> body = new LinkedHashMap<>();
+		body.put("queue", queue);
+		body.put("paused", paused);
+		body.put("changed", changed);
+		return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_OK);
+	}
+
+	private static WebEndpointResponse<Map<String, Object>> retried(String scope, String name, int retried) {
+		Map<String, Object> body = new LinkedHashMap<>();
+		body.put(scope, name);
+		body.put("retried", retried);
+		return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_OK);
+	}
+
+	private static Map<String, Object> stats(QueueStats stats) {
+		Map<String, Object> details = new LinkedHashMap<>();
+		details.put("depth", stats.available());
+		details.put("oldestAge", stats.oldestAvailableAge().toString());
+		details.put("scheduled", stats.scheduled());
+		details.put("running", stats.running());
+		return details;
+	}
+
+	/** The signals of a queue polled here: poll cycle, claims without progress, SLA. */
+	private static Map<String, Object> signals(ClaimProgress progress) {
+		Map<String, Object> signals = new LinkedHashMap<>();
+		Duration p99 = progress.pollCycleP99();
+		signals.put("pollCycle", PollCycleAssessment.of(p99).label());
+		signals.put("pollCycleP99", p99.toString());
+		signals.put("jobsClaimed", progress.jobsClaimed());
+		signals.put("unproductiveClaims", progress.unproductiveClaims());
+		if (progress.sla() != null) {
+			signals.put("sla", progress.slaSlipping() ? "slipping" : "met");
+			signals.put("slaMissed", progress.slaMissed());
+		}
+		return signals;
+	}
+
+	private static Map<String, Object> job(JobDetails job) {
+		Map<String, Object> details = new LinkedHashMap<>();
+		details.put("id", job.id());
+		details.put("kind", job.kind());
+		details.put("queue", job.queue());
+		details.put("state", job.state().sqlValue());
+		details.put("priority", job.priority());
+		details.put("attempt", job.attempt());
+		details.put("maxAttempts", job.maxAttempts());
+		details.put("lastError", job.lastError());
+		details.put("createdAt", text(job.createdAt()));
+		details.put("runAt", text(job.runAt()));
+		details.put("startedAt", text(job.startedAt()));
+		details.put("finishedAt", text(job.finishedAt()));
+		if (job.payload() != null) {
+			details.put("payload", job.payload());
+		}
+		return details;
+	}
+
+	private static String text(Object value) {
+		return (value != null) ? value.toString() : null;
+	}
+
+	private static UUID jobId(String id) {
+		try {
+			return UUID.fromString(id);
+		}
+		catch (IllegalArgumentException ex) {
+			String reason = "'" + id + "' is not a job id: use the UUID JobClient returned at enqueue";
+			throw new InvalidEndpointRequestException(reason, reason);
+		}
+	}
+
+	private static JobState state(@Nullable String state) {
+		if (state == null || state.isBlank()) {
+			return null;
+		}
+		for (JobState candidate : JobState.values()) {
+			if (candidate.sqlValue().equalsIgnoreCase(state.strip())) {
+				return candidate;
+			}
+		}
+		String reason = "'" + state + "' is not a job state: use one of "
+				+ List.of(JobState.values()).stream().map(JobState::sqlValue).toList();
+		throw new InvalidEndpointRequestException(reason, reason);
+	}
+
+	private static String blankToNull(@Nullable String value) {
+		return (value == null || value.isBlank()) ? null : value;
+	}
+
+}

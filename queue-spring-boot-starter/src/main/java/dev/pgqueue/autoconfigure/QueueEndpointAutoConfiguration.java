@@ -1,0 +1,33 @@
+package dev.pgqueue.autoconfigure;
+
+import dev.pgqueue.JobAdmin;
+import dev.pgqueue.engine.JobPoller;
+import dev.pgqueue.engine.QueueMaintenance;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * Contributes the {@code pgqueue} Actuator endpoint ({@link QueueEndpoint}) when Actuator is on the
+ * class path and the endpoint is available (its access is not {@code none} and it is exposed).
+ */
+@AutoConfiguration(after = QueueAutoConfiguration.class)
+@ConditionalOnClass({ Endpoint.class, ConditionalOnAvailableEndpoint.class })
+@ConditionalOnBean(JobAdmin.class)
+public final class QueueEndpointAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnAvailableEndpoint
+	QueueEndpoint pgqueueEndpoint(JobAdmin admin, ObjectProvider<QueueMaintenance> maintenance,
+			ObjectProvider<JobPoller> pollers) {
+		return new QueueEndpoint(admin, maintenance, pollers);
+	}
+
+}

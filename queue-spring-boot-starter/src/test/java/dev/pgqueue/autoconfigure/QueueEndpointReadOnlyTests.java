@@ -1,0 +1,60 @@
+package dev.pgqueue.autoconfigure;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.web.servlet.client.RestTestClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The {@code pgqueue} endpoint exposed without a word about its access: it reads, and refuses every
+ * write.
+ */
+@SpringBootTest(classes = QueueEndpointTests.EndpointApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
+		properties = { "management.endpoints.web.exposure.include=pgqueue", "pgqueue.shutdown-timeout=5s",
+				"spring.autoconfigure.exclude=org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration" })
+class QueueEndpointReadOnlyTests {
+
+	private static final FreshSchema SCHEMA = FreshSchema.named("pgqueue_endpoint_ro");
+
+	@DynamicPropertySource
+	static void database(DynamicPropertyRegistry registry) {
+		for (String property : SCHEMA.properties()) {
+			int eq = property.indexOf('=');
+			registry.add(property.substring(0, eq), () -> property.substring(eq + 1));
+		}
+	}
+
+	@AfterAll
+	static void dropSchema() {
+		SCHEMA.drop();
+	}
+
+	@LocalServerPort
+	private int port;
+
+	@Autowired
+	private JdbcTemplate jdbc;
+
+	@Test
+	void readsButRefusesToPauseAQueueByDefault() {
+		RestTestClient client = RestTestClient.bindToServer()
+			.baseUrl("http://localhost:" + this.port + "/actuator/pgqueue")
+			.build();
+		client.get().uri("").exchange().expectStatus().isOk();
+		client.get().uri("/jobs").exchange().expectStatus().isOk();
+
+		client.post().uri("/queues/endpoint/pause").exchange().expectStatus().is4xxClientError();
+		assertThat(this.jdbc.queryForObject("SELECT count(*) FROM " + SCHEMA.name() + ".pgqueue_queue_pauses",
+				Long.class)).isZero();
+	}
+
+}

@@ -1,0 +1,265 @@
+package dev.pgqueue.autoconfigure;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+
+import dev.pgqueue.Job;
+import dev.pgqueue.JobClient;
+import dev.pgqueue.JobListener;
+import dev.pgqueue.JobRequest;
+import jakarta.servlet.Filter;
+import jakarta.servlet.http.HttpServletRequest;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.core.ParameterizedTypeReference;
+import org.springframework.http.HttpStatus;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.security.authentication.TestingAuthenticationToken;
+import org.springframework.security.core.context.SecurityContextHolder;
+import org.springframework.stereotype.Component;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.web.servlet.client.RestTestClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The {@code pgqueue} endpoint over real HTTP, in an application that runs a queue with the starter
+ * and Actuator, its writes allowed ({@code management.endpoint.pgqueue.access=unrestricted}). A
+ * servlet filter stands in for Spring Security's: it authenticates the request as the user its
+ * {@code X-User} header names, so that the log and the pause table name who asked.
+ */
+@SpringBootTest(classes = QueueEndpointTests.EndpointApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
+		properties = { "management.endpoints.web.exposure.include=health,pgqueue",
+				"management.endpoint.pgqueue.access=unrestricted", "management.endpoint.health.show-details=always",
+				"pgqueue.queues.endpoint.poll-interval=100ms", "pgqueue.maintenance.stats-interval=200ms",
+				"pgqueue.shutdown-timeout=5s",
+				"spring.autoconfigure.exclude=org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration" })
+class QueueEndpointTests {
+
+	private static final Duration TIMEOUT = Duration.ofSeconds(20);
+
+	private static final FreshSchema SCHEMA = FreshSchema.named("pgqueue_endpoint");
+
+	private static final ParameterizedTypeReference<Map<String, Object>> JSON = new ParameterizedTypeReference<>() {
+	};
+
+	@DynamicPropertySource
+	static void database(DynamicPropertyRegistry registry) {
+		for (String property : SCHEMA.properties()) {
+			int eq = property.indexOf('=');
+			registry.add(property.substring(0, eq), () -> property.substring(eq + 1));
+		}
+	}
+
+	@AfterAll
+	static void dropSchema() {
+		SCHEMA.drop();
+	}
+
+	@LocalServerPort
+	private int port;
+
+	@Autowired
+	private JobClient jobs;
+
+	@Autowired
+	private JdbcTemplate jdbc;
+
+	private RestTestClient client;
+
+	@BeforeEach
+	void createClient() {
+		this.client = RestTestClient.bindToServer().baseUrl("http://localhost:" + this.port + "/actuator/pgqueue").build();
+	}
+
+	@Test
+	void showsTheQueuesWithTheirSignals() {
+		UUID id = this.jobs.enqueue(JobRequest.of("endpoint.work", "hello").queue("endpoint"));
+		await().atMost(TIMEOUT).until(() -> "completed".equals(SCHEMA.stateOf(this.jdbc, id)));
+
+		await().atMost(TIMEOUT).untilAsserted(() -> {
+			Map<String, Object> body = get("").expectStatus().isOk().expectBody(JSON).returnResult().getResponseBody();
+			Map<String, Object> queue = map(map(body.get("queues")).get("endpoint"));
+			assertThat(queue).containsEntry("paused", false)
+				.containsEntry("polled", true)
+				.containsEntry("mode", "transactional")
+				.containsKeys("depth", "oldestAge", "running", "scheduled");
+			assertThat(map(queue.get("signals"))).containsEntry("pollCycle", "healthy")
+				.containsKeys("pollCycleP99", "jobsClaimed", "unproductiveClaims");
+			assertThat(map(body.get("lockWaits"))).containsKeys("waiting", "applicationName");
+		});
+	}
+
+	@Test
+	void findsListsAndRetriesAFailedJob() {
+		UUID id = this.jobs.enqueue(JobRequest.of("endpoint.fail-once", Map.of("secret", "s3cr3t")).queue("endpoint")
+			.maxAttempts(1));
+		await().atMost(TIMEOUT).until(() -> "failed".equals(SCHEMA.stateOf(this.jdbc, id)));
+
+		Map<String, Object> page = get("/jobs?queue=endpoint&state=failed&limit=10").expectStatus()
+			.isOk()
+			.expectBody(JSON)
+			.returnResult()
+			.getResponseBody();
+		List<Map<String, Object>> listed = list(page.get("jobs"));
+		assertThat(listed).extracting((job) -> job.get("id")).contains(id.toString());
+		Map<String, Object> job = get("/jobs/" + id).expectStatus().isOk().expectBody(JSON).returnResult().getResponseBody();
+		assertThat(job).containsEntry("state", "failed").containsEntry("kind", "endpoint.fail-once").doesNotContainKey("payload");
+		assertThat((String) job.get("lastError")).contains("first run fails");
+		assertThat(get("/jobs/" + id + "?payload=true").expectBody(JSON).returnResult().getResponseBody())
+			.containsEntry("payload", "{\"secret\": \"s3cr3t\"}");
+
+		Map<String, Object> retried = post("/jobs/" + id + "/retry", "ops-alice").expectStatus()
+			.isOk()
+			.expectBody(JSON)
+			.returnResult()
+			.getResponseBody();
+		assertThat(retried).containsEntry("outcome", "applied").containsEntry("state", "available");
+		await().atMost(TIMEOUT).until(() -> "completed".equals(SCHEMA.stateOf(this.jdbc, id)));
+
+		assertThat(post("/jobs/" + id + "/retry", "ops-alice").expectStatus()
+			.isEqualTo(HttpStatus.CONFLICT)
+			.expectBody(JSON)
+			.returnResult()
+			.getResponseBody()).containsEntry("outcome", "not_allowed").containsEntry("state", "completed");
+	}
+
+	@Test
+	void cancelsAWaitingJobAndDeletesIt() {
+		UUID id = this.jobs.enqueue(JobRequest.of("endpoint.work", "later").queue("endpoint").delay(Duration.ofHours(1)));
+
+		assertThat(post("/jobs/" + id + "/cancel", "ops-bob").expectStatus().isOk().expectBody(JSON).returnResult()
+			.getResponseBody()).containsEntry("outcome", "applied").containsEntry("state", "cancelled");
+		this.client.delete().uri("/jobs/" + id).exchange().expectStatus().isOk();
+		get("/jobs/" + id).expectStatus().isNotFound();
+		this.client.delete().uri("/jobs/" + id).exchange().expectStatus().isNotFound();
+		post("/jobs/" + UUID.randomUUID() + "/cancel", "ops-bob").expectStatus().isNotFound();
+	}
+
+	@Test
+	void pausesAndResumesAQueueNamingWhoAsked() {
+		Map<String, Object> paused = post("/queues/endpoint/pause", "ops-carol").expectStatus()
+			.isOk()
+			.expectBody(JSON)
+			.returnResult()
+			.getResponseBody();
+		assertThat(paused).containsEntry("paused", true).containsEntry("changed", true);
+		assertThat(this.jdbc.queryForObject("SELECT paused_by FROM " + SCHEMA.name()
+				+ ".pgqueue_queue_pauses WHERE queue = 'endpoint'", String.class)).isEqualTo("ops-carol");
+		try {
+			UUID id = this.jobs.enqueue(JobRequest.of("endpoint.work", "while paused").queue("endpoint"));
+			await().atMost(TIMEOUT).untilAsserted(() -> {
+				Map<String, Object> queue = map(map(get("").expectBody(JSON).returnResult().getResponseBody()
+					.get("queues")).get("endpoint"));
+				assertThat(queue).containsEntry("paused", true);
+				Map<String, Object> health = RestTestClient.bindToServer()
+					.baseUrl("http://localhost:" + this.port)
+					.build()
+					.get()
+					.uri("/actuator/health/pgqueue")
+					.exchange()
+					.expectBody(JSON)
+					.returnResult()
+					.getResponseBody();
+				assertThat(map(map(map(health.get("details")).get("queues")).get("endpoint")))
+					.containsEntry("paused", true);
+			});
+			assertThat(SCHEMA.stateOf(this.jdbc, id)).isEqualTo("available");
+
+			assertThat(post("/queues/endpoint/resume", "ops-carol").expectBody(JSON).returnResult().getResponseBody())
+				.containsEntry("paused", false)
+				.containsEntry("changed", true);
+			await().atMost(TIMEOUT).until(() -> "completed".equals(SCHEMA.stateOf(this.jdbc, id)));
+		}
+		finally {
+			this.jdbc.update("DELETE FROM " + SCHEMA.name() + ".pgqueue_queue_pauses");
+		}
+	}
+
+	@Test
+	void answersBadRequestsAndUnknownPaths() {
+		get("/jobs?state=lost").expectStatus().isBadRequest();
+		get("/jobs?before=abc").expectStatus().isBadRequest();
+		get("/jobs/not-a-uuid").expectStatus().isBadRequest();
+		get("/queues").expectStatus().isNotFound();
+		post("/queues/endpoint/explode", "ops").expectStatus().isNotFound();
+	}
+
+	private RestTestClient.ResponseSpec get(String path) {
+		return this.client.get().uri(path).exchange();
+	}
+
+	private RestTestClient.ResponseSpec post(String path, String user) {
+		return this.client.post().uri(path).header("X-User", user).exchange();
+	}
+
+	@SuppressWarnings("unchecked")
+	private static Map<String, Object> map(Object value) {
+		return (Map<String, Object>) value;
+	}
+
+	@SuppressWarnings("unchecked")
+	private static List<Map<String, Object>> list(Object value) {
+		return (List<Map<String, Object>>) value;
+	}
+
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	@Import(EndpointListener.class)
+	static class EndpointApplication {
+
+		/** Authenticates a request as the user of its {@code X-User} header, as a security filter would. */
+		@Bean
+		Filter authenticatesTheUserOfTheHeader() {
+			return (request, response, chain) -> {
+				String user = ((HttpServletRequest) request).getHeader("X-User");
+				if (user != null) {
+					SecurityContextHolder.getContext()
+						.setAuthentication(new TestingAuthenticationToken(user, "n/a", "ROLE_OPS"));
+				}
+				try {
+					chain.doFilter(request, response);
+				}
+				finally {
+					SecurityContextHolder.clearContext();
+				}
+			};
+		}
+
+	}
+
+	@Component
+	static class EndpointListener {
+
+		private final Set<UUID> failedOnce = ConcurrentHashMap.newKeySet();
+
+		@JobListener(kind = "endpoint.work", queue = "endpoint")
+		void work(Job job) {
+		}
+
+		@JobListener(kind = "endpoint.fail-once", queue = "endpoint")
+		void failOnce(Job job) {
+			if (this.failedOnce.add(job.id())) {
+				throw new IllegalStateException("first run fails");
+			}
+		}
+
+	}
+
+}
