@@ -3,15 +3,21 @@ package dev.pgqueue.autoconfigure.dashboard;
 import java.util.Map;
 
 import jakarta.servlet.http.HttpServletRequest;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import org.springframework.http.HttpStatus;
 import org.springframework.web.server.ResponseStatusException;
 
 /**
  * Access without Spring Security: anyone who reaches the dashboard sees it, and acts only where
- * {@code pgqueue.dashboard.allow-writes-without-security} says so.
+ * {@code pgqueue.dashboard.allow-writes-without-security} says so. With no user to name, the
+ * {@link dev.pgqueue.JobAdmin} log names its default caller; the address each action came from is
+ * logged here.
  */
 final class OpenDashboardAccess implements DashboardAccess {
+
+	private static final Logger logger = LoggerFactory.getLogger(OpenDashboardAccess.class);
 
 	private final boolean allowWrites;
 
@@ -36,6 +42,8 @@ final class OpenDashboardAccess implements DashboardAccess {
 					+ "role of pgqueue.dashboard.write-role may act), or set "
 					+ "pgqueue.dashboard.allow-writes-without-security=true where anyone who reaches it may");
 		}
+		logger.info("pgqueue dashboard: {} {} from {}, without security to name the user", request.getMethod(),
+				request.getRequestURI(), request.getRemoteAddr());
 	}
 
 	@Override
