@@ -28,8 +28,21 @@ public record JobQuery(String queue, String kind, JobState state, String before,
 		if (limit < 1 || limit > MAX_LIMIT) {
 			throw new IllegalArgumentException("A page holds 1 to " + MAX_LIMIT + " jobs, not " + limit);
 		}
-		if (before != null && !before.matches("[0-9]{1,19}")) {
+		if (before != null && !isCursor(before)) {
 			throw new IllegalArgumentException("'" + before + "' is not a cursor: pass the next() of a JobPage");
+		}
+	}
+
+	private static boolean isCursor(String value) {
+		if (!value.matches("[0-9]{1,19}")) {
+			return false;
+		}
+		try {
+			Long.parseLong(value);
+			return true;
+		}
+		catch (NumberFormatException ex) {
+			return false;
 		}
 	}
 

@@ -32,13 +32,16 @@ import dev.pgqueue.engine.JobPollerFactory;
 import dev.pgqueue.engine.JobRunner;
 import dev.pgqueue.engine.MaintenanceSettings;
 import dev.pgqueue.engine.NotificationListener;
+import dev.pgqueue.engine.PollerWakeUps;
 import dev.pgqueue.engine.QueueCatalog;
 import dev.pgqueue.engine.QueueMaintenance;
+import dev.pgqueue.engine.QueuePauses;
 import dev.pgqueue.engine.QueueSettings;
 import dev.pgqueue.engine.QueueSignals;
 import dev.pgqueue.engine.TwoPhaseSettings;
 import dev.pgqueue.engine.WorkerSettings;
 import dev.pgqueue.engine.buckets.BucketScope;
+import dev.pgqueue.engine.sql.AdminRepository;
 import dev.pgqueue.engine.sql.CoordinationRepository;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.sql.MaintenanceRepository;
@@ -65,6 +68,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  * {@code external-url=…} the queue uses two-phase commit: each job's effect on an
  * {@link ExternalSystem} runs between the prepare and the commit, and the background services
  * include the in-doubt resolver, which asks that system whether a dead worker's effect happened.
+ * The poller asks the worker's view of the pause table before it claims; pauses reach it by
+ * notification, unless {@code pause-notifications=false}, and by reading the table at most a second
+ * apart.
  *
  * <p>Arguments are {@code key=value} pairs, see {@link Options}; user name and password come from
  * the same environment variables as the tests'. The worker runs until it gets SIGTERM (a graceful
@@ -167,11 +173,14 @@ public final class WorkerProcess {
 		}
 		QueueCatalog catalog = new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE), List.of(queue));
 		WorkerSettings workerSettings = new WorkerSettings(options.shutdownTimeout, false, false);
+		QueuePauses pauses = new QueuePauses(new AdminRepository(jdbc, schema, true));
 		JobPoller poller = new JobPollerFactory(catalog, repository, new JobRunner(handlers, counters),
 				new TransactionTemplate(new DataSourceTransactionManager(pool)), counters, workerSettings, null, true,
-				new CoordinationRepository(jdbc, schema), options.heartbeat)
+				new QueueSignals(repository, counters), new CoordinationRepository(jdbc, schema), options.heartbeat,
+				pauses)
 			.create(QUEUE, handlers.kindsOf(QUEUE));
-		NotificationListener notifications = new NotificationListener(pool, repository.channel());
+		NotificationListener notifications = new NotificationListener(pool, repository.channel(), new PollerWakeUps(),
+				options.pauseNotifications ? pauses : null);
 		notifications.register(poller);
 		MaintenanceSettings defaults = MaintenanceSettings.DEFAULT;
 		QueueMaintenance maintenance = new QueueMaintenance(new MaintenanceRepository(jdbc, schema, true),
@@ -433,6 +442,9 @@ public final class WorkerProcess {
 
 		Duration inDoubtAfter = Duration.ofSeconds(1);
 
+		/** Whether pauses reach the worker by notification too, or only by its reading of the pause table. */
+		boolean pauseNotifications = true;
+
 		static Options parse(String[] args) {
 			Options options = new Options();
 			for (String arg : args) {
@@ -463,6 +475,7 @@ public final class WorkerProcess {
 					case "kind-max-running" -> options.kindMaxRunning = Integer.parseInt(value);
 					case "external-url" -> options.externalUrl = value;
 					case "in-doubt-ms" -> options.inDoubtAfter = Duration.ofMillis(Long.parseLong(value));
+					case "pause-notifications" -> options.pauseNotifications = Boolean.parseBoolean(value);
 					default -> throw new IllegalArgumentException("Unknown worker option '" + arg + "'");
 				}
 			}

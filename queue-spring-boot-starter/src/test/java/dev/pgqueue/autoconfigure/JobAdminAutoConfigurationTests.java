@@ -70,9 +70,9 @@ class JobAdminAutoConfigurationTests {
 				.getBean(AdminCaller.class)
 				.isInstanceOf(SecurityContextAdminCaller.class);
 			SecurityContextHolder.getContext()
-				.setAuthentication(new TestingAuthenticationToken("alice", "n/a", "ROLE_OPS"));
+				.setAuthentication(new TestingAuthenticationToken("on-call", "n/a", "ROLE_OPS"));
 			context.getBean(JobAdmin.class).pause("secured");
-			assertThat(pausedBy(context, "secured")).isEqualTo("alice");
+			assertThat(pausedBy(context, "secured")).isEqualTo("on-call");
 			SecurityContextHolder.clearContext();
 			assertThat(context.getBean(AdminCaller.class).name()).isEqualTo("unknown");
 			context.getBean(JobAdmin.class).resume("secured");

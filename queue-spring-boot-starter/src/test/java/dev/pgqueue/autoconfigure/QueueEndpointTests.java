@@ -125,7 +125,7 @@ class QueueEndpointTests {
 		assertThat(get("/jobs/" + id + "?payload=true").expectBody(JSON).returnResult().getResponseBody())
 			.containsEntry("payload", "{\"secret\": \"s3cr3t\"}");
 
-		Map<String, Object> retried = post("/jobs/" + id + "/retry", "ops-alice").expectStatus()
+		Map<String, Object> retried = post("/jobs/" + id + "/retry", "ops-day").expectStatus()
 			.isOk()
 			.expectBody(JSON)
 			.returnResult()
@@ -133,7 +133,7 @@ class QueueEndpointTests {
 		assertThat(retried).containsEntry("outcome", "applied").containsEntry("state", "available");
 		await().atMost(TIMEOUT).until(() -> "completed".equals(SCHEMA.stateOf(this.jdbc, id)));
 
-		assertThat(post("/jobs/" + id + "/retry", "ops-alice").expectStatus()
+		assertThat(post("/jobs/" + id + "/retry", "ops-day").expectStatus()
 			.isEqualTo(HttpStatus.CONFLICT)
 			.expectBody(JSON)
 			.returnResult()
@@ -144,24 +144,24 @@ class QueueEndpointTests {
 	void cancelsAWaitingJobAndDeletesIt() {
 		UUID id = this.jobs.enqueue(JobRequest.of("endpoint.work", "later").queue("endpoint").delay(Duration.ofHours(1)));
 
-		assertThat(post("/jobs/" + id + "/cancel", "ops-bob").expectStatus().isOk().expectBody(JSON).returnResult()
+		assertThat(post("/jobs/" + id + "/cancel", "ops-night").expectStatus().isOk().expectBody(JSON).returnResult()
 			.getResponseBody()).containsEntry("outcome", "applied").containsEntry("state", "cancelled");
 		this.client.delete().uri("/jobs/" + id).exchange().expectStatus().isOk();
 		get("/jobs/" + id).expectStatus().isNotFound();
 		this.client.delete().uri("/jobs/" + id).exchange().expectStatus().isNotFound();
-		post("/jobs/" + UUID.randomUUID() + "/cancel", "ops-bob").expectStatus().isNotFound();
+		post("/jobs/" + UUID.randomUUID() + "/cancel", "ops-night").expectStatus().isNotFound();
 	}
 
 	@Test
 	void pausesAndResumesAQueueNamingWhoAsked() {
-		Map<String, Object> paused = post("/queues/endpoint/pause", "ops-carol").expectStatus()
+		Map<String, Object> paused = post("/queues/endpoint/pause", "ops-lead").expectStatus()
 			.isOk()
 			.expectBody(JSON)
 			.returnResult()
 			.getResponseBody();
 		assertThat(paused).containsEntry("paused", true).containsEntry("changed", true);
 		assertThat(this.jdbc.queryForObject("SELECT paused_by FROM " + SCHEMA.name()
-				+ ".pgqueue_queue_pauses WHERE queue = 'endpoint'", String.class)).isEqualTo("ops-carol");
+				+ ".pgqueue_queue_pauses WHERE queue = 'endpoint'", String.class)).isEqualTo("ops-lead");
 		try {
 			UUID id = this.jobs.enqueue(JobRequest.of("endpoint.work", "while paused").queue("endpoint"));
 			await().atMost(TIMEOUT).untilAsserted(() -> {
@@ -182,7 +182,7 @@ class QueueEndpointTests {
 			});
 			assertThat(SCHEMA.stateOf(this.jdbc, id)).isEqualTo("available");
 
-			assertThat(post("/queues/endpoint/resume", "ops-carol").expectBody(JSON).returnResult().getResponseBody())
+			assertThat(post("/queues/endpoint/resume", "ops-lead").expectBody(JSON).returnResult().getResponseBody())
 				.containsEntry("paused", false)
 				.containsEntry("changed", true);
 			await().atMost(TIMEOUT).until(() -> "completed".equals(SCHEMA.stateOf(this.jdbc, id)));
