@@ -1,5 +1,7 @@
 package dev.pgqueue.autoconfigure.dashboard;
 
+import java.time.Duration;
+
 import dev.pgqueue.JobAdmin;
 import dev.pgqueue.autoconfigure.QueueAutoConfiguration;
 import dev.pgqueue.engine.JobPoller;
@@ -43,6 +45,9 @@ public final class QueueDashboardAutoConfiguration {
 	/** The bean Spring Security's filter chain is registered under, by {@code @EnableWebSecurity}. */
 	static final String SECURITY_FILTER_CHAIN_BEAN_NAME = "springSecurityFilterChain";
 
+	/** Jobs are counted at most once a second, however many pages are open and however often they reload. */
+	private static final Duration MIN_COUNT_GAP = Duration.ofSeconds(1);
+
 	private static final Logger logger = LoggerFactory.getLogger(QueueDashboardAutoConfiguration.class);
 
 	@Bean
@@ -50,8 +55,12 @@ public final class QueueDashboardAutoConfiguration {
 			ObjectProvider<JobPoller> pollers, DashboardAccess access, QueueDashboardProperties properties) {
 		String path = path(properties);
 		logger.info("pgqueue dashboard at {}: {}", path, access.rules());
-		return new DashboardController(admin, new QueueSummaries(admin, maintenance, pollers), access,
-				new DashboardPages(properties.getRefreshInterval()), path);
+		// Half the refresh interval: a page that reloads on time finds a fresh count.
+		Duration countGap = properties.getRefreshInterval().dividedBy(2);
+		QueueSummaries queues = new QueueSummaries(admin, maintenance, pollers,
+				(countGap.compareTo(MIN_COUNT_GAP) > 0) ? countGap : MIN_COUNT_GAP);
+		return new DashboardController(admin, queues, access, new DashboardPages(properties.getRefreshInterval()),
+				path);
 	}
 
 	/** Puts the dashboard's mappings below its path. */

@@ -25,16 +25,15 @@ import org.springframework.beans.factory.ObjectProvider;
  * Reads the queues for the dashboard: their jobs by state from {@link JobAdmin#counts()}, the age
  * of their oldest due job from the stats reader, pauses, and this application's pollers.
  *
- * <p>The rate is how many more jobs are completed or failed than a reading up to a minute earlier,
- * per second. Readings are shared by everyone looking, so any open page keeps the rate current. It
- * counts the jobs of every instance (they are rows), not only this one's; pruning finished rows in
- * between makes a reading useless, and the rate is then not shown until the pruned reading ages out.
+ * <p>The jobs are counted at most once per refresh interval, and everyone looking shares the count:
+ * counting reads every row of the table. The rate is how many more jobs are completed or failed than
+ * in a count up to a minute earlier, per second, so any open page keeps it current. It counts the
+ * jobs of every instance (they are rows), not only this one's; pruning finished rows in between
+ * makes a count useless, and the rate is then not shown until the pruned count ages out.
  */
 final class QueueSummaries {
 
 	static final Duration RATE_WINDOW = Duration.ofMinutes(1);
-
-	private static final long MIN_READING_GAP_NANOS = Duration.ofSeconds(1).toNanos();
 
 	private final JobAdmin admin;
 
@@ -44,29 +43,39 @@ final class QueueSummaries {
 
 	private final LongSupplier nanoTime;
 
+	private final long minReadingGapNanos;
+
 	private final Deque<Reading> readings = new ArrayDeque<>();
 
-	QueueSummaries(JobAdmin admin, ObjectProvider<QueueMaintenance> maintenance, ObjectProvider<JobPoller> pollers) {
-		this(admin, maintenance, pollers, System::nanoTime);
+	private Counted lastCounted;
+
+	/**
+	 * @param minReadingGap shortest time between two counts of the jobs; pages asking sooner share
+	 * the last one
+	 */
+	QueueSummaries(JobAdmin admin, ObjectProvider<QueueMaintenance> maintenance, ObjectProvider<JobPoller> pollers,
+			Duration minReadingGap) {
+		this(admin, maintenance, pollers, minReadingGap, System::nanoTime);
 	}
 
 	QueueSummaries(JobAdmin admin, ObjectProvider<QueueMaintenance> maintenance, ObjectProvider<JobPoller> pollers,
-			LongSupplier nanoTime) {
+			Duration minReadingGap, LongSupplier nanoTime) {
 		this.admin = admin;
 		this.maintenance = maintenance;
 		this.pollers = pollers;
+		this.minReadingGapNanos = minReadingGap.toNanos();
 		this.nanoTime = nanoTime;
 	}
 
 	/** Every queue that has jobs, is paused or is polled here, by name. */
 	List<QueueSummary> read() {
-		Map<String, Map<JobState, Long>> counts = this.admin.counts();
+		Counted counted = count();
+		Map<String, Map<JobState, Long>> counts = counted.counts();
 		Set<String> paused = this.admin.pausedQueues();
 		QueueMaintenance services = this.maintenance.getIfAvailable();
 		Map<String, QueueStats> stats = (services != null) ? services.lastStats() : Map.of();
 		Map<String, JobPoller> polled = new HashMap<>();
 		this.pollers.orderedStream().forEach((poller) -> polled.put(poller.settings().name(), poller));
-		Map<String, Double> rates = rates(counts);
 
 		Set<String> queues = new TreeSet<>(counts.keySet());
 		queues.addAll(paused);
@@ -78,7 +87,7 @@ final class QueueSummaries {
 			JobPoller poller = polled.get(queue);
 			summaries.add(new QueueSummary(queue, count(states, JobState.AVAILABLE),
 					(queueStats != null) ? queueStats.oldestAvailableAge() : null, count(states, JobState.SCHEDULED),
-					count(states, JobState.RUNNING), count(states, JobState.FAILED), rates.get(queue),
+					count(states, JobState.RUNNING), count(states, JobState.FAILED), counted.rates().get(queue),
 					paused.contains(queue),
 					(poller != null) ? poller.settings().mode().name().toLowerCase(Locale.ROOT) : null,
 					(poller != null) ? poller.busySlots() : null,
@@ -87,32 +96,38 @@ final class QueueSummaries {
 		return summaries;
 	}
 
-	/** Records this reading of finished jobs and compares it with the oldest one in the window. */
-	private synchronized Map<String, Double> rates(Map<String, Map<JobState, Long>> counts) {
+	/**
+	 * Counts the jobs at most once per {@code minReadingGap}, however many pages ask: the count
+	 * reads every row of the table. A new count is a new reading for the rate, compared with the
+	 * oldest one in the window.
+	 */
+	private synchronized Counted count() {
 		long now = this.nanoTime.getAsLong();
+		Reading latest = this.readings.peekLast();
+		if (latest != null && now - latest.nanos() < this.minReadingGapNanos) {
+			return this.lastCounted;
+		}
+		Map<String, Map<JobState, Long>> counts = this.admin.counts();
 		Map<String, Long> finished = new HashMap<>();
 		counts.forEach((queue, states) -> finished.put(queue,
 				count(states, JobState.COMPLETED) + count(states, JobState.FAILED)));
-		while (this.readings.size() > 1 && now - this.readings.peekFirst().nanos() > RATE_WINDOW.toNanos()) {
+		while (!this.readings.isEmpty() && now - this.readings.peekFirst().nanos() > RATE_WINDOW.toNanos()) {
 			this.readings.removeFirst();
 		}
 		Reading oldest = this.readings.peekFirst();
-		Reading latest = this.readings.peekLast();
-		if (latest == null || now - latest.nanos() >= MIN_READING_GAP_NANOS) {
-			this.readings.addLast(new Reading(now, finished));
-		}
-		if (oldest == null || now - oldest.nanos() < MIN_READING_GAP_NANOS) {
-			return Map.of();
-		}
-		double seconds = (now - oldest.nanos()) / 1e9;
+		this.readings.addLast(new Reading(now, finished));
 		Map<String, Double> rates = new HashMap<>();
-		finished.forEach((queue, total) -> {
-			long before = oldest.finished().getOrDefault(queue, 0L);
-			if (total >= before) {
-				rates.put(queue, (total - before) / seconds);
-			}
-		});
-		return rates;
+		if (oldest != null) {
+			double seconds = (now - oldest.nanos()) / 1e9;
+			finished.forEach((queue, total) -> {
+				long before = oldest.finished().getOrDefault(queue, 0L);
+				if (total >= before) {
+					rates.put(queue, (total - before) / seconds);
+				}
+			});
+		}
+		this.lastCounted = new Counted(counts, rates);
+		return this.lastCounted;
 	}
 
 	private static long count(Map<JobState, Long> states, JobState state) {
@@ -121,6 +136,9 @@ final class QueueSummaries {
 	}
 
 	private record Reading(long nanos, Map<String, Long> finished) {
+	}
+
+	private record Counted(Map<String, Map<JobState, Long>> counts, Map<String, Double> rates) {
 	}
 
 }

@@ -13,7 +13,8 @@ import org.springframework.beans.factory.support.DefaultListableBeanFactory;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Tests for {@link QueueSummaries}: the rate from readings of the finished jobs' count.
+ * Tests for {@link QueueSummaries}: the rate from counts of the finished jobs, and counts shared
+ * by pages that ask close together.
  */
 class QueueSummariesTests {
 
@@ -27,7 +28,7 @@ class QueueSummariesTests {
 		DefaultListableBeanFactory beans = new DefaultListableBeanFactory();
 		ObjectProvider<QueueMaintenance> maintenance = beans.getBeanProvider(QueueMaintenance.class);
 		ObjectProvider<JobPoller> pollers = beans.getBeanProvider(JobPoller.class);
-		this.summaries = new QueueSummaries(this.admin, maintenance, pollers, this.nanos::get);
+		this.summaries = new QueueSummaries(this.admin, maintenance, pollers, Duration.ofSeconds(2), this.nanos::get);
 	}
 
 	@Test
@@ -65,6 +66,20 @@ class QueueSummariesTests {
 		this.admin.counts = RecordingJobAdmin.finished("mail", 1040, 0);
 
 		assertThat(this.summaries.read().get(0).finishedPerSecond()).isEqualTo(2.0);
+	}
+
+	@Test
+	void sharesACountAmongPagesThatAskWithinTheGap() {
+		this.admin.counts = RecordingJobAdmin.finished("mail", 1, 0);
+		this.summaries.read();
+		advance(Duration.ofMillis(1500));
+		this.admin.counts = RecordingJobAdmin.finished("mail", 9, 0);
+
+		assertThat(this.summaries.read().get(0).finishedPerSecond()).isNull();
+		assertThat(this.admin.countCalls).hasValue(1);
+		advance(Duration.ofMillis(500));
+		assertThat(this.summaries.read().get(0).finishedPerSecond()).isEqualTo(4.0);
+		assertThat(this.admin.countCalls).hasValue(2);
 	}
 
 	@Test

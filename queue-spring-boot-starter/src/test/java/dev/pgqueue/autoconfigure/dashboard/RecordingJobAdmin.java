@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.pgqueue.AdminResult;
 import dev.pgqueue.AdminResult.Outcome;
@@ -31,6 +32,8 @@ class RecordingJobAdmin implements JobAdmin {
 
 	volatile Map<String, Map<JobState, Long>> counts = Map.of();
 
+	final AtomicInteger countCalls = new AtomicInteger();
+
 	@Override
 	public Optional<JobDetails> find(UUID id) {
 		return FAILED_JOB.equals(id) ? Optional.of(failedJob()) : Optional.empty();
@@ -48,6 +51,7 @@ class RecordingJobAdmin implements JobAdmin {
 
 	@Override
 	public Map<String, Map<JobState, Long>> counts() {
+		this.countCalls.incrementAndGet();
 		return this.counts;
 	}
 
