@@ -1,0 +1,214 @@
+package dev.pgqueue.sample;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+
+import dev.pgqueue.Job;
+import dev.pgqueue.JobAdmin;
+import dev.pgqueue.JobClient;
+import dev.pgqueue.JobListener;
+import dev.pgqueue.JobRequest;
+import dev.pgqueue.test.TestDatabase;
+import dev.pgqueue.test.TestSchema;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.openqa.selenium.By;
+import org.openqa.selenium.StaleElementReferenceException;
+import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.chrome.ChromeOptions;
+
+import org.springframework.beans.factory.DisposableBean;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.context.TestConfiguration;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.stereotype.Component;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The sample's dashboard in a real, headless Chromium, with the sample's own dashboard settings
+ * (writes allowed without security), on a real PostgreSQL. The browser and its driver are the
+ * system's (Debian's {@code chromium} and {@code chromium-driver}), named by path so that Selenium
+ * never looks for or downloads one; {@code -Dpgqueue.test.chromium} and
+ * {@code -Dpgqueue.test.chromedriver} name others.
+ */
+@SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT,
+		properties = { "sample.database=provided", "pgqueue.dashboard.refresh-interval=1s" })
+@Import(DashboardBrowserTests.DashboardListeners.class)
+class DashboardBrowserTests {
+
+	private static final Duration TIMEOUT = Duration.ofSeconds(20);
+
+	private static final TestSchema schema = TestDatabase.get().createSchema("sample_dashboard");
+
+	private static WebDriver browser;
+
+	@DynamicPropertySource
+	static void database(DynamicPropertyRegistry registry) {
+		TestDatabase database = schema.database();
+		registry.add("spring.datasource.url", database::jdbcUrl);
+		if (database.username() != null) {
+			registry.add("spring.datasource.username", database::username);
+		}
+		if (database.password() != null) {
+			registry.add("spring.datasource.password", database::password);
+		}
+		registry.add("spring.datasource.hikari.schema", schema::name);
+		registry.add("spring.flyway.schemas", schema::name);
+		registry.add("pgqueue.schema.name", schema::name);
+	}
+
+	@BeforeAll
+	static void startBrowser() {
+		Path chromium = Path.of(System.getProperty("pgqueue.test.chromium", "/usr/bin/chromium"));
+		Path driver = Path.of(System.getProperty("pgqueue.test.chromedriver", "/usr/bin/chromedriver"));
+		if (!Files.isExecutable(chromium) || !Files.isExecutable(driver)) {
+			fail("The dashboard's browser test needs Chromium at " + chromium + " and its WebDriver at " + driver
+					+ ", and found " + (Files.isExecutable(chromium) ? "only the browser"
+							: Files.isExecutable(driver) ? "only the driver" : "neither")
+					+ ". On Debian or Ubuntu: apt-get install chromium chromium-driver (.ci/run does this); "
+					+ "elsewhere, name them with -Dpgqueue.test.chromium=... -Dpgqueue.test.chromedriver=...");
+		}
+		// With the driver named, Selenium Manager is never asked to find or download one.
+		System.setProperty("webdriver.chrome.driver", driver.toString());
+		ChromeOptions options = new ChromeOptions();
+		options.setBinary(chromium.toString());
+		options.addArguments("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1000");
+		browser = new ChromeDriver(options);
+	}
+
+	@AfterAll
+	static void stopBrowser() {
+		if (browser != null) {
+			browser.quit();
+		}
+	}
+
+	@LocalServerPort
+	private int port;
+
+	@Autowired
+	private JobClient jobs;
+
+	@Autowired
+	private JobAdmin admin;
+
+	@Autowired
+	private JdbcTemplate jdbc;
+
+	@AfterEach
+	void resumeTheQueue() {
+		this.admin.resume("mail");
+	}
+
+	@Test
+	void retriesAFailedJobWithItsButton() {
+		UUID id = this.jobs.enqueue(JobRequest.of("dashboard.fails-once", "hello").queue("mail").maxAttempts(1));
+		await().atMost(TIMEOUT).until(() -> "failed".equals(stateOf(id)));
+
+		browser.get(dashboard() + "?state=failed");
+		String row = "tr[data-job='" + id + "']";
+		assertThat(text(row + " .state")).isEqualTo("failed");
+		assertThat(text(row + " td.error")).contains("fails the first time");
+
+		click(row + " button.retry");
+		await().atMost(TIMEOUT).until(() -> browser.getCurrentUrl().contains("/pgqueue/jobs/" + id));
+		assertThat(text(".notice")).startsWith("Retried");
+		await().atMost(TIMEOUT).until(() -> "completed".equals(stateOf(id)));
+		// Shown by the page the browser was sent to, or by its reload when the job ran after it loaded.
+		await().atMost(TIMEOUT).ignoreExceptions().until(() -> text("#job .state").equals("completed"));
+	}
+
+	@Test
+	void pausesAQueueUntilItIsResumed() {
+		browser.get(dashboard());
+		String mail = "tr[data-queue='mail']";
+		assertThat(text(mail + " td.status")).isEqualTo("active");
+
+		click(mail + " button.pause");
+		await().atMost(TIMEOUT).ignoreExceptions().until(() -> text(mail + " td.status").equals("paused"));
+		assertThat(this.admin.pausedQueues()).containsExactly("mail");
+		assertThat(text(mail + " td.depth")).isEqualTo("0");
+		UUID id = this.jobs.enqueue(JobRequest.of("dashboard.works", "while paused").queue("mail"));
+		// The page reloads itself: no one touches it until it shows the job waiting.
+		await().atMost(TIMEOUT).ignoreExceptions().until(() -> text(mail + " td.depth").equals("1"));
+		// Twice the poll interval and then some: a running poller would have claimed it.
+		await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5)).until(() -> "available".equals(stateOf(id)));
+
+		click(mail + " button.resume");
+		await().atMost(TIMEOUT).ignoreExceptions().until(() -> text(mail + " td.status").equals("active"));
+		await().atMost(TIMEOUT).until(() -> "completed".equals(stateOf(id)));
+	}
+
+	private String dashboard() {
+		return "http://localhost:" + this.port + "/pgqueue";
+	}
+
+	private String stateOf(UUID id) {
+		return this.jdbc.queryForObject("SELECT state FROM " + schema.name() + ".pgqueue_jobs WHERE public_id = ?",
+				String.class, id);
+	}
+
+	/** The element's text, once it is there (the page may be reloading a part). */
+	private static String text(String selector) {
+		return await().atMost(TIMEOUT)
+			.ignoreExceptions()
+			.until(() -> browser.findElement(By.cssSelector(selector)).getText(), (text) -> true);
+	}
+
+	/** Clicks the element, finding it again if the page's reload replaced it in between. */
+	private static void click(String selector) {
+		await().atMost(TIMEOUT).ignoreExceptionsInstanceOf(StaleElementReferenceException.class).until(() -> {
+			WebElement element = browser.findElement(By.cssSelector(selector));
+			element.click();
+			return true;
+		});
+	}
+
+	@Component
+	static class DashboardListeners {
+
+		private final Set<UUID> failed = ConcurrentHashMap.newKeySet();
+
+		@JobListener(kind = "dashboard.fails-once", queue = "mail")
+		void failsOnce(Job job) {
+			if (this.failed.add(job.id())) {
+				throw new IllegalStateException("fails the first time");
+			}
+		}
+
+		@JobListener(kind = "dashboard.works", queue = "mail")
+		void works(Job job) {
+		}
+
+	}
+
+	/** Drops the schema when the context closes, after the pollers have stopped. */
+	@TestConfiguration(proxyBeanMethods = false)
+	static class DropSchemaOnClose {
+
+		@Bean
+		DisposableBean dropTestSchema() {
+			return schema::close;
+		}
+
+	}
+
+}

@@ -1,0 +1,314 @@
+package dev.pgqueue.autoconfigure.dashboard;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.UUID;
+
+import dev.pgqueue.AdminResult;
+import dev.pgqueue.JobDetails;
+import dev.pgqueue.JobPage;
+import dev.pgqueue.JobQuery;
+import dev.pgqueue.JobState;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.web.util.HtmlUtils;
+import org.springframework.web.util.UriComponentsBuilder;
+import org.springframework.web.util.UriUtils;
+
+/**
+ * Writes the dashboard's pages as HTML: the queues with the job list, and one job. Parts marked
+ * {@code data-live} are the ones {@code dashboard.js} replaces when it reloads the page; forms that
+ * act post to the controller and carry the fields {@link DashboardAccess} asks for.
+ */
+final class DashboardPages {
+
+	private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss'Z'", Locale.ROOT)
+		.withZone(ZoneOffset.UTC);
+
+	private final Duration refreshInterval;
+
+	DashboardPages(Duration refreshInterval) {
+		this.refreshInterval = refreshInterval;
+	}
+
+	/** What the page is for: its base path, what its user may do, and the fields of its forms. */
+	record Viewer(String base, String description, boolean mayWrite, Map<String, String> formFields) {
+	}
+
+	String overview(Viewer viewer, List<QueueSummary> queues, JobQuery query, JobPage page) {
+		StringBuilder html = new StringBuilder();
+		open(html, viewer, "pgqueue");
+		html.append("<section><h2>Queues</h2><div id=\"queues\" data-live>");
+		queueTable(html, viewer, queues);
+		html.append("</div></section>");
+		html.append("<section><h2>Jobs</h2>");
+		filters(html, viewer, queues, query);
+		html.append("<div id=\"jobs\" data-live>");
+		jobTable(html, viewer, page.jobs());
+		html.append("<nav class=\"pages\">");
+		if (query.before() != null) {
+			html.append("<a href=\"").append(escape(jobsUrl(viewer, query, null))).append("\">Newest</a> ");
+		}
+		if (page.next() != null) {
+			html.append("<a rel=\"next\" href=\"").append(escape(jobsUrl(viewer, query, page.next())))
+				.append("\">Older</a>");
+		}
+		html.append("</nav></div></section>");
+		return close(html);
+	}
+
+	String job(Viewer viewer, JobDetails job, @Nullable String did, AdminResult.@Nullable Outcome outcome) {
+		StringBuilder html = new StringBuilder();
+		open(html, viewer, "Job " + job.id());
+		if (did != null && outcome != null) {
+			html.append("<p class=\"notice\" role=\"status\">").append(escape(notice(did, outcome))).append("</p>");
+		}
+		html.append("<section><h2>Job <code>").append(job.id()).append("</code></h2><div id=\"job\" data-live>");
+		html.append("<dl class=\"job\">");
+		term(html, "Kind", escape(job.kind()));
+		term(html, "Queue", link(queueUrl(viewer, job.queue()), job.queue()));
+		term(html, "State", "<span class=\"state " + job.state().sqlValue() + "\">" + job.state().sqlValue()
+				+ "</span>");
+		term(html, "Attempts", job.attempt() + " of " + job.maxAttempts());
+		term(html, "Priority", Integer.toString(job.priority()));
+		term(html, "Enqueued", time(job.createdAt()));
+		term(html, "Due", time(job.runAt()));
+		term(html, "Last started", time(job.startedAt()));
+		term(html, "Finished", time(job.finishedAt()));
+		html.append("</dl>");
+		actions(html, viewer, job);
+		html.append("<h3>Last error</h3>");
+		if (job.lastError() != null) {
+			html.append("<pre class=\"error\">").append(escape(job.lastError())).append("</pre>");
+		}
+		else {
+			html.append("<p>None.</p>");
+		}
+		html.append("</div></section>");
+		return close(html);
+	}
+
+	String notFound(Viewer viewer, UUID id) {
+		StringBuilder html = new StringBuilder();
+		open(html, viewer, "No such job");
+		html.append("<p class=\"notice\">There is no job ").append(id)
+			.append(": it never existed, or it was deleted or pruned once finished.</p>");
+		return close(html);
+	}
+
+	private void open(StringBuilder html, Viewer viewer, String title) {
+		long refresh = this.refreshInterval.toSeconds();
+		html.append("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">")
+			.append("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">")
+			.append("<title>").append(escape(title)).append("</title>")
+			.append("<link rel=\"stylesheet\" href=\"").append(escape(viewer.base())).append("/dashboard.css\">")
+			.append("<script src=\"").append(escape(viewer.base())).append("/dashboard.js\" defer></script>");
+		if (refresh > 0) {
+			html.append("<noscript><meta http-equiv=\"refresh\" content=\"").append(refresh).append("\"></noscript>");
+		}
+		html.append("</head><body data-refresh=\"").append(Math.max(refresh, 0)).append("\"><header>")
+			.append(link(viewer.base(), "pgqueue"))
+			.append("<span class=\"viewer\">").append(escape(viewer.description())).append("</span>")
+			.append("<span id=\"updated\" data-live>as of ").append(TIME.format(Instant.now())).append("</span>")
+			.append("</header><main>");
+	}
+
+	private static String close(StringBuilder html) {
+		return html.append("</main></body></html>").toString();
+	}
+
+	private static void queueTable(StringBuilder html, Viewer viewer, List<QueueSummary> queues) {
+		if (queues.isEmpty()) {
+			html.append("<p>No queue has jobs, and none is polled here.</p>");
+			return;
+		}
+		html.append("<table class=\"queues\"><thead><tr><th>Queue</th><th>Depth</th><th>Oldest waiting</th>")
+			.append("<th>Scheduled</th><th>Running</th><th>Failed</th><th>Finished/s</th><th>Here</th>")
+			.append("<th>Status</th><th></th></tr></thead><tbody>");
+		for (QueueSummary queue : queues) {
+			String name = escape(queue.queue());
+			html.append("<tr data-queue=\"").append(name).append("\"><td>")
+				.append(link(queueUrl(viewer, queue.queue()), queue.queue()))
+				.append("</td><td class=\"depth\">").append(queue.available())
+				.append("</td><td>").append((queue.oldestAge() != null) ? age(queue.oldestAge()) : "–")
+				.append("</td><td>").append(queue.scheduled())
+				.append("</td><td>").append(queue.running())
+				.append("</td><td>").append(queue.failed())
+				.append("</td><td>").append(rate(queue.finishedPerSecond()))
+				.append("</td><td>").append(here(queue))
+				.append("</td><td class=\"status\">").append(queue.paused() ? "paused" : "active")
+				.append("</td><td>");
+			if (viewer.mayWrite()) {
+				String action = queue.paused() ? "resume" : "pause";
+				button(html, viewer, viewer.base() + "/queues/" + encode(queue.queue()) + "/" + action,
+						queue.paused() ? "Resume" : "Pause");
+			}
+			html.append("</td></tr>");
+		}
+		html.append("</tbody></table>");
+	}
+
+	private static void filters(StringBuilder html, Viewer viewer, List<QueueSummary> queues, JobQuery query) {
+		html.append("<form method=\"get\" action=\"").append(escape(viewer.base())).append("\" class=\"filters\">")
+			.append("<label>Queue <select name=\"queue\"><option value=\"\">any</option>");
+		for (QueueSummary queue : queues) {
+			option(html, queue.queue(), queue.queue().equals(query.queue()));
+		}
+		if (query.queue() != null && queues.stream().noneMatch((queue) -> queue.queue().equals(query.queue()))) {
+			option(html, query.queue(), true);
+		}
+		html.append("</select></label> <label>Kind <input name=\"kind\" value=\"")
+			.append(escape((query.kind() != null) ? query.kind() : ""))
+			.append("\"></label> <label>State <select name=\"state\"><option value=\"\">any</option>");
+		for (JobState state : JobState.values()) {
+			option(html, state.sqlValue(), state == query.state());
+		}
+		html.append("</select></label> <button type=\"submit\">Filter</button></form>");
+	}
+
+	private static void jobTable(StringBuilder html, Viewer viewer, List<JobDetails> jobs) {
+		if (jobs.isEmpty()) {
+			html.append("<p>No jobs.</p>");
+			return;
+		}
+		html.append("<table class=\"jobs\"><thead><tr><th>Job</th><th>Kind</th><th>Queue</th><th>State</th>")
+			.append("<th>Attempts</th><th>Enqueued</th><th>Last error</th><th></th></tr></thead><tbody>");
+		Instant now = Instant.now();
+		for (JobDetails job : jobs) {
+			String error = (job.lastError() != null) ? job.lastError().lines().findFirst().orElse("") : "";
+			html.append("<tr data-job=\"").append(job.id()).append("\"><td>")
+				.append(link(viewer.base() + "/jobs/" + job.id(), job.id().toString().substring(0, 8)))
+				.append("</td><td>").append(escape(job.kind()))
+				.append("</td><td>").append(escape(job.queue()))
+				.append("</td><td><span class=\"state ").append(job.state().sqlValue()).append("\">")
+				.append(job.state().sqlValue()).append("</span>")
+				.append("</td><td>").append(job.attempt()).append('/').append(job.maxAttempts())
+				.append("</td><td title=\"").append(time(job.createdAt())).append("\">")
+				.append(age(Duration.between(job.createdAt(), now))).append(" ago")
+				.append("</td><td class=\"error\">").append(escape(error))
+				.append("</td><td>");
+			actions(html, viewer, job);
+			html.append("</td></tr>");
+		}
+		html.append("</tbody></table>");
+	}
+
+	/** The buttons for what can be done to the job in its state: retry a failed one, cancel a waiting one. */
+	private static void actions(StringBuilder html, Viewer viewer, JobDetails job) {
+		if (!viewer.mayWrite()) {
+			return;
+		}
+		String url = viewer.base() + "/jobs/" + job.id();
+		if (job.state() == JobState.FAILED) {
+			button(html, viewer, url + "/retry", "Retry");
+		}
+		if (job.state() == JobState.AVAILABLE || job.state() == JobState.SCHEDULED) {
+			button(html, viewer, url + "/cancel", "Cancel");
+		}
+	}
+
+	private static void button(StringBuilder html, Viewer viewer, String action, String label) {
+		html.append("<form method=\"post\" class=\"action\" action=\"").append(escape(action)).append("\">");
+		viewer.formFields()
+			.forEach((name, value) -> html.append("<input type=\"hidden\" name=\"")
+				.append(escape(name))
+				.append("\" value=\"")
+				.append(escape(value))
+				.append("\">"));
+		html.append("<button type=\"submit\" class=\"").append(label.toLowerCase(Locale.ROOT)).append("\">")
+			.append(label).append("</button></form>");
+	}
+
+	private static String notice(String did, AdminResult.Outcome outcome) {
+		return switch (outcome) {
+			case APPLIED -> did.equals("retry") ? "Retried: the job is available to run again."
+					: "Cancelled: the job will not run.";
+			case RUNNING -> "Not done: a worker has this job. Try again once it is finished.";
+			case NOT_ALLOWED -> "Not done: the job is in a state where it cannot be "
+					+ (did.equals("retry") ? "retried." : "cancelled.");
+			case NOT_FOUND -> "Not done: there is no such job any more.";
+		};
+	}
+
+	private static String queueUrl(Viewer viewer, String queue) {
+		return UriComponentsBuilder.fromPath(viewer.base()).queryParam("queue", queue).build().encode().toUriString();
+	}
+
+	private static String jobsUrl(Viewer viewer, JobQuery query, @Nullable String before) {
+		UriComponentsBuilder url = UriComponentsBuilder.fromPath(viewer.base());
+		if (query.queue() != null) {
+			url.queryParam("queue", query.queue());
+		}
+		if (query.kind() != null) {
+			url.queryParam("kind", query.kind());
+		}
+		if (query.state() != null) {
+			url.queryParam("state", query.state().sqlValue());
+		}
+		if (before != null) {
+			url.queryParam("before", before);
+		}
+		return url.build().encode().toUriString();
+	}
+
+	private static String here(QueueSummary queue) {
+		if (queue.mode() == null) {
+			return "not polled";
+		}
+		return queue.mode() + ", " + queue.busyWorkers() + " of " + queue.concurrency() + " workers busy";
+	}
+
+	private static void term(StringBuilder html, String term, String definition) {
+		html.append("<dt>").append(term).append("</dt><dd>").append(definition).append("</dd>");
+	}
+
+	private static void option(StringBuilder html, String value, boolean selected) {
+		html.append("<option value=\"").append(escape(value)).append('"').append(selected ? " selected" : "")
+			.append('>').append(escape(value)).append("</option>");
+	}
+
+	private static String link(String href, String text) {
+		return "<a href=\"" + escape(href) + "\">" + escape(text) + "</a>";
+	}
+
+	private static String time(@Nullable Instant instant) {
+		return (instant != null) ? TIME.format(instant) : "–";
+	}
+
+	static String age(Duration age) {
+		long seconds = Math.max(age.toSeconds(), 0);
+		if (seconds < 60) {
+			return seconds + "s";
+		}
+		if (seconds < 3600) {
+			return (seconds / 60) + "m " + (seconds % 60) + "s";
+		}
+		if (seconds < 86400) {
+			return (seconds / 3600) + "h " + (seconds % 3600 / 60) + "m";
+		}
+		return (seconds / 86400) + "d " + (seconds % 86400 / 3600) + "h";
+	}
+
+	private static String rate(@Nullable Double perSecond) {
+		if (perSecond == null) {
+			return "–";
+		}
+		return (perSecond >= 10) ? String.format(Locale.ROOT, "%.0f", perSecond)
+				: String.format(Locale.ROOT, "%.1f", perSecond);
+	}
+
+	private static String encode(String segment) {
+		return UriUtils.encodePathSegment(segment, StandardCharsets.UTF_8);
+	}
+
+	private static String escape(String text) {
+		return HtmlUtils.htmlEscape(text);
+	}
+
+}

@@ -1,0 +1,116 @@
+package dev.pgqueue.autoconfigure.dashboard;
+
+import java.time.Duration;
+
+import dev.pgqueue.JobAdmin;
+import dev.pgqueue.autoconfigure.QueueAutoConfiguration;
+import dev.pgqueue.engine.JobPoller;
+import dev.pgqueue.engine.QueueMaintenance;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication.Type;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.web.method.HandlerTypePredicate;
+import org.springframework.web.servlet.DispatcherServlet;
+import org.springframework.web.servlet.config.annotation.PathMatchConfigurer;
+import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
+
+/**
+ * The pgqueue dashboard, served by the application at {@code pgqueue.dashboard.path} once
+ * {@code pgqueue.dashboard.enabled=true}, in a servlet web application with Spring MVC.
+ *
+ * <p>With Spring Security's filter chain in the application, the dashboard needs a signed-in user
+ * and acting needs {@code pgqueue.dashboard.write-role}; without it, the dashboard is read-only
+ * unless {@code pgqueue.dashboard.allow-writes-without-security=true}.
+ */
+@AutoConfiguration(after = QueueAutoConfiguration.class)
+@ConditionalOnWebApplication(type = Type.SERVLET)
+@ConditionalOnClass(DispatcherServlet.class)
+@ConditionalOnBooleanProperty("pgqueue.dashboard.enabled")
+@ConditionalOnBean(JobAdmin.class)
+@EnableConfigurationProperties(QueueDashboardProperties.class)
+public final class QueueDashboardAutoConfiguration {
+
+	/** The bean Spring Security's filter chain is registered under, by {@code @EnableWebSecurity}. */
+	static final String SECURITY_FILTER_CHAIN_BEAN_NAME = "springSecurityFilterChain";
+
+	/** Jobs are counted at most once a second, however many pages are open and however often they reload. */
+	private static final Duration MIN_COUNT_GAP = Duration.ofSeconds(1);
+
+	private static final Logger logger = LoggerFactory.getLogger(QueueDashboardAutoConfiguration.class);
+
+	@Bean
+	DashboardController pgqueueDashboardController(JobAdmin admin, ObjectProvider<QueueMaintenance> maintenance,
+			ObjectProvider<JobPoller> pollers, DashboardAccess access, QueueDashboardProperties properties) {
+		String path = path(properties);
+		logger.info("pgqueue dashboard at {}: {}", path, access.rules());
+		// Half the refresh interval: a page that reloads on time finds a fresh count.
+		Duration countGap = properties.getRefreshInterval().dividedBy(2);
+		QueueSummaries queues = new QueueSummaries(admin, maintenance, pollers,
+				(countGap.compareTo(MIN_COUNT_GAP) > 0) ? countGap : MIN_COUNT_GAP);
+		return new DashboardController(admin, queues, access, new DashboardPages(properties.getRefreshInterval()),
+				path);
+	}
+
+	/** Puts the dashboard's mappings below its path. */
+	@Bean
+	WebMvcConfigurer pgqueueDashboardPath(QueueDashboardProperties properties) {
+		String path = path(properties);
+		return new WebMvcConfigurer() {
+
+			@Override
+			public void configurePathMatch(PathMatchConfigurer configurer) {
+				configurer.addPathPrefix(path, HandlerTypePredicate.forAssignableType(DashboardController.class));
+			}
+
+		};
+	}
+
+	private static String path(QueueDashboardProperties properties) {
+		String path = properties.getPath();
+		if (path == null || !path.startsWith("/") || path.endsWith("/") || path.contains("{")) {
+			throw new IllegalStateException("pgqueue.dashboard.path is '" + path + "': give a path that starts with "
+					+ "'/' and does not end with one, such as /pgqueue or /admin/queue");
+		}
+		return path;
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = { "org.springframework.security.core.context.SecurityContextHolder",
+			"org.springframework.security.web.csrf.CsrfToken" })
+	static class SpringSecurityAccessConfiguration {
+
+		/** Secured when the application runs Spring Security's filter chain, not merely has its classes. */
+		@Bean
+		DashboardAccess pgqueueDashboardAccess(QueueDashboardProperties properties, ListableBeanFactory beans) {
+			if (beans.containsBean(SECURITY_FILTER_CHAIN_BEAN_NAME)) {
+				return new SecuredDashboardAccess(properties.getWriteRole());
+			}
+			return new OpenDashboardAccess(properties.isAllowWritesWithoutSecurity());
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnMissingClass("org.springframework.security.web.csrf.CsrfToken")
+	static class OpenAccessConfiguration {
+
+		@Bean
+		OpenDashboardAccess pgqueueDashboardAccess(QueueDashboardProperties properties) {
+			return new OpenDashboardAccess(properties.isAllowWritesWithoutSecurity());
+		}
+
+	}
+
+}

@@ -1,0 +1,29 @@
+package dev.pgqueue.autoconfigure.dashboard;
+
+import java.time.Duration;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One queue as the dashboard shows it.
+ *
+ * @param queue queue name
+ * @param available due jobs waiting for a worker (the queue's depth)
+ * @param oldestAge how long the oldest due job has waited, as last read by the stats reader;
+ * {@code null} where this application does not read it (it runs no jobs)
+ * @param scheduled jobs waiting for their run-at
+ * @param running leased jobs being run (transactional ones count as available until their batch
+ * commits)
+ * @param failed failed jobs not yet pruned
+ * @param finishedPerSecond jobs completed or failed per second over the last minute of readings;
+ * {@code null} until there are two readings, or when pruning in between makes the count useless
+ * @param paused whether an operator paused the queue
+ * @param mode the queue's mode where this application polls it, else {@code null}
+ * @param busyWorkers workers of this application running the queue's jobs, or {@code null}
+ * @param concurrency most workers of this application for the queue, or {@code null}
+ */
+record QueueSummary(String queue, long available, @Nullable Duration oldestAge, long scheduled, long running,
+		long failed, @Nullable Double finishedPerSecond, boolean paused, @Nullable String mode,
+		@Nullable Integer busyWorkers, @Nullable Integer concurrency) {
+
+}

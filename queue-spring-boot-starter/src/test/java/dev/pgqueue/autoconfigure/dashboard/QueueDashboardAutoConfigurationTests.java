@@ -1,0 +1,176 @@
+package dev.pgqueue.autoconfigure.dashboard;
+
+import dev.pgqueue.JobAdmin;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.http.converter.autoconfigure.HttpMessageConvertersAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.assertj.AssertableWebApplicationContext;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.boot.webmvc.autoconfigure.DispatcherServletAutoConfiguration;
+import org.springframework.boot.webmvc.autoconfigure.WebMvcAutoConfiguration;
+import org.springframework.security.web.csrf.CsrfToken;
+import org.springframework.test.web.servlet.MockMvc;
+import org.springframework.test.web.servlet.setup.MockMvcBuilders;
+import org.springframework.web.filter.GenericFilterBean;
+import org.springframework.web.servlet.DispatcherServlet;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.post;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.header;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
+
+/**
+ * Tests for {@link QueueDashboardAutoConfiguration}: when the dashboard is served, where, and what
+ * it lets a user without Spring Security do. Its {@link JobAdmin} is {@link RecordingJobAdmin}; the
+ * dashboard against PostgreSQL and Spring Security is covered by {@link DashboardSecurityTests} and
+ * the sample application's browser test.
+ */
+class QueueDashboardAutoConfigurationTests {
+
+	private static final String FAILED_JOB = RecordingJobAdmin.FAILED_JOB.toString();
+
+	private final WebApplicationContextRunner contextRunner = new WebApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(QueueDashboardAutoConfiguration.class, WebMvcAutoConfiguration.class,
+				DispatcherServletAutoConfiguration.class, HttpMessageConvertersAutoConfiguration.class))
+		.withBean(RecordingJobAdmin.class, RecordingJobAdmin::new);
+
+	@Test
+	void isOffUnlessEnabled() {
+		this.contextRunner.run((context) -> assertThat(context).doesNotHaveBean(DashboardController.class));
+	}
+
+	@Test
+	void isOffOutsideAServletWebApplication() {
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(QueueDashboardAutoConfiguration.class))
+			.withBean(RecordingJobAdmin.class, RecordingJobAdmin::new)
+			.withPropertyValues("pgqueue.dashboard.enabled=true")
+			.run((context) -> assertThat(context).doesNotHaveBean(DashboardController.class));
+	}
+
+	@Test
+	void isOffWithoutSpringMvc() {
+		this.contextRunner.withClassLoader(new FilteredClassLoader(DispatcherServlet.class))
+			.withPropertyValues("pgqueue.dashboard.enabled=true")
+			.run((context) -> assertThat(context).doesNotHaveBean(DashboardController.class));
+	}
+
+	@Test
+	void servesTheQueuesAndJobsAtItsPath() {
+		this.contextRunner.withPropertyValues("pgqueue.dashboard.enabled=true").run((context) -> {
+			((RecordingJobAdmin) context.getBean(JobAdmin.class)).counts = RecordingJobAdmin.finished("reports", 3, 1);
+			String page = mvc(context).perform(get("/pgqueue"))
+				.andExpect(status().isOk())
+				.andReturn()
+				.getResponse()
+				.getContentAsString();
+			assertThat(page).contains("<tr data-queue=\"reports\">")
+				.contains("<tr data-job=\"" + FAILED_JOB + "\">")
+				.contains("/pgqueue/dashboard.js");
+			mvc(context).perform(get("/pgqueue/jobs/" + FAILED_JOB)).andExpect(status().isOk());
+			mvc(context).perform(get("/pgqueue/dashboard.js")).andExpect(status().isOk());
+		});
+	}
+
+	@Test
+	void servesAtTheConfiguredPath() {
+		this.contextRunner.withPropertyValues("pgqueue.dashboard.enabled=true", "pgqueue.dashboard.path=/ops/queue")
+			.run((context) -> {
+				mvc(context).perform(get("/ops/queue")).andExpect(status().isOk());
+				mvc(context).perform(get("/ops/queue/jobs/" + FAILED_JOB)).andExpect(status().isOk());
+				mvc(context).perform(get("/pgqueue")).andExpect(status().isNotFound());
+			});
+	}
+
+	@Test
+	void refusesAPathWithoutALeadingSlash() {
+		this.contextRunner.withPropertyValues("pgqueue.dashboard.enabled=true", "pgqueue.dashboard.path=pgqueue")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageContaining("pgqueue.dashboard.path is 'pgqueue'"));
+	}
+
+	@Test
+	void showsTheLastErrorEscaped() {
+		this.contextRunner.withPropertyValues("pgqueue.dashboard.enabled=true").run((context) -> {
+			String page = mvc(context).perform(get("/pgqueue/jobs/" + FAILED_JOB))
+				.andReturn()
+				.getResponse()
+				.getContentAsString();
+			assertThat(page).contains("&lt;b&gt;printer&lt;/b&gt; on fire").doesNotContain("<b>printer");
+		});
+	}
+
+	@Test
+	void isReadOnlyWithoutSpringSecurity() {
+		this.contextRunner.withPropertyValues("pgqueue.dashboard.enabled=true").run((context) -> {
+			assertThat(context).hasSingleBean(OpenDashboardAccess.class);
+			String page = mvc(context).perform(get("/pgqueue")).andReturn().getResponse().getContentAsString();
+			assertThat(page).doesNotContain("method=\"post\"").contains("Read-only");
+			mvc(context).perform(post("/pgqueue/jobs/" + FAILED_JOB + "/retry")).andExpect(status().isForbidden());
+			mvc(context).perform(post("/pgqueue/queues/reports/pause")).andExpect(status().isForbidden());
+			assertThat(((RecordingJobAdmin) context.getBean(JobAdmin.class)).operations).isEmpty();
+		});
+	}
+
+	@Test
+	void actsWithoutSpringSecurityWhenAllowedExplicitly() {
+		this.contextRunner
+			.withPropertyValues("pgqueue.dashboard.enabled=true", "pgqueue.dashboard.allow-writes-without-security=true")
+			.run((context) -> {
+				String page = mvc(context).perform(get("/pgqueue")).andReturn().getResponse().getContentAsString();
+				assertThat(page).contains("action=\"/pgqueue/jobs/" + FAILED_JOB + "/retry\"");
+				mvc(context).perform(post("/pgqueue/jobs/" + FAILED_JOB + "/retry"))
+					.andExpect(status().isSeeOther())
+					.andExpect(header().string("Location", "/pgqueue/jobs/" + FAILED_JOB + "?did=retry&outcome=applied"));
+				mvc(context).perform(post("/pgqueue/queues/reports/pause"))
+					.andExpect(status().isSeeOther())
+					.andExpect(header().string("Location", "/pgqueue"));
+				assertThat(((RecordingJobAdmin) context.getBean(JobAdmin.class)).operations)
+					.containsExactly("retry " + FAILED_JOB, "pause reports");
+			});
+	}
+
+	@Test
+	void showsWhatCameOfAnAction() {
+		this.contextRunner.withPropertyValues("pgqueue.dashboard.enabled=true").run((context) -> {
+			String page = mvc(context).perform(get("/pgqueue/jobs/" + FAILED_JOB + "?did=cancel&outcome=not_allowed"))
+				.andReturn()
+				.getResponse()
+				.getContentAsString();
+			assertThat(page).contains("Not done: the job is in a state where it cannot be cancelled.");
+		});
+	}
+
+	@Test
+	void isSecuredWhenTheApplicationRunsSpringSecurity() {
+		this.contextRunner.withPropertyValues("pgqueue.dashboard.enabled=true")
+			.withBean(QueueDashboardAutoConfiguration.SECURITY_FILTER_CHAIN_BEAN_NAME, GenericFilterBean.class,
+					() -> new GenericFilterBean() {
+
+						@Override
+						public void doFilter(jakarta.servlet.ServletRequest request,
+								jakarta.servlet.ServletResponse response, jakarta.servlet.FilterChain chain) {
+						}
+
+					})
+			.run((context) -> assertThat(context).hasSingleBean(SecuredDashboardAccess.class));
+	}
+
+	@Test
+	void isOpenWhenSpringSecurityIsAbsent() {
+		this.contextRunner.withClassLoader(new FilteredClassLoader(CsrfToken.class))
+			.withPropertyValues("pgqueue.dashboard.enabled=true")
+			.run((context) -> assertThat(context).hasSingleBean(OpenDashboardAccess.class));
+	}
+
+	private static MockMvc mvc(AssertableWebApplicationContext context) {
+		return MockMvcBuilders.webAppContextSetup(context).build();
+	}
+
+}

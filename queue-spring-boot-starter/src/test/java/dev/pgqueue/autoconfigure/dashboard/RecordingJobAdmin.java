@@ -1,0 +1,113 @@
+package dev.pgqueue.autoconfigure.dashboard;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.pgqueue.AdminResult;
+import dev.pgqueue.AdminResult.Outcome;
+import dev.pgqueue.JobAdmin;
+import dev.pgqueue.JobDetails;
+import dev.pgqueue.JobPage;
+import dev.pgqueue.JobQuery;
+import dev.pgqueue.JobState;
+
+/**
+ * A {@link JobAdmin} that holds one failed job, answers with counts it is given, and records the
+ * operations asked of it: for tests of what the dashboard allows, not of what the operations do
+ * (the admin's own tests cover those against PostgreSQL).
+ */
+class RecordingJobAdmin implements JobAdmin {
+
+	static final UUID FAILED_JOB = UUID.fromString("0b9a2f7e-3c1d-4c55-9a8e-1f0f1d2b3c4d");
+
+	final List<String> operations = new ArrayList<>();
+
+	volatile Map<String, Map<JobState, Long>> counts = Map.of();
+
+	final AtomicInteger countCalls = new AtomicInteger();
+
+	@Override
+	public Optional<JobDetails> find(UUID id) {
+		return FAILED_JOB.equals(id) ? Optional.of(failedJob()) : Optional.empty();
+	}
+
+	@Override
+	public Optional<JobDetails> findWithPayload(UUID id) {
+		return find(id);
+	}
+
+	@Override
+	public JobPage list(JobQuery query) {
+		return new JobPage(List.of(failedJob()), null);
+	}
+
+	@Override
+	public Map<String, Map<JobState, Long>> counts() {
+		this.countCalls.incrementAndGet();
+		return this.counts;
+	}
+
+	@Override
+	public synchronized AdminResult retry(UUID id) {
+		this.operations.add("retry " + id);
+		return new AdminResult(id, Outcome.APPLIED, JobState.AVAILABLE);
+	}
+
+	@Override
+	public int retryFailed(String queue, String kind) {
+		throw new UnsupportedOperationException("The dashboard does not retry jobs in bulk");
+	}
+
+	@Override
+	public synchronized AdminResult cancel(UUID id) {
+		this.operations.add("cancel " + id);
+		return new AdminResult(id, Outcome.NOT_ALLOWED, JobState.FAILED);
+	}
+
+	@Override
+	public AdminResult delete(UUID id) {
+		throw new UnsupportedOperationException("The dashboard does not delete jobs");
+	}
+
+	@Override
+	public synchronized boolean pause(String queue) {
+		this.operations.add("pause " + queue);
+		return true;
+	}
+
+	@Override
+	public synchronized boolean resume(String queue) {
+		this.operations.add("resume " + queue);
+		return true;
+	}
+
+	@Override
+	public Set<String> pausedQueues() {
+		return Set.of();
+	}
+
+	static Map<String, Map<JobState, Long>> finished(String queue, long completed, long failed) {
+		Map<JobState, Long> states = new EnumMap<>(JobState.class);
+		states.put(JobState.COMPLETED, completed);
+		states.put(JobState.FAILED, failed);
+		Map<String, Map<JobState, Long>> counts = new LinkedHashMap<>();
+		counts.put(queue, states);
+		return counts;
+	}
+
+	private static JobDetails failedJob() {
+		Instant created = Instant.parse("2026-01-01T10:00:00Z");
+		return new JobDetails(FAILED_JOB, "report.monthly", "reports", JobState.FAILED, 0, 1, 1,
+				"java.lang.IllegalStateException: <b>printer</b> on fire", created, created, created,
+				created.plusSeconds(1), null);
+	}
+
+}
