@@ -179,7 +179,7 @@ public final class LimitedClaims implements JobClaims {
 				return group == null || locked.contains(group);
 			}).toList();
 			List<Candidate> wanted = choice.tentative(lockable, this::groupsOf,
-					(group) -> group.limit - running.getOrDefault(group, 0));
+					(group) -> group.limit() - running.getOrDefault(group, 0));
 			Map<Group, Integer> granted = new HashMap<>();
 			wanted.forEach((candidate) -> groupsOf(candidate).forEach((group) -> granted.merge(group, 1, Integer::sum)));
 			choice.take(wanted, this::groupsOf, granted);
@@ -209,13 +209,13 @@ public final class LimitedClaims implements JobClaims {
 		TreeSet<Integer> keys = new TreeSet<>();
 		if (this.limits.maxRunning() > 0) {
 			Group group = queueGroup();
-			keys.add(group.key);
+			keys.add(group.key());
 			locked.add(group);
 		}
 		for (String kind : kinds) {
 			Group group = kindGroup(kind);
 			if (group != null) {
-				keys.add(group.key);
+				keys.add(group.key());
 				locked.add(group);
 			}
 		}
@@ -245,7 +245,7 @@ public final class LimitedClaims implements JobClaims {
 			else if (locked.contains(group)) {
 				usable++;
 			}
-			else if (!choice.fullKeys.contains(candidate.key()) && wanted.putIfAbsent(group.key, group) == null) {
+			else if (!choice.fullKeys.contains(candidate.key()) && wanted.putIfAbsent(group.key(), group) == null) {
 				usable += this.limits.perKey();
 			}
 		}
@@ -266,7 +266,7 @@ public final class LimitedClaims implements JobClaims {
 				locked.add(group);
 			}
 			else {
-				choice.fullKeys.add(group.name);
+				choice.fullKeys.add(group.name());
 			}
 		});
 	}
@@ -294,12 +294,12 @@ public final class LimitedClaims implements JobClaims {
 		List<Integer> counts = new ArrayList<>();
 		List<int[]> slots = new ArrayList<>();
 		demand.forEach((group, count) -> {
-			Set<Integer> mine = held.computeIfAbsent(group.key, (key) -> new HashSet<>());
+			Set<Integer> mine = held.computeIfAbsent(group.key(), (key) -> new HashSet<>());
 			int spare = mine.size() - choice.used.getOrDefault(group, 0);
 			int missing = count - Math.max(spare, 0);
 			granted.put(group, Math.min(count, Math.max(spare, 0)));
 			if (missing > 0) {
-				int[] free = java.util.stream.IntStream.range(0, group.limit).filter((slot) -> !mine.contains(slot))
+				int[] free = java.util.stream.IntStream.range(0, group.limit()).filter((slot) -> !mine.contains(slot))
 					.toArray();
 				if (free.length > 0) {
 					groups.add(group);
@@ -310,8 +310,8 @@ public final class LimitedClaims implements JobClaims {
 		});
 		if (!groups.isEmpty()) {
 			Map<Integer, Group> byKey = new HashMap<>();
-			groups.forEach((group) -> byKey.put(group.key, group));
-			List<int[]> taken = this.repository.trySlots(groups.stream().mapToInt((group) -> group.key).toArray(),
+			groups.forEach((group) -> byKey.put(group.key(), group));
+			List<int[]> taken = this.repository.trySlots(groups.stream().mapToInt((group) -> group.key()).toArray(),
 					counts.stream().mapToInt(Integer::intValue).toArray(), slots);
 			for (int[] pair : taken) {
 				held.get(pair[0]).add(pair[1]);
@@ -369,157 +369,6 @@ public final class LimitedClaims implements JobClaims {
 
 	private static int[] buckets(ClaimStart start) {
 		return start.isBuckets() ? start.buckets() : null;
-	}
-
-	/**
-	 * A limit's group: the queue, a kind or a concurrency key, with the 32-bit key of its advisory
-	 * locks and its number of slots. Equal by type and name.
-	 */
-	record Group(Type type, String name, int key, int limit) {
-
-		enum Type {
-
-			QUEUE, KIND, KEY
-
-		}
-
-		@Override
-		public boolean equals(Object other) {
-			return other instanceof Group group && group.type == this.type && group.name.equals(this.name);
-		}
-
-		@Override
-		public int hashCode() {
-			return this.type.hashCode() * 31 + this.name.hashCode();
-		}
-
-	}
-
-	/** The jobs one claim chose so far, and what it learned about full groups. */
-	private static final class Choice {
-
-		private final int limit;
-
-		private final List<Long> ids = new ArrayList<>();
-
-		private final List<Long> lost = new ArrayList<>();
-
-		private boolean lostAny;
-
-		private final Set<String> fullKeys = new HashSet<>();
-
-		private final Set<String> fullKinds = new HashSet<>();
-
-		private final Map<Group, Integer> used = new HashMap<>();
-
-		private boolean queueFull;
-
-		/** Whether a job was left for want of room in this claim alone (its share, not the limit). */
-		private boolean shareUsedUp;
-
-		Choice(int limit) {
-			this.limit = limit;
-		}
-
-		int size() {
-			return this.ids.size();
-		}
-
-		boolean isFull() {
-			return this.ids.size() >= this.limit;
-		}
-
-		/**
-		 * The candidates this claim would take, in claim order, if every group had the given room
-		 * left besides what this claim already uses.
-		 */
-		List<Candidate> tentative(List<Candidate> candidates, java.util.function.Function<Candidate, List<Group>> groupsOf,
-				ToIntFunction<Group> room) {
-			Map<Group, Integer> counted = new HashMap<>(this.used);
-			List<Candidate> wanted = new ArrayList<>();
-			for (Candidate candidate : candidates) {
-				if (this.ids.size() + wanted.size() >= this.limit) {
-					break;
-				}
-				List<Group> groups = groupsOf.apply(candidate);
-				boolean fits = true;
-				for (Group group : groups) {
-					if (counted.getOrDefault(group, 0) >= room.applyAsInt(group)) {
-						fits = false;
-						full(group);
-						this.shareUsedUp |= room.applyAsInt(group) < group.limit();
-					}
-				}
-				if (fits) {
-					wanted.add(candidate);
-					groups.forEach((group) -> counted.merge(group, 1, Integer::sum));
-				}
-			}
-			return wanted;
-		}
-
-		/**
-		 * Takes the wanted candidates whose every group was granted a slot, in claim order; returns
-		 * them.
-		 */
-		List<Candidate> take(List<Candidate> wanted, java.util.function.Function<Candidate, List<Group>> groupsOf,
-				Map<Group, Integer> granted) {
-			List<Candidate> taken = new ArrayList<>();
-			Map<Group, Integer> left = new HashMap<>(granted);
-			for (Candidate candidate : wanted) {
-				List<Group> groups = groupsOf.apply(candidate);
-				boolean granting = true;
-				for (Group group : groups) {
-					if (left.getOrDefault(group, 0) <= 0) {
-						granting = false;
-						full(group);
-					}
-				}
-				if (granting) {
-					groups.forEach((group) -> {
-						left.merge(group, -1, Integer::sum);
-						this.used.merge(group, 1, Integer::sum);
-					});
-					this.ids.add(candidate.id());
-					taken.add(candidate);
-				}
-			}
-			return taken;
-		}
-
-		/** Gives up the taken candidates that were not locked: another batch had them meanwhile. */
-		void lost(List<Candidate> taken, List<ClaimedJob> locked, java.util.function.Function<Candidate, List<Group>> groupsOf) {
-			Set<Long> got = new HashSet<>();
-			locked.forEach((job) -> got.add(job.id()));
-			for (Candidate candidate : taken) {
-				if (!got.contains(candidate.id())) {
-					this.ids.remove(candidate.id());
-					this.lost.add(candidate.id());
-					this.lostAny = true;
-					groupsOf.apply(candidate).forEach((group) -> this.used.merge(group, -1, Integer::sum));
-				}
-			}
-		}
-
-		/** Jobs the next read leaves out: taken, or lost to another batch. */
-		List<Long> excludedIds() {
-			List<Long> excluded = new ArrayList<>(this.ids);
-			excluded.addAll(this.lost);
-			return excluded;
-		}
-
-		private void full(Group group) {
-			switch (group.type()) {
-				case KEY -> this.fullKeys.add(group.name());
-				case KIND -> this.fullKinds.add(group.name());
-				case QUEUE -> this.queueFull = true;
-			}
-		}
-
-		String[] readableKinds(String[] kinds) {
-			return Arrays.stream(kinds).filter((kind) -> !this.fullKinds.contains(kind)).toArray(String[]::new);
-		}
-
 	}
 
 }
