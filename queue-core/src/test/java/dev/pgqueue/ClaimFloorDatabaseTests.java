@@ -8,11 +8,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 
-import dev.pgqueue.engine.ClaimFloor;
-import dev.pgqueue.engine.ClaimStart;
-import dev.pgqueue.engine.ClaimedJob;
-import dev.pgqueue.engine.JobPoller;
-import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.poll.ClaimFloor;
+import dev.pgqueue.engine.job.ClaimStart;
+import dev.pgqueue.engine.job.ClaimedJob;
+import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.sql.JobStatements;
 import dev.pgqueue.schema.SchemaName;
 import dev.pgqueue.test.TestDatabase;

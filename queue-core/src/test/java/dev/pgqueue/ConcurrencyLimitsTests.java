@@ -10,11 +10,11 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 
-import dev.pgqueue.engine.ConcurrencyLimits;
-import dev.pgqueue.engine.JobPoller;
-import dev.pgqueue.engine.MaintenanceSettings;
-import dev.pgqueue.engine.QueueMaintenance;
-import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.settings.ConcurrencyLimits;
+import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.settings.MaintenanceSettings;
+import dev.pgqueue.engine.maintenance.QueueMaintenance;
+import dev.pgqueue.engine.settings.QueueSettings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;

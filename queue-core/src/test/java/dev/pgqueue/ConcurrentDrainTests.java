@@ -11,8 +11,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import dev.pgqueue.engine.JobPoller;
-import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.settings.QueueSettings;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

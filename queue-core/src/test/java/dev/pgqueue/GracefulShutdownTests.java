@@ -10,9 +10,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 
-import dev.pgqueue.engine.JobPoller;
-import dev.pgqueue.engine.QueueSettings;
-import dev.pgqueue.engine.WorkerSettings;
+import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.settings.QueueSettings;
+import dev.pgqueue.engine.settings.WorkerSettings;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

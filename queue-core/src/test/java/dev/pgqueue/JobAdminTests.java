@@ -13,8 +13,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.pgqueue.AdminResult.Outcome;
-import dev.pgqueue.engine.JobPoller;
-import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.schema.SchemaName;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;

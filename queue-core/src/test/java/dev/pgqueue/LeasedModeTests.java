@@ -13,12 +13,12 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import dev.pgqueue.engine.ClaimedJob;
-import dev.pgqueue.engine.JobPoller;
+import dev.pgqueue.engine.job.ClaimedJob;
+import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.JobPollerFactory;
-import dev.pgqueue.engine.QueueMaintenance;
-import dev.pgqueue.engine.QueueSettings;
-import dev.pgqueue.engine.WorkerSettings;
+import dev.pgqueue.engine.maintenance.QueueMaintenance;
+import dev.pgqueue.engine.settings.QueueSettings;
+import dev.pgqueue.engine.settings.WorkerSettings;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.schema.SchemaName;

@@ -7,13 +7,13 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.pgqueue.engine.JdbcJobClient;
-import dev.pgqueue.engine.JobPoller;
+import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.JobPollerFactory;
-import dev.pgqueue.engine.JobRunner;
+import dev.pgqueue.engine.run.JobRunner;
 import dev.pgqueue.engine.NotificationListener;
-import dev.pgqueue.engine.PollerWakeUps;
-import dev.pgqueue.engine.QueueSettings;
-import dev.pgqueue.engine.WorkerSettings;
+import dev.pgqueue.engine.poll.PollerWakeUps;
+import dev.pgqueue.engine.settings.QueueSettings;
+import dev.pgqueue.engine.settings.WorkerSettings;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.sql.MaintenanceRepository;
 import dev.pgqueue.metrics.QueueMetrics;

@@ -11,11 +11,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.pgqueue.engine.JdbcJobAdmin;
-import dev.pgqueue.engine.JobPoller;
+import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.NotificationListener;
-import dev.pgqueue.engine.PollerWakeUps;
-import dev.pgqueue.engine.QueuePauses;
-import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.poll.PollerWakeUps;
+import dev.pgqueue.engine.poll.QueuePauses;
+import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.schema.SchemaName;
 import org.junit.jupiter.api.AfterAll;

@@ -9,10 +9,10 @@ import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import dev.pgqueue.engine.JobPoller;
-import dev.pgqueue.engine.MaintenanceSettings;
-import dev.pgqueue.engine.QueueMaintenance;
-import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.settings.MaintenanceSettings;
+import dev.pgqueue.engine.maintenance.QueueMaintenance;
+import dev.pgqueue.engine.settings.QueueSettings;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

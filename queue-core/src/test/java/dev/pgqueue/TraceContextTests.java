@@ -6,9 +6,9 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicReference;
 
-import dev.pgqueue.engine.ConcurrencyLimits;
-import dev.pgqueue.engine.JobPoller;
-import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.settings.ConcurrencyLimits;
+import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.observation.QueueObservations;
 import dev.pgqueue.test.TestTracing;
 import io.micrometer.observation.tck.TestObservationRegistry;

@@ -6,8 +6,8 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import dev.pgqueue.engine.JobPoller;
-import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.settings.QueueSettings;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -66,7 +66,7 @@ class TransactionalModeTests {
 		fixture.configure(QueueSettings.defaults("tx").withPollInterval(Duration.ofMillis(50)).withBatchSize(5)
 			.withMaxAttempts(3).withRetry(new RetryPolicy(Duration.ofMillis(10), Duration.ofMillis(20), 2.0, 0.0)));
 		JobPoller poller = fixture.poller("tx");
-		var maintenance = fixture.maintenance((m) -> new dev.pgqueue.engine.MaintenanceSettings(
+		var maintenance = fixture.maintenance((m) -> new dev.pgqueue.engine.settings.MaintenanceSettings(
 				Duration.ofMillis(50), m.rescueInterval(), m.cleanupInterval(), m.statsInterval(),
 				m.completedRetention(), m.failedRetention(), m.cleanupBatchSize()));
 		poller.start();

@@ -17,13 +17,13 @@ import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pgqueue.engine.JdbcJobClient;
-import dev.pgqueue.engine.JobPoller;
+import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.JobPollerFactory;
-import dev.pgqueue.engine.MaintenanceSettings;
-import dev.pgqueue.engine.QueueMaintenance;
-import dev.pgqueue.engine.QueueSettings;
-import dev.pgqueue.engine.TwoPhaseSettings;
-import dev.pgqueue.engine.WorkerSettings;
+import dev.pgqueue.engine.settings.MaintenanceSettings;
+import dev.pgqueue.engine.maintenance.QueueMaintenance;
+import dev.pgqueue.engine.settings.QueueSettings;
+import dev.pgqueue.engine.settings.TwoPhaseSettings;
+import dev.pgqueue.engine.settings.WorkerSettings;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.sql.PreparedTransactionRepository;
 import dev.pgqueue.engine.twophase.InDoubtResolver;
@@ -477,7 +477,7 @@ class TwoPhaseCommitTests {
 
 	private static JobPoller pollerOn(DataSource pool, String queue, QueueMetrics metrics) {
 		return new JobPollerFactory(fixture.catalog(), new JobRepository(new JdbcTemplate(pool), schema),
-				new dev.pgqueue.engine.JobRunner(fixture.handlers(), metrics),
+				new dev.pgqueue.engine.run.JobRunner(fixture.handlers(), metrics),
 				new TransactionTemplate(new DataSourceTransactionManager(pool)), metrics,
 				new WorkerSettings(Duration.ofSeconds(5), false, false))
 			.create(queue, fixture.handlers().kindsOf(queue));

@@ -12,7 +12,7 @@ import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.schema.QueueMigrator;
 import dev.pgqueue.schema.SchemaName;
 

@@ -7,8 +7,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 
-import dev.pgqueue.engine.MaintenanceSettings;
-import dev.pgqueue.engine.QueueMaintenance;
+import dev.pgqueue.engine.settings.MaintenanceSettings;
+import dev.pgqueue.engine.maintenance.QueueMaintenance;
 import dev.pgqueue.engine.sql.MaintenanceRepository;
 import dev.pgqueue.metrics.QueueMetrics;
 

@@ -7,7 +7,7 @@ import java.util.Locale;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pgqueue.QueueMode;
-import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.metrics.QueueMetrics;
 
 /**

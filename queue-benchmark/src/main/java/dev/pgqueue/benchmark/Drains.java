@@ -15,8 +15,8 @@ import javax.sql.DataSource;
 
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.benchmark.RawQueue.RawJob;
-import dev.pgqueue.engine.JobPoller;
-import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.metrics.QueueMetrics;
 
 /**

@@ -5,8 +5,8 @@ import java.util.List;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pgqueue.QueueMode;
-import dev.pgqueue.engine.JobPoller;
-import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.metrics.QueueMetrics;
 
 /**

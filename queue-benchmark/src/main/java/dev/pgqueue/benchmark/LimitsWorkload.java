@@ -7,8 +7,8 @@ import java.util.Locale;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pgqueue.QueueMode;
-import dev.pgqueue.engine.ConcurrencyLimits;
-import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.settings.ConcurrencyLimits;
+import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.metrics.QueueMetrics;
 
 /**

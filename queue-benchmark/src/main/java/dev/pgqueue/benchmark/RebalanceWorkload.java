@@ -10,7 +10,7 @@ import java.util.List;
 import java.util.Locale;
 
 import dev.pgqueue.QueueAssignment;
-import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.settings.QueueSettings;
 
 /**
  * How long a dead member's buckets wait: worker processes with bucket assignment share the

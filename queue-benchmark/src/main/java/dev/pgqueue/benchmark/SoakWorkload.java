@@ -16,11 +16,11 @@ import javax.sql.DataSource;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.QueueMode;
-import dev.pgqueue.engine.JobPoller;
-import dev.pgqueue.engine.MaintenanceSettings;
-import dev.pgqueue.engine.QueueMaintenance;
+import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.settings.MaintenanceSettings;
+import dev.pgqueue.engine.maintenance.QueueMaintenance;
 import dev.pgqueue.engine.sql.MaintenanceRepository;
-import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.metrics.QueueMetrics;
 
 import org.springframework.jdbc.core.JdbcTemplate;

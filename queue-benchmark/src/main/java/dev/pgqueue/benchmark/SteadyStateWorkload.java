@@ -18,9 +18,9 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.benchmark.RawQueue.RawJob;
-import dev.pgqueue.engine.JobPoller;
+import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.NotificationThrottle;
-import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.metrics.QueueMetrics;
 
 /**

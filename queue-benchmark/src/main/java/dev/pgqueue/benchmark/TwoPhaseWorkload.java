@@ -5,7 +5,7 @@ import java.util.List;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pgqueue.QueueMode;
-import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.metrics.QueueMetrics;
 
 /**

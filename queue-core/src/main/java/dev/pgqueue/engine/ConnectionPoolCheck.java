@@ -4,7 +4,7 @@ import java.lang.reflect.Method;
 
 import javax.sql.DataSource;
 
-import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.settings.QueueSettings;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

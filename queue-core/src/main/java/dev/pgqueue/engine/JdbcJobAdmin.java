@@ -19,6 +19,8 @@ import dev.pgqueue.engine.sql.AdminRepository;
 import dev.pgqueue.engine.sql.AdminRepository.Change;
 import dev.pgqueue.engine.sql.AdminRepository.Listed;
 import dev.pgqueue.engine.sql.JobRepository;
+import dev.pgqueue.engine.poll.PollerWakeUps;
+import dev.pgqueue.engine.poll.QueuePauses;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

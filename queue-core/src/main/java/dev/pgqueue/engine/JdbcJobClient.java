@@ -17,9 +17,15 @@ import dev.pgqueue.JobClient;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.engine.buckets.Buckets;
+import dev.pgqueue.engine.twophase.TwoPhaseJobRunner;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.observation.EnqueueContext;
 import dev.pgqueue.observation.QueueObservations;
+import dev.pgqueue.engine.job.JobHandlerRegistry;
+import dev.pgqueue.engine.job.NewJob;
+import dev.pgqueue.engine.poll.PollerWakeUps;
+import dev.pgqueue.engine.settings.QueueCatalog;
+import dev.pgqueue.engine.settings.QueueSettings;
 import io.micrometer.observation.Observation;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.json.JsonMapper;
@@ -43,13 +49,6 @@ public class JdbcJobClient implements JobClient {
 
 	/** Default largest payload: 1 MiB of JSON. */
 	public static final long DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
-
-	/**
-	 * Bound as a transaction resource (any value) while the current transaction is going to be
-	 * prepared: PostgreSQL refuses to prepare a transaction that sent {@code NOTIFY}, so enqueues in it
-	 * leave their notification to the throttle, after the commit.
-	 */
-	public static final Object PREPARED_TRANSACTION = new Object();
 
 	private final JobRepository repository;
 
@@ -193,7 +192,7 @@ public class JdbcJobClient implements JobClient {
 	}
 
 	private boolean notifyNow(Set<String> dueQueues) {
-		if (dueQueues.isEmpty() || TransactionSynchronizationManager.hasResource(PREPARED_TRANSACTION)) {
+		if (dueQueues.isEmpty() || TransactionSynchronizationManager.hasResource(TwoPhaseJobRunner.PREPARED_TRANSACTION)) {
 			return false;
 		}
 		return this.throttle == null || this.throttle.tryNotifyNow(dueQueues);

@@ -7,7 +7,9 @@ import java.time.Duration;
 
 import javax.sql.DataSource;
 
-import dev.pgqueue.engine.JobPoller;
+import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.poll.PollerWakeUps;
+import dev.pgqueue.engine.poll.QueuePauses;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 import org.slf4j.Logger;

@@ -10,7 +10,7 @@ import dev.pgqueue.InvalidJobListenerException;
 import dev.pgqueue.Job;
 import dev.pgqueue.JobListener;
 import dev.pgqueue.NonRetryableJobException;
-import dev.pgqueue.engine.JobHandler;
+import dev.pgqueue.engine.job.JobHandler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import tools.jackson.core.JacksonException;

@@ -8,7 +8,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 
 import dev.pgqueue.JobListener;
-import dev.pgqueue.engine.JobHandlerRegistry;
+import dev.pgqueue.engine.job.JobHandlerRegistry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import tools.jackson.databind.json.JsonMapper;

@@ -5,7 +5,7 @@ import java.time.Duration;
 
 import dev.pgqueue.InvalidJobListenerException;
 import dev.pgqueue.JobListener;
-import dev.pgqueue.engine.JobHandlerRegistry;
+import dev.pgqueue.engine.job.JobHandlerRegistry;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 

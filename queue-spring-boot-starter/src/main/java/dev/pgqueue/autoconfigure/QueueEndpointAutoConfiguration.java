@@ -1,8 +1,8 @@
 package dev.pgqueue.autoconfigure;
 
 import dev.pgqueue.JobAdmin;
-import dev.pgqueue.engine.JobPoller;
-import dev.pgqueue.engine.QueueMaintenance;
+import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.maintenance.QueueMaintenance;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;

@@ -6,10 +6,10 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
-import dev.pgqueue.engine.ClaimProgress;
-import dev.pgqueue.engine.JobPoller;
-import dev.pgqueue.engine.QueueMaintenance;
-import dev.pgqueue.engine.TransactionHorizon;
+import dev.pgqueue.engine.poll.ClaimProgress;
+import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.maintenance.QueueMaintenance;
+import dev.pgqueue.engine.maintenance.TransactionHorizon;
 import dev.pgqueue.engine.buckets.BucketScope;
 import dev.pgqueue.engine.sql.MaintenanceRepository.LockWaits;
 import dev.pgqueue.engine.twophase.InDoubtResolver;

@@ -5,7 +5,7 @@ import java.util.List;
 import dev.pgqueue.AdminCaller;
 import dev.pgqueue.JobAdmin;
 import dev.pgqueue.engine.JdbcJobAdmin;
-import dev.pgqueue.engine.QueuePauses;
+import dev.pgqueue.engine.poll.QueuePauses;
 import dev.pgqueue.engine.sql.AdminRepository;
 import dev.pgqueue.engine.sql.JobRepository;
 import org.junit.jupiter.api.AfterAll;

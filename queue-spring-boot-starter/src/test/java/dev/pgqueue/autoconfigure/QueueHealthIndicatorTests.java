@@ -11,7 +11,7 @@ import javax.sql.DataSource;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobListener;
 import dev.pgqueue.JobRequest;
-import dev.pgqueue.engine.JobPoller;
+import dev.pgqueue.engine.poll.JobPoller;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 

@@ -14,7 +14,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Properties;
 
-import dev.pgqueue.engine.JobPoller;
+import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.schema.SchemaName;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -11,8 +11,8 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
-import dev.pgqueue.engine.PollSignals;
-import dev.pgqueue.engine.WorkerSettings;
+import dev.pgqueue.engine.poll.PollSignals;
+import dev.pgqueue.engine.settings.WorkerSettings;
 import dev.pgqueue.engine.sql.CoordinationRepository;
 import dev.pgqueue.engine.sql.CoordinationRepository.BucketOwner;
 import dev.pgqueue.engine.sql.CoordinationRepository.Group;

@@ -7,10 +7,10 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 
-import dev.pgqueue.engine.ClaimScope;
-import dev.pgqueue.engine.ClaimStart;
-import dev.pgqueue.engine.ClaimedJob;
-import dev.pgqueue.engine.PollSignals;
+import dev.pgqueue.engine.poll.ClaimScope;
+import dev.pgqueue.engine.job.ClaimStart;
+import dev.pgqueue.engine.job.ClaimedJob;
+import dev.pgqueue.engine.poll.PollSignals;
 
 /**
  * Bucket assignment's claim scope: claims read only the buckets the coordinator gave this instance

@@ -10,8 +10,8 @@ import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
-import dev.pgqueue.engine.ClaimedJob;
-import dev.pgqueue.engine.Outcome;
+import dev.pgqueue.engine.job.ClaimedJob;
+import dev.pgqueue.engine.run.Outcome;
 import dev.pgqueue.engine.sql.JobRepository;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

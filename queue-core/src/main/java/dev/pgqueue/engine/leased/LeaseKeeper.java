@@ -6,7 +6,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 
-import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.settings.QueueSettings;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

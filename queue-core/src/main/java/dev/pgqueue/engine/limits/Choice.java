@@ -10,7 +10,7 @@ import java.util.Set;
 import java.util.function.Function;
 import java.util.function.ToIntFunction;
 
-import dev.pgqueue.engine.ClaimedJob;
+import dev.pgqueue.engine.job.ClaimedJob;
 import dev.pgqueue.engine.sql.LimitRepository.Candidate;
 
 /** The jobs one claim chose so far, and what it learned about full groups. */

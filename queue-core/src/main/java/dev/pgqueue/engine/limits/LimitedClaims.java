@@ -14,10 +14,10 @@ import java.util.TreeSet;
 import java.util.function.ToIntFunction;
 import java.util.zip.CRC32C;
 
-import dev.pgqueue.engine.ClaimStart;
-import dev.pgqueue.engine.ClaimedJob;
-import dev.pgqueue.engine.ConcurrencyLimits;
-import dev.pgqueue.engine.JobClaims;
+import dev.pgqueue.engine.job.ClaimStart;
+import dev.pgqueue.engine.job.ClaimedJob;
+import dev.pgqueue.engine.settings.ConcurrencyLimits;
+import dev.pgqueue.engine.poll.JobClaims;
 import dev.pgqueue.engine.sql.LimitRepository;
 import dev.pgqueue.engine.sql.LimitRepository.Candidate;
 import dev.pgqueue.engine.sql.LimitRepository.Running;

@@ -18,9 +18,9 @@ import java.util.Set;
 import java.util.UUID;
 
 import dev.pgqueue.JobState;
-import dev.pgqueue.engine.ClaimStart;
-import dev.pgqueue.engine.ClaimedJob;
-import dev.pgqueue.engine.NewJob;
+import dev.pgqueue.engine.job.ClaimStart;
+import dev.pgqueue.engine.job.ClaimedJob;
+import dev.pgqueue.engine.job.NewJob;
 import dev.pgqueue.metrics.QueueStats;
 import dev.pgqueue.schema.SchemaName;
 

@@ -7,7 +7,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 
-import dev.pgqueue.engine.ClaimedJob;
+import dev.pgqueue.engine.job.ClaimedJob;
 import dev.pgqueue.schema.SchemaName;
 
 import org.springframework.jdbc.core.JdbcTemplate;

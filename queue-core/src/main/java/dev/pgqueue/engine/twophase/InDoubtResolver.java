@@ -10,8 +10,8 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import dev.pgqueue.InDoubtJob;
 import dev.pgqueue.InDoubtJobResolver;
-import dev.pgqueue.engine.JobHandlerRegistry;
-import dev.pgqueue.engine.TwoPhaseSettings;
+import dev.pgqueue.engine.job.JobHandlerRegistry;
+import dev.pgqueue.engine.settings.TwoPhaseSettings;
 import dev.pgqueue.engine.sql.PreparedTransactionRepository;
 import dev.pgqueue.engine.sql.PreparedTransactionRepository.PreparedJob;
 import dev.pgqueue.metrics.PreparedTransactions;

@@ -1,7 +1,7 @@
 package dev.pgqueue.engine.twophase;
 
 import dev.pgqueue.InvalidQueueConfigurationException;
-import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.schema.SchemaName;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

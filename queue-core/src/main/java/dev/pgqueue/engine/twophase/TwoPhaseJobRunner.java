@@ -8,15 +8,14 @@ import java.util.function.IntConsumer;
 
 import dev.pgqueue.ExternalEffect;
 import dev.pgqueue.JobOutcome;
-import dev.pgqueue.engine.ClaimProgress;
-import dev.pgqueue.engine.ClaimScope;
-import dev.pgqueue.engine.ClaimedJob;
-import dev.pgqueue.engine.JdbcJobClient;
-import dev.pgqueue.engine.JobClaims;
-import dev.pgqueue.engine.JobRunner;
-import dev.pgqueue.engine.JobRunner.Attempt;
-import dev.pgqueue.engine.Outcome;
-import dev.pgqueue.engine.QueueSettings;
+import dev.pgqueue.engine.poll.ClaimProgress;
+import dev.pgqueue.engine.poll.ClaimScope;
+import dev.pgqueue.engine.job.ClaimedJob;
+import dev.pgqueue.engine.poll.JobClaims;
+import dev.pgqueue.engine.run.JobRunner;
+import dev.pgqueue.engine.run.Attempt;
+import dev.pgqueue.engine.run.Outcome;
+import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.sql.PreparedTransactionRepository;
 import dev.pgqueue.engine.transactional.BatchRun;
@@ -55,6 +54,13 @@ import org.springframework.transaction.support.TransactionTemplate;
  * before it touches that transaction: a prepared transaction whose lock is free has lost its worker.
  */
 public class TwoPhaseJobRunner implements BatchRun {
+
+	/**
+	 * Bound as a transaction resource (any value) while the current transaction is going to be
+	 * prepared: PostgreSQL refuses to prepare a transaction that sent {@code NOTIFY}, so enqueues in it
+	 * leave their notification to the throttle, after the commit.
+	 */
+	public static final Object PREPARED_TRANSACTION = new Object();
 
 	private static final Logger logger = LoggerFactory.getLogger(TwoPhaseJobRunner.class);
 
@@ -118,12 +124,12 @@ public class TwoPhaseJobRunner implements BatchRun {
 	@Override
 	public void run(IntConsumer onClaimed) {
 		Attempt standing = this.transactions.execute((status) -> {
-			TransactionSynchronizationManager.bindResource(JdbcJobClient.PREPARED_TRANSACTION, Boolean.TRUE);
+			TransactionSynchronizationManager.bindResource(PREPARED_TRANSACTION, Boolean.TRUE);
 			try {
 				return runJob(status, onClaimed);
 			}
 			finally {
-				TransactionSynchronizationManager.unbindResource(JdbcJobClient.PREPARED_TRANSACTION);
+				TransactionSynchronizationManager.unbindResource(PREPARED_TRANSACTION);
 			}
 		});
 		if (standing != null) {

@@ -6,7 +6,7 @@ import java.util.UUID;
 
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.QueueFixture;
-import dev.pgqueue.engine.ClaimedJob;
+import dev.pgqueue.engine.job.ClaimedJob;
 import dev.pgqueue.engine.leased.LeasedJobs.Held;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;

@@ -4,8 +4,8 @@ import java.time.Duration;
 
 import dev.pgqueue.JobAdmin;
 import dev.pgqueue.autoconfigure.QueueAutoConfiguration;
-import dev.pgqueue.engine.JobPoller;
-import dev.pgqueue.engine.QueueMaintenance;
+import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.maintenance.QueueMaintenance;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -14,8 +14,8 @@ import java.util.function.LongSupplier;
 
 import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobState;
-import dev.pgqueue.engine.JobPoller;
-import dev.pgqueue.engine.QueueMaintenance;
+import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.maintenance.QueueMaintenance;
 import dev.pgqueue.metrics.QueueStats;
 import org.jspecify.annotations.Nullable;
 

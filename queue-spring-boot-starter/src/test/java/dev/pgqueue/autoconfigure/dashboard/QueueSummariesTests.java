@@ -3,8 +3,8 @@ package dev.pgqueue.autoconfigure.dashboard;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 
-import dev.pgqueue.engine.JobPoller;
-import dev.pgqueue.engine.QueueMaintenance;
+import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.maintenance.QueueMaintenance;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.ObjectProvider;

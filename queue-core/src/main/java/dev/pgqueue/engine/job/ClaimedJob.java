@@ -1,0 +1,48 @@
+package dev.pgqueue.engine.job;
+
+import java.time.Instant;
+import java.util.Map;
+import java.util.UUID;
+
+import dev.pgqueue.Job;
+
+/**
+ * A row claimed by a poller.
+ *
+ * @param id internal id
+ * @param attempt attempt as stored when the claim returned: in leased mode the claim has already
+ * counted the attempt; in transactional mode it is counted when the outcome is recorded
+ * @param job what the listener sees
+ * @param claimedAt when it was claimed, on the database clock (the claim's {@code now()}, which is
+ * also the {@code started_at} its attempt records); {@code null} when not read
+ * @param traceContext the trace headers stored at enqueue, which its processing continues; empty for
+ * none
+ */
+public record ClaimedJob(long id, int attempt, Job job, Instant claimedAt, Map<String, String> traceContext) {
+
+	public static ClaimedJob of(long id, UUID publicId, String kind, String queue, int storedAttempt, int runningAttempt,
+			int maxAttempts, int priority, String payload, Instant runAt, Instant createdAt) {
+		return of(id, publicId, kind, queue, storedAttempt, runningAttempt, maxAttempts, priority, payload, runAt,
+				createdAt, null);
+	}
+
+	public static ClaimedJob of(long id, UUID publicId, String kind, String queue, int storedAttempt, int runningAttempt,
+			int maxAttempts, int priority, String payload, Instant runAt, Instant createdAt, Instant claimedAt) {
+		return of(id, publicId, kind, queue, storedAttempt, runningAttempt, maxAttempts, priority, payload, runAt,
+				createdAt, claimedAt, Map.of());
+	}
+
+	public static ClaimedJob of(long id, UUID publicId, String kind, String queue, int storedAttempt, int runningAttempt,
+			int maxAttempts, int priority, String payload, Instant runAt, Instant createdAt, Instant claimedAt,
+			Map<String, String> traceContext) {
+		return new ClaimedJob(id, storedAttempt,
+				new Job(publicId, kind, queue, runningAttempt, maxAttempts, priority, payload, runAt, createdAt),
+				claimedAt, traceContext);
+	}
+
+	@Override
+	public String toString() {
+		return this.job.toString();
+	}
+
+}

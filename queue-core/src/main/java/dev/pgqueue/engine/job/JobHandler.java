@@ -1,0 +1,52 @@
+package dev.pgqueue.engine.job;
+
+import java.time.Duration;
+
+import dev.pgqueue.ExternalEffect;
+import dev.pgqueue.Job;
+
+/** Runs jobs of one kind; {@code @JobListener} methods are adapted to this. */
+public interface JobHandler {
+
+	/** Kind of job handled. */
+	String kind();
+
+	/** Queue whose pollers run this kind. */
+	String queue();
+
+	/**
+	 * Runs the job; returning normally completes it.
+	 * @throws Throwable whatever the listener threw, unwrapped
+	 */
+	void handle(Job job) throws Throwable;
+
+	/**
+	 * Runs the job and returns the step it leaves to run outside the database once its transaction
+	 * is prepared (queues with two-phase commit), or {@code null} for none. Handlers without such a
+	 * step keep the default, which is {@link #handle}.
+	 * @throws Throwable whatever the listener threw, unwrapped
+	 */
+	default ExternalEffect handleForEffect(Job job) throws Throwable {
+		handle(job);
+		return null;
+	}
+
+	/** Whether {@link #handleForEffect} may return an external step: only two-phase queues run one. */
+	default boolean hasExternalEffect() {
+		return false;
+	}
+
+	/** Most jobs of this kind running at once across every instance; 0 for no limit. */
+	default int maxRunning() {
+		return 0;
+	}
+
+	/** How long one attempt may run, overriding the queue's timeout; {@code null} for the queue's. */
+	default Duration timeout() {
+		return null;
+	}
+
+	/** Where the handler is defined, for messages (for example the bean method). */
+	String description();
+
+}

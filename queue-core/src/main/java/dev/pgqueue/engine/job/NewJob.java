@@ -1,0 +1,49 @@
+package dev.pgqueue.engine.job;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * A row about to be inserted: the request resolved to a queue, serialized, and given its id.
+ *
+ * @param runAt absolute due time, or {@code null}
+ * @param delay delay from the database's clock, or {@code null}; with neither the job is due now
+ * @param jitter the job falls due at a random instant up to this much later; zero for none
+ * @param bucket the job's bucket (see {@code QueueAssignment.BUCKETS})
+ * @param concurrencyKey the key whose jobs are limited together, or {@code null}
+ * @param traceContext the enqueue's trace headers (such as {@code traceparent}), empty without tracing
+ */
+public record NewJob(UUID publicId, String kind, String queue, String payloadJson, int priority, Instant runAt,
+		Duration delay, int maxAttempts, Duration jitter, int bucket, String concurrencyKey,
+		Map<String, String> traceContext) {
+
+	public NewJob(UUID publicId, String kind, String queue, String payloadJson, int priority, Instant runAt,
+			Duration delay, int maxAttempts, Duration jitter, int bucket, String concurrencyKey) {
+		this(publicId, kind, queue, payloadJson, priority, runAt, delay, maxAttempts, jitter, bucket, concurrencyKey,
+				Map.of());
+	}
+
+	/** This job carrying the trace headers given. */
+	public NewJob withTraceContext(Map<String, String> headers) {
+		return new NewJob(this.publicId, this.kind, this.queue, this.payloadJson, this.priority, this.runAt, this.delay,
+				this.maxAttempts, this.jitter, this.bucket, this.concurrencyKey, headers);
+	}
+
+	/**
+	 * Whether the job will be available at once (by this JVM's clock, which only decides whether to
+	 * wake a poller: a wrong guess costs an empty poll or a poll interval, never a job).
+	 */
+	public boolean isDueNow() {
+		if (this.jitter != null && !this.jitter.isZero()) {
+			// Most likely scheduled; the promoter wakes the pollers when it falls due.
+			return false;
+		}
+		if (this.delay != null && !this.delay.isZero() && !this.delay.isNegative()) {
+			return false;
+		}
+		return this.runAt == null || !this.runAt.isAfter(Instant.now());
+	}
+
+}

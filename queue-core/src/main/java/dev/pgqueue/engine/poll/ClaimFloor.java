@@ -1,0 +1,202 @@
+package dev.pgqueue.engine.poll;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
+import dev.pgqueue.engine.job.ClaimStart;
+import dev.pgqueue.engine.job.ClaimedJob;
+
+/**
+ * Where one queue's claims start reading the claim index, so that they do not walk over the jobs
+ * already claimed.
+ *
+ * <p>Why: a claimed job leaves its entry in the claim index behind, and only vacuum removes it, or a
+ * later scan that finds its row dead to every transaction and marks it. While any transaction in
+ * the database holds a snapshot older than the claim (a report in {@code REPEATABLE READ}, a
+ * {@code pg_dump}, a session left idle in transaction), neither can happen: every claim since the
+ * snapshot was taken leaves an entry that each following claim visits, with a heap fetch, before it
+ * reaches a job it can take. Claims slow down in proportion to how long the snapshot has lived (about
+ * a quarter of a microsecond per entry on a small machine, so 65 ms per claim after five minutes at
+ * 800 jobs a second) until the queue falls behind.
+ *
+ * <p>What: the floor remembers, per priority level, the {@code run_at} of the first job the last
+ * claim of that level found, less a margin; a claim reads each known level from its floor on, in
+ * priority order, so it visits only the entries of jobs claimed within the margin. The margin covers
+ * jobs that become available with a {@code run_at} a little behind the head: enqueues whose
+ * transaction commits up to that long after it started, and scheduled jobs promoted late.
+ *
+ * <p>A job can still become available far behind a floor: a transactional batch rolled back (a
+ * worker died), a leased job rescued or released at shutdown, a job enqueued with a {@code run_at}
+ * in the past, or a level of priority this instance has not seen yet. So every
+ * {@code sweepInterval} (the queue's poll interval, at least {@link #MIN_SWEEP_INTERVAL}) one claim
+ * is a sweep: it reads the index from the start, as a claim without
+ * a floor does, and takes whatever comes first in claim order. A sweep that finds a job behind a
+ * floor is followed by another at once, until one finds none, so a thousand rescued jobs are not
+ * taken one batch per interval.
+ *
+ * <p>A sweep costs what every claim used to cost, and the jobs it claims wait for it. While a
+ * snapshot is held that grows with the hold (65 ms after five minutes at 800 jobs a second), so
+ * sweeps space out to keep their share of the time small: the next comes after the sweep interval
+ * or {@value #SWEEP_SPACING} times the last sweep's duration, whichever is longer, at most
+ * {@link #MAX_SWEEP_INTERVAL}. A job behind a floor therefore waits at most that long.
+ *
+ * <p>Floors only move forward: a job found behind one is taken by the sweep rather than moving the
+ * floor back over every entry in between. The claim order is unchanged for the jobs a floor covers;
+ * a job behind a floor waits at most one sweep interval longer.
+ *
+ * <p>Shared by every thread that claims for the queue in this instance (a transactional queue's
+ * batches, a leased queue's poll thread and workers). Each instance keeps its own floors.
+ */
+public final class ClaimFloor implements ClaimScope {
+
+	/** How far behind the head of each level a floor stays. */
+	public static final Duration DEFAULT_MARGIN = Duration.ofSeconds(2);
+
+	/** Shortest time between two sweeps, whatever the poll interval. */
+	public static final Duration MIN_SWEEP_INTERVAL = Duration.ofSeconds(1);
+
+	/** The next sweep waits at least this many times as long as the last one took. */
+	public static final int SWEEP_SPACING = 50;
+
+	/** Longest time between two sweeps, however long they take. */
+	public static final Duration MAX_SWEEP_INTERVAL = Duration.ofSeconds(30);
+
+	private final long sweepIntervalNanos;
+
+	private final Duration margin;
+
+	private final boolean enabled;
+
+	private final LongSupplier nanoTime;
+
+	/** Floor per priority level, highest priority first (claim order). */
+	private final TreeMap<Integer, Instant> floors = new TreeMap<>((a, b) -> Integer.compare(b, a));
+
+	private long lastSweep;
+
+	private long nextSweepAfter;
+
+	private boolean sweeping;
+
+	private boolean sweepAgain = true;
+
+	/**
+	 * @param sweepInterval time between two sweeps while they are cheap
+	 * @param margin how far behind the head of each level its floor stays
+	 */
+	public ClaimFloor(Duration sweepInterval, Duration margin) {
+		this(sweepInterval, margin, true, System::nanoTime);
+	}
+
+	ClaimFloor(Duration sweepInterval, Duration margin, boolean enabled, LongSupplier nanoTime) {
+		this.sweepIntervalNanos = sweepInterval.toNanos();
+		this.margin = margin;
+		this.enabled = enabled;
+		this.nanoTime = nanoTime;
+		this.lastSweep = nanoTime.getAsLong();
+		this.nextSweepAfter = this.sweepIntervalNanos;
+	}
+
+	/**
+	 * No floor: every claim reads the claim index from its start, as pgqueue did before floors. For
+	 * measuring what floors are worth, not for applications.
+	 */
+	public static ClaimFloor none() {
+		return new ClaimFloor(Duration.ZERO, Duration.ZERO, false, System::nanoTime);
+	}
+
+	/** Where the next claim starts. */
+	synchronized ClaimStart next() {
+		if (!this.enabled) {
+			return ClaimStart.SWEEP;
+		}
+		long now = this.nanoTime.getAsLong();
+		boolean due = this.sweepAgain || this.floors.isEmpty() || now - this.lastSweep >= this.nextSweepAfter;
+		if (due && !this.sweeping) {
+			// One sweep at a time: the instance's other claims go on from the floors meanwhile.
+			this.sweeping = true;
+			this.sweepAgain = false;
+			this.lastSweep = now;
+			return ClaimStart.SWEEP;
+		}
+		if (this.floors.isEmpty()) {
+			return ClaimStart.SWEEP;
+		}
+		int[] priorities = new int[this.floors.size()];
+		Instant[] runAts = new Instant[this.floors.size()];
+		int i = 0;
+		for (Map.Entry<Integer, Instant> floor : this.floors.entrySet()) {
+			priorities[i] = floor.getKey();
+			runAts[i] = floor.getValue();
+			i++;
+		}
+		return ClaimStart.fromFloors(priorities, runAts);
+	}
+
+	/**
+	 * Runs one claim from where the next claim starts, and moves the floors by what it returned.
+	 * @param claim the claim statement, given where to start
+	 * @return the jobs claimed
+	 */
+	@Override
+	public List<ClaimedJob> claim(Function<ClaimStart, List<ClaimedJob>> claim) {
+		ClaimStart start = next();
+		List<ClaimedJob> jobs = null;
+		long began = this.nanoTime.getAsLong();
+		try {
+			jobs = claim.apply(start);
+			return jobs;
+		}
+		finally {
+			claimed(start, jobs, this.nanoTime.getAsLong() - began);
+		}
+	}
+
+	/**
+	 * What a claim that started at {@code start} returned, in any order ({@code null} when it failed),
+	 * and how long it took.
+	 */
+	synchronized void claimed(ClaimStart start, List<ClaimedJob> jobs, long tookNanos) {
+		if (!this.enabled) {
+			return;
+		}
+		boolean behind = false;
+		if (jobs != null && !jobs.isEmpty()) {
+			// The earliest job of each level is where that level's live entries begin.
+			Map<Integer, Instant> heads = new HashMap<>();
+			for (ClaimedJob claimed : jobs) {
+				heads.merge(claimed.job().priority(), claimed.job().runAt(),
+						(a, b) -> a.isBefore(b) ? a : b);
+			}
+			for (Map.Entry<Integer, Instant> head : heads.entrySet()) {
+				Instant floor = this.floors.get(head.getKey());
+				if (floor != null && head.getValue().isBefore(floor)) {
+					behind = true;
+					continue;
+				}
+				Instant raised = head.getValue().minus(this.margin);
+				if (floor == null || raised.isAfter(floor)) {
+					this.floors.put(head.getKey(), raised);
+				}
+			}
+		}
+		if (start.isSweep() && this.sweeping) {
+			this.sweeping = false;
+			this.nextSweepAfter = Math.max(this.sweepIntervalNanos,
+					Math.min(MAX_SWEEP_INTERVAL.toNanos(), tookNanos * SWEEP_SPACING));
+			// A failed sweep, or one that found jobs behind a floor, is followed by another at once.
+			this.sweepAgain = (jobs == null) || behind;
+		}
+	}
+
+	/** Floors per priority level, highest first; empty before the first claim found a job. */
+	synchronized Map<Integer, Instant> floors() {
+		return Map.copyOf(this.floors);
+	}
+
+}

@@ -1,0 +1,31 @@
+package dev.pgqueue.engine.poll;
+
+import java.util.List;
+import java.util.function.Function;
+import dev.pgqueue.engine.job.ClaimStart;
+import dev.pgqueue.engine.job.ClaimedJob;
+
+/**
+ * Which part of its queue a poller's claims read: the whole queue from {@link ClaimFloor floors}
+ * (shared assignment), or the buckets a coordinator gave this instance (bucket assignment). The
+ * claim strategies (one per mode) ask the scope where each claim starts, so every mode works with
+ * every assignment.
+ */
+public interface ClaimScope {
+
+	/**
+	 * Runs one claim from where the next claim starts.
+	 * @param claim the claim statement, given where to start
+	 * @return the jobs claimed
+	 */
+	List<ClaimedJob> claim(Function<ClaimStart, List<ClaimedJob>> claim);
+
+	/** The poller starts; a scope with services of its own (a coordinator) starts them. */
+	default void start(PollSignals signals) {
+	}
+
+	/** The poller has stopped claiming and every worker has finished: stop the scope's services. */
+	default void close() {
+	}
+
+}

@@ -1,0 +1,60 @@
+package dev.pgqueue.engine.poll;
+
+import java.time.Duration;
+import java.util.List;
+
+import dev.pgqueue.engine.sql.JobRepository;
+import dev.pgqueue.engine.job.ClaimStart;
+import dev.pgqueue.engine.job.ClaimedJob;
+
+/**
+ * The claim statements of one queue: plain ones that rely on row locks alone, or those of
+ * {@code limits.LimitedClaims}, which also respect the queue's concurrency limits. The claim
+ * strategies (one per mode) call them through their {@link ClaimScope}.
+ */
+public interface JobClaims {
+
+	/**
+	 * Locks up to {@code limit} due jobs for the caller's transaction (transactional mode); they stay
+	 * available until the caller records their outcomes.
+	 */
+	List<ClaimedJob> lock(String[] kinds, int limit, ClaimStart start);
+
+	/** Claims up to {@code limit} due jobs as running under a lease held by {@code owner} (leased mode). */
+	List<ClaimedJob> lease(String[] kinds, int limit, String owner, Duration lease, ClaimStart start);
+
+	/**
+	 * Whether claims respect concurrency limits: a claim may then come back short while jobs wait,
+	 * for lack of slots, and a finished batch frees slots its poller can use at once.
+	 */
+	default boolean limited() {
+		return false;
+	}
+
+	/**
+	 * Whether the last {@link #lock} on this thread stopped at its batch's share of a limit while
+	 * more jobs were there to take: another batch should claim at once rather than after the poll
+	 * interval.
+	 */
+	default boolean stoppedAtShare() {
+		return false;
+	}
+
+	/** Claims limited by row locks alone: one statement each. */
+	static JobClaims plain(JobRepository repository, String queue) {
+		return new JobClaims() {
+
+			@Override
+			public List<ClaimedJob> lock(String[] kinds, int limit, ClaimStart start) {
+				return repository.claimLocked(queue, kinds, limit, start);
+			}
+
+			@Override
+			public List<ClaimedJob> lease(String[] kinds, int limit, String owner, Duration lease, ClaimStart start) {
+				return repository.claimLeased(queue, kinds, limit, owner, lease, start);
+			}
+
+		};
+	}
+
+}

@@ -1,0 +1,332 @@
+package dev.pgqueue.engine.poll;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import dev.pgqueue.engine.settings.QueueSettings;
+import dev.pgqueue.engine.settings.WorkerSettings;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.context.SmartLifecycle;
+import org.springframework.core.task.SimpleAsyncTaskExecutor;
+import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
+
+/**
+ * The lifecycle of one queue's polling: one thread runs the poll loop, the queue's
+ * {@link ClaimStrategy} decides what a claim is and runs what it claims on the {@link Workers}.
+ *
+ * <p>The loop never claims more than the strategy has room for (free worker slots, and in leased
+ * mode jobs claimed ahead), claims again at once while claims come back full, and otherwise waits
+ * a jittered poll interval, or less when woken ({@link #wakeUp()}) by a notification or an enqueue
+ * in this application. A failing claim backs off, doubling from 250 ms to 30 s.
+ *
+ * <p>Stopping is soft, then hard: claiming stops, running jobs get the shutdown timeout to finish,
+ * then the strategy puts unfinished jobs back without using an attempt and their threads are
+ * interrupted.
+ */
+public class JobPoller implements SmartLifecycle {
+
+	/** Late start and early stop: after everything a listener may use, before the data source. */
+	public static final int PHASE = Integer.MAX_VALUE - 100;
+
+	/** How long the loop waits for room before looking again anyway. */
+	private static final Duration ROOM_RECHECK = Duration.ofMillis(50);
+
+	/** Longest a poller of a paused queue waits before it asks again whether the queue is paused. */
+	private static final Duration PAUSED_RECHECK = QueuePauses.MAX_AGE;
+
+	/** How long handlers get to react to interruption once the shutdown timeout has passed. */
+	private static final Duration AFTER_INTERRUPT = Duration.ofSeconds(5);
+
+	private static final Logger logger = LoggerFactory.getLogger(JobPoller.class);
+
+	private final QueueSettings settings;
+
+	private final String[] kinds;
+
+	private final String owner;
+
+	private final ClaimStrategy strategy;
+
+	private final ClaimScope scope;
+
+	private final WorkerSettings lifecycle;
+
+	private final Executor sharedExecutor;
+
+	private final PollSignals signals;
+
+	private volatile boolean running;
+
+	private volatile Workers workers;
+
+	private Thread pollThread;
+
+	private Executor executor;
+
+	/**
+	 * @param settings the queue's settings
+	 * @param kinds kinds this poller claims (those with a listener in this application)
+	 * @param owner identifies this poller in lease columns and logs
+	 * @param strategy how the queue's mode claims and runs jobs
+	 * @param scope which part of the queue its claims read (its services start and stop with the
+	 * poller)
+	 * @param lifecycle thread and shutdown settings shared by all queues
+	 * @param sharedExecutor runs the workers of every queue, or {@code null} for a pool of this
+	 * queue's own, made at start and shut down at stop
+	 */
+	public JobPoller(QueueSettings settings, String[] kinds, String owner, ClaimStrategy strategy, ClaimScope scope,
+			WorkerSettings lifecycle, Executor sharedExecutor) {
+		this(settings, kinds, owner, strategy, scope, lifecycle, sharedExecutor, () -> false);
+	}
+
+	/**
+	 * @param settings the queue's settings
+	 * @param kinds kinds this poller claims (those with a listener in this application)
+	 * @param owner identifies this poller in lease columns and logs
+	 * @param strategy how the queue's mode claims and runs jobs
+	 * @param scope which part of the queue its claims read
+	 * @param lifecycle thread and shutdown settings shared by all queues
+	 * @param sharedExecutor runs the workers of every queue, or {@code null} for a pool of this
+	 * queue's own
+	 * @param queuePaused whether an operator paused the queue ({@link QueuePauses}); asked before
+	 * every claim
+	 */
+	public JobPoller(QueueSettings settings, String[] kinds, String owner, ClaimStrategy strategy, ClaimScope scope,
+			WorkerSettings lifecycle, Executor sharedExecutor, BooleanSupplier queuePaused) {
+		if (kinds.length == 0) {
+			throw new IllegalArgumentException("Queue '" + settings.name() + "' has no job kinds to claim");
+		}
+		this.settings = settings;
+		this.kinds = kinds.clone();
+		this.owner = owner;
+		this.strategy = strategy;
+		this.scope = scope;
+		this.lifecycle = lifecycle;
+		this.sharedExecutor = sharedExecutor;
+		this.signals = new PollSignals(queuePaused);
+	}
+
+	public QueueSettings settings() {
+		return this.settings;
+	}
+
+	/** Kinds this poller claims. */
+	public List<String> kinds() {
+		return List.of(this.kinds);
+	}
+
+	/** Identifies this poller in lease columns and logs. */
+	public String owner() {
+		return this.owner;
+	}
+
+	/** Worker slots in use. */
+	public int busySlots() {
+		Workers current = this.workers;
+		return (current != null) ? current.busy() : 0;
+	}
+
+	/** Leased mode: jobs claimed ahead that wait for a free worker. */
+	public int claimedAheadJobs() {
+		return this.strategy.claimedAhead();
+	}
+
+	/** Which part of the queue this poller's claims read. */
+	public ClaimScope scope() {
+		return this.scope;
+	}
+
+	/** Asks the poller to poll now rather than at the end of its interval (for example on a notification). */
+	public void wakeUp() {
+		this.signals.wakeUp();
+	}
+
+	@Override
+	public synchronized void start() {
+		if (this.running) {
+			return;
+		}
+		this.running = true;
+		this.signals.start();
+		this.executor = (this.sharedExecutor != null) ? this.sharedExecutor : newExecutor();
+		ThreadPoolExecutor ownPool = (this.executor != this.sharedExecutor
+				&& this.executor instanceof ThreadPoolExecutor pool) ? pool : null;
+		this.workers = new Workers(this.settings.concurrency(), this.executor, ownPool, this.signals);
+		this.strategy.start(this.workers, this.signals);
+		this.scope.start(this.signals);
+		this.pollThread = this.lifecycle.newThread("pgqueue-poller-" + this.settings.name(), this::pollLoop);
+		this.pollThread.start();
+		logger.info("Polling queue '{}' in {} mode, {} assignment: {} kinds, concurrency {}, batch size {}",
+				this.settings.name(), this.settings.mode().name().toLowerCase(Locale.ROOT),
+				this.settings.assignment().name().toLowerCase(Locale.ROOT), this.kinds.length, this.settings.concurrency(),
+				this.settings.batchSize());
+	}
+
+	@Override
+	public void stop() {
+		CompletableFuture<Void> stopped = new CompletableFuture<>();
+		stop(() -> stopped.complete(null));
+		stopped.join();
+	}
+
+	@Override
+	public synchronized void stop(Runnable callback) {
+		if (!this.running) {
+			callback.run();
+			return;
+		}
+		this.running = false;
+		this.signals.stop();
+		Thread poller = this.pollThread;
+		Executor ownExecutor = (this.executor != this.sharedExecutor) ? this.executor : null;
+		this.lifecycle.newThread("pgqueue-stop-" + this.settings.name(), () -> {
+			try {
+				drain(poller);
+			}
+			finally {
+				this.strategy.close();
+				this.scope.close();
+				if (ownExecutor instanceof ExecutorService pool) {
+					pool.shutdown();
+				}
+				callback.run();
+			}
+		}).start();
+	}
+
+	@Override
+	public boolean isRunning() {
+		return this.running;
+	}
+
+	@Override
+	public int getPhase() {
+		return PHASE;
+	}
+
+	private void pollLoop() {
+		int failures = 0;
+		while (this.running) {
+			try {
+				long paused = this.signals.pauseRemainingNanos();
+				if (paused > 0) {
+					this.signals.awaitWakeUp(Duration.ofNanos(paused));
+					continue;
+				}
+				int room = awaitClaimRoom();
+				if (room == 0) {
+					continue;
+				}
+				if (this.signals.queuePaused()) {
+					// Jobs claimed before the pause run on; a resume wakes the poller where notifications are on.
+					this.signals.awaitWakeUp(shorter(this.settings.pollInterval(), PAUSED_RECHECK));
+					continue;
+				}
+				boolean full = this.strategy.claim(room);
+				failures = 0;
+				if (!full) {
+					this.signals.awaitWakeUp(Backoff.jittered(this.settings.pollInterval()));
+				}
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				return;
+			}
+			catch (RuntimeException ex) {
+				failures++;
+				Duration backoff = Backoff.afterFailures(failures);
+				logger.warn("Queue '{}': polling failed ({} in a row); retrying in {} ms: {}", this.settings.name(),
+						failures, backoff.toMillis(), ex.toString());
+				try {
+					this.signals.awaitWakeUp(backoff);
+				}
+				catch (InterruptedException interrupted) {
+					Thread.currentThread().interrupt();
+					return;
+				}
+			}
+		}
+	}
+
+	/**
+	 * Waits until the strategy has room for a claim; zero when stopping. A claim is made as soon as
+	 * there is room for one job: waiting for more would leave freed workers idle, and claims batch up
+	 * by themselves under load, since slots that free up while one claim runs are all filled by the
+	 * next.
+	 */
+	private int awaitClaimRoom() throws InterruptedException {
+		while (this.running) {
+			this.strategy.beforeClaim();
+			int room = this.strategy.claimRoom();
+			if (room > 0) {
+				return room;
+			}
+			Duration interval = this.settings.pollInterval();
+			this.signals.awaitWorkersChanged((interval.compareTo(ROOM_RECHECK) < 0) ? interval : ROOM_RECHECK);
+		}
+		return 0;
+	}
+
+	private static Duration shorter(Duration a, Duration b) {
+		return (a.compareTo(b) < 0) ? a : b;
+	}
+
+	private void drain(Thread poller) {
+		Duration timeout = this.lifecycle.shutdownTimeout();
+		long deadline = System.nanoTime() + timeout.toNanos();
+		Workers current = this.workers;
+		try {
+			poller.join(Math.max(1, timeout.toMillis()));
+			this.strategy.stopClaiming();
+			if (current.awaitIdle(deadline)) {
+				logger.info("Queue '{}' stopped; every running job finished", this.settings.name());
+				warnOfAbandoned(current);
+				return;
+			}
+			this.strategy.abandonRunning();
+			if (!current.awaitIdle(System.nanoTime() + AFTER_INTERRUPT.toNanos())) {
+				logger.warn("Queue '{}': {} handlers ignored interruption and are still running; their jobs are back "
+						+ "in the queue and their late outcomes will be discarded", this.settings.name(), current.busy());
+			}
+			warnOfAbandoned(current);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			this.strategy.abandonRunning();
+		}
+	}
+
+	private void warnOfAbandoned(Workers current) {
+		int abandoned = current.abandoned();
+		if (abandoned > 0) {
+			logger.warn("Queue '{}': {} listeners that ran past their time limit and ignored the interruption still run "
+					+ "on threads their workers left; their jobs' outcomes are recorded, and the threads end when the "
+					+ "listeners return", this.settings.name(), abandoned);
+		}
+	}
+
+	private Executor newExecutor() {
+		String prefix = "pgqueue-" + this.settings.name() + "-";
+		if (this.lifecycle.virtualThreads()) {
+			SimpleAsyncTaskExecutor executor = new SimpleAsyncTaskExecutor(prefix);
+			executor.setVirtualThreads(true);
+			// Slots bound what is handed over, so a virtual thread per task never exceeds the concurrency.
+			return executor;
+		}
+		// Slots bound what is handed over, so the pool never queues more than it can run. Fixed size,
+		// except while leased workers are abandoned to listeners past their time limit (Workers).
+		return new ThreadPoolExecutor(this.settings.concurrency(), this.settings.concurrency(), 0L,
+				TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), new CustomizableThreadFactory(prefix));
+	}
+
+}

@@ -1,0 +1,136 @@
+package dev.pgqueue.engine.poll;
+
+import java.time.Duration;
+import java.util.concurrent.locks.Condition;
+import java.util.function.BooleanSupplier;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * What a poll thread waits for, and what wakes it: a wake-up (new jobs announced), a change among
+ * its workers (a slot freed, jobs claimed ahead running low), a pause after failures, or stop; and
+ * whether an operator paused the queue, which every thread that claims asks first.
+ */
+public final class PollSignals {
+
+	private final BooleanSupplier queuePaused;
+
+	private final ReentrantLock lock = new ReentrantLock();
+
+	private final Condition signal = this.lock.newCondition();
+
+	private boolean wakeRequested;
+
+	/** Set by workers, cleared by the poll thread once it has looked; read without the lock. */
+	private volatile boolean workersChanged;
+
+	private volatile boolean stopping;
+
+	private volatile long pauseUntil = System.nanoTime();
+
+	/** Signals of a queue that is never paused. */
+	public PollSignals() {
+		this(() -> false);
+	}
+
+	/**
+	 * @param queuePaused whether an operator has paused the queue now; asked before every claim, so
+	 * it must be cheap (see {@link QueuePauses})
+	 */
+	public PollSignals(BooleanSupplier queuePaused) {
+		this.queuePaused = queuePaused;
+	}
+
+	/** Whether an operator has paused the queue: no thread claims its jobs meanwhile. */
+	public boolean queuePaused() {
+		return this.queuePaused.getAsBoolean();
+	}
+
+	/** Asks the poll thread to poll now rather than at the end of its interval. */
+	public void wakeUp() {
+		this.lock.lock();
+		try {
+			this.wakeRequested = true;
+			this.signal.signalAll();
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	/** A worker slot freed, or jobs claimed ahead ran low: the poll thread looks at its claim room again. */
+	public void workersChanged() {
+		if (this.workersChanged) {
+			// The poll thread has not looked since the last signal: it will see this change too.
+			// Saves hundreds of workers taking the lock thousands of times a second.
+			return;
+		}
+		this.lock.lock();
+		try {
+			this.workersChanged = true;
+			this.signal.signalAll();
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	/** Whether the poller is stopping: no new claim, no new job. */
+	public boolean isStopping() {
+		return this.stopping;
+	}
+
+	/** Keeps the poll thread from claiming for a while (a batch failed after its claim had worked). */
+	public void pauseClaims(Duration pause) {
+		this.pauseUntil = System.nanoTime() + pause.toNanos();
+	}
+
+	/** How long claims stay paused, in nanoseconds; zero or less when they are not. */
+	long pauseRemainingNanos() {
+		return this.pauseUntil - System.nanoTime();
+	}
+
+	void start() {
+		this.stopping = false;
+	}
+
+	void stop() {
+		this.stopping = true;
+		wakeUp();
+	}
+
+	/**
+	 * Waits for the duration, a wake-up or stop; changes among workers do not end the wait. Returns
+	 * whether a wake-up was requested.
+	 */
+	boolean awaitWakeUp(Duration duration) throws InterruptedException {
+		long nanos = duration.toNanos();
+		this.lock.lock();
+		try {
+			while (nanos > 0 && !this.stopping && !this.wakeRequested) {
+				nanos = this.signal.awaitNanos(nanos);
+			}
+			boolean woken = this.wakeRequested;
+			this.wakeRequested = false;
+			return woken;
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	/** Waits for the duration, a change among workers or stop. */
+	void awaitWorkersChanged(Duration duration) throws InterruptedException {
+		long nanos = duration.toNanos();
+		this.lock.lock();
+		try {
+			while (nanos > 0 && !this.stopping && !this.workersChanged) {
+				nanos = this.signal.awaitNanos(nanos);
+			}
+			this.workersChanged = false;
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+}

@@ -1,0 +1,25 @@
+package dev.pgqueue.engine.run;
+
+import dev.pgqueue.ExternalEffect;
+import dev.pgqueue.Job;
+
+/**
+ * One run of a job's handler: what became of it and how long the handler took.
+ * @param job the job as claimed
+ * @param outcome what becomes of the job
+ * @param nanos how long the handler ran
+ * @param timedOut whether the attempt ran past its time limit
+ * @param effect the step the handler left to run once the job's transaction is prepared (two-phase
+ * queues), or {@code null}
+ */
+public record Attempt(Job job, Outcome outcome, long nanos, boolean timedOut, ExternalEffect effect) {
+
+	public Attempt(Job job, Outcome outcome, long nanos) {
+		this(job, outcome, nanos, false, null);
+	}
+
+	public Attempt(Job job, Outcome outcome, long nanos, boolean timedOut) {
+		this(job, outcome, nanos, timedOut, null);
+	}
+
+}

@@ -1,0 +1,320 @@
+package dev.pgqueue.engine.run;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.UndeclaredThrowableException;
+import java.time.Duration;
+
+import dev.pgqueue.Job;
+import dev.pgqueue.ExternalEffect;
+import dev.pgqueue.JobOutcome;
+import dev.pgqueue.JobTimeoutException;
+import dev.pgqueue.NonRetryableJobException;
+import dev.pgqueue.QueueMode;
+import dev.pgqueue.engine.run.JobTimeouts.TimeLimit;
+import dev.pgqueue.engine.run.JobTimeouts.Watch;
+import dev.pgqueue.metrics.QueueMetrics;
+import dev.pgqueue.observation.JobLogContext;
+import dev.pgqueue.observation.JobProcessingContext;
+import dev.pgqueue.observation.QueueObservations;
+import dev.pgqueue.engine.job.ClaimedJob;
+import dev.pgqueue.engine.job.JobHandler;
+import dev.pgqueue.engine.job.JobHandlerRegistry;
+import dev.pgqueue.engine.settings.QueueSettings;
+import io.micrometer.observation.Observation;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs one attempt of a job through its handler and decides what becomes of it: completed,
+ * retried after a backoff, or failed for good. Catches every {@link Throwable} a handler throws, so
+ * that a broken job can never stop a poller. Logs job ids and kinds, never payloads.
+ *
+ * <p>An attempt whose kind or queue has a time limit runs under the watch of {@link JobTimeouts}:
+ * past the limit it becomes a failed attempt ({@link JobTimeoutException}), retried by the retry
+ * policy like any failure, whatever its handler does afterwards.
+ *
+ * <p>Each attempt is observed ({@link QueueObservations}), continuing the trace its enqueue stored,
+ * and its handler runs in the observation's scope, with the job in the MDC ({@link JobLogContext}).
+ */
+public class JobRunner {
+
+	/** Longest last error stored, in characters. */
+	static final int MAX_ERROR_LENGTH = 4000;
+
+	private static final Logger logger = LoggerFactory.getLogger(JobRunner.class);
+
+	private final JobHandlerRegistry handlers;
+
+	private final QueueMetrics metrics;
+
+	private final JobTimeouts timeouts;
+
+	private final QueueObservations observations;
+
+	public JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics) {
+		this(handlers, metrics, QueueObservations.NONE);
+	}
+
+	public JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics, QueueObservations observations) {
+		this(handlers, metrics, new JobTimeouts(handlers), observations);
+	}
+
+	public JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics, JobTimeouts timeouts,
+			QueueObservations observations) {
+		this.handlers = handlers;
+		this.metrics = metrics;
+		this.timeouts = timeouts;
+		this.observations = observations;
+	}
+
+	/** The handlers this runner runs jobs through. */
+	public JobHandlerRegistry handlers() {
+		return this.handlers;
+	}
+
+	/**
+	 * Runs the job and returns its outcome without recording it: for a caller whose transaction
+	 * decides later whether the outcome stands. Pass the attempt that stands to {@link #record}.
+	 * An attempt that runs past its time limit has its thread interrupted. Never throws.
+	 */
+	public Attempt runUnrecorded(ClaimedJob job, QueueSettings settings) {
+		return runUnrecorded(job, settings, OnTimeout.INTERRUPT);
+	}
+
+	/**
+	 * Runs the job on the current thread, under its time limit if it has one, and returns its outcome
+	 * without recording it. When the limit passes before the handler returns, the watchdog thread
+	 * makes the attempt a failed one and hands it to {@code onTimeout}, which stops the handler or
+	 * stops waiting for it; that timed-out attempt is what this returns once the handler has
+	 * returned, with the thread's interrupt cleared. Never throws.
+	 */
+	@SuppressWarnings("try") // the scope is what makes the handler's spans and logs part of the job's trace
+	public Attempt runUnrecorded(ClaimedJob claimed, QueueSettings settings, OnTimeout onTimeout) {
+		Job job = claimed.job();
+		Observation observation = this.observations
+			.startProcessing(() -> new JobProcessingContext(job, settings.mode(), claimed.traceContext()));
+		Attempt attempt = null;
+		JobLogContext.put(job);
+		try (Observation.Scope scope = observation.openScope()) {
+			attempt = runWatched(job, settings, onTimeout);
+		}
+		finally {
+			JobLogContext.clear();
+			Outcome outcome = (attempt != null) ? attempt.outcome() : null;
+			this.observations.stopProcessing(observation, (outcome != null) ? outcome.kind() : JobOutcome.FAILED,
+					(outcome != null) ? outcome.cause() : null);
+		}
+		return attempt;
+	}
+
+	private Attempt runWatched(Job job, QueueSettings settings, OnTimeout onTimeout) {
+		long start = System.nanoTime();
+		TimeLimit limit = this.timeouts.limitOf(job, settings);
+		ExternalEffect[] effect = new ExternalEffect[1];
+		if (limit == null) {
+			Outcome outcome = attempt(job, settings, effect);
+			return new Attempt(job, outcome, System.nanoTime() - start, false, effect[0]);
+		}
+		Thread thread = Thread.currentThread();
+		Watch watch = this.timeouts.watch(limit, () -> timedOut(job, settings, limit, thread, start, onTimeout));
+		Outcome outcome;
+		Attempt timedOut;
+		try {
+			outcome = attempt(job, settings, effect);
+		}
+		finally {
+			timedOut = watch.finish();
+		}
+		if (timedOut != null) {
+			// The interrupt was meant for the handler; it must not break what the caller does next.
+			Thread.interrupted();
+			return timedOut;
+		}
+		return new Attempt(job, outcome, System.nanoTime() - start, false, effect[0]);
+	}
+
+	/** Counts the attempt in the metrics and logs its failure, if it failed. */
+	public void record(Attempt attempt) {
+		Job job = attempt.job();
+		this.metrics.jobFinished(job.queue(), job.kind(), attempt.outcome().kind(), attempt.nanos());
+		if (attempt.timedOut()) {
+			this.metrics.jobTimedOut(job.queue(), job.kind());
+		}
+		log(job, attempt.outcome());
+	}
+
+	/**
+	 * The outcome of a transactional-mode attempt whose handler returned normally but left the
+	 * transaction marked rollback-only (a nested {@code @Transactional} method failed and the handler
+	 * swallowed the exception): its work was undone, so it counts as a failed attempt.
+	 */
+	public Attempt rollbackOnly(Attempt returned, QueueSettings settings) {
+		return failedAfterReturning(returned, settings,
+				"The handler returned, but marked the transaction rollback-only (a nested @Transactional "
+						+ "call failed and its exception was caught); its work was rolled back");
+	}
+
+	/**
+	 * The outcome of a transactional-mode attempt whose handler returned normally after one of its
+	 * statements had failed (the handler caught the exception): PostgreSQL aborted the transaction,
+	 * so the handler's work was rolled back and the attempt counts as failed.
+	 */
+	public Attempt transactionAborted(Attempt returned, QueueSettings settings) {
+		return failedAfterReturning(returned, settings, "The handler returned, but a statement it ran had failed "
+				+ "and aborted the transaction (its exception was caught); its work was rolled back. Let the "
+				+ "exception propagate, or run the statement in a nested transaction (PROPAGATION_NESTED) so that its "
+				+ "failure undoes only that statement");
+	}
+
+	private Attempt failedAfterReturning(Attempt returned, QueueSettings settings, String error) {
+		Job job = returned.job();
+		Outcome outcome = job.isLastAttempt() ? Outcome.fail(error, null)
+				: Outcome.retry(settings.retry().delayAfter(job.attempt()), error, null);
+		return new Attempt(job, outcome, returned.nanos());
+	}
+
+	/**
+	 * The outcome of a two-phase attempt whose handler returned, but whose external effect then
+	 * threw: its prepared transaction was rolled back, so the attempt counts as failed, retried or
+	 * not as any failure of the handler would be.
+	 */
+	public Attempt effectFailed(Attempt returned, Throwable thrown, QueueSettings settings) {
+		Outcome outcome = failed(returned.job(), settings, unwrap(thrown),
+				"The external effect failed, so the job's prepared transaction was rolled back: ");
+		return new Attempt(returned.job(), outcome, returned.nanos());
+	}
+
+	/** Runs the handler; puts the external effect it returned, if any, in {@code effect[0]}. */
+	private Outcome attempt(Job job, QueueSettings settings, ExternalEffect[] effect) {
+		JobHandler handler = this.handlers.find(job.kind());
+		if (handler == null) {
+			return Outcome.fail("No @JobListener for kind '" + job.kind() + "' in queue '" + job.queue()
+					+ "' of this application; deploy a listener for it and re-enqueue the job", null);
+		}
+		try {
+			effect[0] = handler.handleForEffect(job);
+		}
+		catch (Throwable thrown) {
+			return failed(job, settings, unwrap(thrown));
+		}
+		if (effect[0] != null && !settings.twoPhaseCommit()) {
+			// Run after a plain commit, the step could happen without the job completing, or twice.
+			effect[0] = null;
+			return Outcome.fail(handler.description() + " returned an ExternalEffect, but queue '" + job.queue()
+					+ "' does not use two-phase commit, so the job's work was not committed and the effect not run. "
+					+ "Set pgqueue.queues." + job.queue() + ".two-phase-commit=true, or run the step in the listener "
+					+ "itself", null);
+		}
+		return Outcome.COMPLETED;
+	}
+
+	private static Outcome failed(Job job, QueueSettings settings, Throwable failure) {
+		return failed(job, settings, failure, "");
+	}
+
+	private static Outcome failed(Job job, QueueSettings settings, Throwable failure, String prefix) {
+		String error = bounded(prefix + describe(failure));
+		if (!isRetryable(failure, settings)) {
+			return Outcome.fail(error, failure);
+		}
+		if (job.isLastAttempt()) {
+			return Outcome.fail("Attempt " + job.attempt() + " of " + job.maxAttempts() + " was the last: " + error,
+					failure);
+		}
+		return Outcome.retry(settings.retry().delayAfter(job.attempt()), error, failure);
+	}
+
+	/**
+	 * Runs on the watchdog thread when an attempt passes its limit: the failed attempt, its error
+	 * carrying the handler thread's stack at this moment, handed to the mode's action.
+	 */
+	private static Attempt timedOut(Job job, QueueSettings settings, TimeLimit limit, Thread thread, long start,
+			OnTimeout onTimeout) {
+		JobTimeoutException failure = new JobTimeoutException(timeoutMessage(job, settings.mode(), limit));
+		failure.setStackTrace(thread.getStackTrace());
+		Attempt attempt = new Attempt(job, failed(job, settings, failure), System.nanoTime() - start, true);
+		try {
+			onTimeout.timedOut(attempt, thread);
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Job {} of kind '{}' in queue '{}' ran past its time limit, and stopping it failed: {}",
+					job.id(), job.kind(), job.queue(), ex.toString());
+		}
+		return attempt;
+	}
+
+	private static String timeoutMessage(Job job, QueueMode mode, TimeLimit limit) {
+		String effect = (mode == QueueMode.TRANSACTIONAL)
+				? "its running statement was cancelled and its thread interrupted, and its database work is rolled back"
+				: "its thread was interrupted and its worker moved on to other jobs (a listener that ignores the "
+						+ "interruption keeps its thread until it returns, and whatever it returns then is discarded)";
+		return "Job " + job.id() + " of kind '" + job.kind() + "' in queue '" + job.queue() + "' ran past its time limit "
+				+ "of " + humanize(limit.duration()) + " (" + limit.setting() + ") on attempt " + job.attempt() + " of "
+				+ job.maxAttempts() + "; " + effect + ". The stack trace shows where the listener was at the limit. "
+				+ "Make the listener finish in time (check for interruption in long loops, give blocking calls "
+				+ "timeouts of their own), or " + limit.howToRaise() + ".";
+	}
+
+	/** Whether another attempt could succeed after this failure. */
+	static boolean isRetryable(Throwable failure, QueueSettings settings) {
+		if (failure instanceof NonRetryableJobException || failure instanceof ClassCastException
+				|| failure instanceof NoSuchMethodException) {
+			return false;
+		}
+		for (Class<? extends Throwable> type : settings.nonRetryable()) {
+			if (type.isInstance(failure)) {
+				return false;
+			}
+		}
+		return true;
+	}
+
+	private static Throwable unwrap(Throwable thrown) {
+		Throwable current = thrown;
+		while ((current instanceof InvocationTargetException || current instanceof UndeclaredThrowableException)
+				&& current.getCause() != null) {
+			current = current.getCause();
+		}
+		return current;
+	}
+
+	/** The exception's class, message and first frames, bounded in size. */
+	static String describe(Throwable failure) {
+		StringWriter text = new StringWriter();
+		failure.printStackTrace(new PrintWriter(text));
+		return bounded(text.toString());
+	}
+
+	private static String bounded(String error) {
+		return (error.length() <= MAX_ERROR_LENGTH) ? error : error.substring(0, MAX_ERROR_LENGTH - 1) + "…";
+	}
+
+	private static void log(Job job, Outcome outcome) {
+		switch (outcome.kind()) {
+			case RETRIED -> logger.warn("Job {} of kind '{}' in queue '{}' failed attempt {} of {}; retrying in {}: {}",
+					job.id(), job.kind(), job.queue(), job.attempt(), job.maxAttempts(),
+					humanize(outcome.retryDelay()), summary(outcome));
+			case FAILED -> logger.error("Job {} of kind '{}' in queue '{}' failed for good on attempt {} of {}: {}",
+					job.id(), job.kind(), job.queue(), job.attempt(), job.maxAttempts(), summary(outcome),
+					outcome.cause());
+			default -> {
+				if (logger.isDebugEnabled()) {
+					logger.debug("Job {} of kind '{}' in queue '{}' completed on attempt {}", job.id(), job.kind(),
+							job.queue(), job.attempt());
+				}
+			}
+		}
+	}
+
+	private static String summary(Outcome outcome) {
+		Throwable cause = outcome.cause();
+		return (cause != null) ? cause.getClass().getName() + ": " + cause.getMessage() : outcome.error();
+	}
+
+	private static String humanize(Duration duration) {
+		return duration.toString().substring(2).toLowerCase(java.util.Locale.ROOT);
+	}
+
+}

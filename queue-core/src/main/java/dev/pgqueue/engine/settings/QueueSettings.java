@@ -1,0 +1,251 @@
+package dev.pgqueue.engine.settings;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+
+import dev.pgqueue.InvalidQueueConfigurationException;
+import dev.pgqueue.QueueAssignment;
+import dev.pgqueue.QueueMode;
+import dev.pgqueue.RetryPolicy;
+
+/**
+ * Settings of one queue: a pool of workers with its own mode, concurrency, batch size and timings.
+ *
+ * <p>Validation errors name the setting as it is written in {@code application.yml}.
+ *
+ * @param name queue name
+ * @param mode how jobs run relative to the claiming transaction
+ * @param concurrency in transactional mode, batches run at once (each holds a connection); in
+ * leased mode, jobs run at once
+ * @param batchSize most jobs claimed by one statement
+ * @param pollInterval pause between polls that found less than a full batch (jittered ±10 %)
+ * @param leaseDuration how long a leased job may run without its lease being extended
+ * @param maxAttempts attempts a job gets when its request does not say
+ * @param retry backoff between attempts
+ * @param nonRetryable exception types that fail a job at once, besides
+ * {@link NonRetryableJobException}
+ * @param claimAhead leased mode: whether the poller may claim a few jobs beyond its free workers
+ * while jobs are short, so that a worker that finishes starts the next job without waiting for a
+ * claim (see {@code LeasedClaims})
+ * @param runAtJitter default spread of a job's {@code run_at}: each job of the queue whose request
+ * gives no jitter of its own runs at a random instant in {@code [run_at, run_at + runAtJitter)};
+ * zero for none
+ * @param assignment how the instances that poll the queue divide its jobs
+ * @param buckets how many buckets the queue's jobs are spread over (used by
+ * {@link QueueAssignment#BUCKETS}; every job gets one, so a queue can change its assignment without
+ * touching its jobs)
+ * @param sla how long after its {@code run_at} a job should have started; {@code null} for none.
+ * Jobs that start later are counted, and the queue is reported degraded while that count grows
+ * @param limits how many of the queue's jobs may run at once across every instance, in all and per
+ * concurrency key
+ * @param timeout how long one attempt of a job may run before it is interrupted and counted as
+ * failed; {@code null} for no limit. A listener may set its own
+ * @param twoPhaseCommit transactional mode: whether each job's transaction is prepared
+ * ({@code PREPARE TRANSACTION}) before the listener's external step runs, and committed after it;
+ * needs a batch size of 1, since a prepared transaction covers the whole batch
+ */
+public record QueueSettings(String name, QueueMode mode, int concurrency, int batchSize, Duration pollInterval,
+		Duration leaseDuration, int maxAttempts, RetryPolicy retry, List<Class<? extends Throwable>> nonRetryable,
+		boolean claimAhead, Duration runAtJitter, QueueAssignment assignment, int buckets, Duration sla,
+		ConcurrencyLimits limits, Duration timeout, boolean twoPhaseCommit) {
+
+	public static final int DEFAULT_CONCURRENCY = 4;
+
+	public static final int DEFAULT_BATCH_SIZE = 10;
+
+	public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofSeconds(1);
+
+	public static final Duration DEFAULT_LEASE_DURATION = Duration.ofMinutes(5);
+
+	public static final int DEFAULT_MAX_ATTEMPTS = 10;
+
+	public static final QueueMode DEFAULT_MODE = QueueMode.TRANSACTIONAL;
+
+	public static final boolean DEFAULT_CLAIM_AHEAD = true;
+
+	public static final Duration DEFAULT_RUN_AT_JITTER = Duration.ZERO;
+
+	public static final QueueAssignment DEFAULT_ASSIGNMENT = QueueAssignment.SHARED;
+
+	public static final int DEFAULT_BUCKETS = 64;
+
+	/** Most buckets a queue may have: the bucket is a {@code smallint}. */
+	public static final int MAX_BUCKETS = 32767;
+
+	/** Shortest lease: a lease is extended every third of its duration. */
+	public static final Duration MIN_LEASE_DURATION = Duration.ofSeconds(1);
+
+	public QueueSettings {
+		if (name == null || name.isBlank()) {
+			throw new IllegalArgumentException("Queue name must not be blank");
+		}
+		String key = "pgqueue.queues." + name + ".";
+		Objects.requireNonNull(mode, key + "mode must be set (transactional or leased)");
+		Objects.requireNonNull(retry, key + "retry must be set");
+		SettingRules.atLeastOne(key + "concurrency", concurrency);
+		SettingRules.atLeastOne(key + "batch-size", batchSize);
+		SettingRules.atLeastOne(key + "max-attempts", maxAttempts);
+		SettingRules.positive(key + "poll-interval", pollInterval);
+		SettingRules.positive(key + "lease-duration", leaseDuration);
+		if (leaseDuration.compareTo(MIN_LEASE_DURATION) < 0) {
+			throw new InvalidQueueConfigurationException(key + "lease-duration", key + "lease-duration must be at "
+					+ "least 1s, was " + leaseDuration + "; a lease is extended every third of its duration",
+					"Set " + key + "lease-duration to 1s or more, comfortably above the database's worst pause.");
+		}
+		Objects.requireNonNull(assignment, key + "assignment must be set (shared or buckets)");
+		SettingRules.notNegative(key + "run-at-jitter", runAtJitter);
+		if (buckets < 1 || buckets > MAX_BUCKETS) {
+			throw new InvalidQueueConfigurationException(key + "buckets", key + "buckets must be between 1 and "
+					+ MAX_BUCKETS + ", was " + buckets, "Set " + key + "buckets to a number comfortably above the most "
+					+ "instances that will poll the queue at once, such as 64 or 128.");
+		}
+		if (sla != null) {
+			SettingRules.positive(key + "sla", sla);
+		}
+		Objects.requireNonNull(limits, key + "limits must be set (ConcurrencyLimits.NONE for none)");
+		if (timeout != null) {
+			SettingRules.positive(key + "timeout", timeout);
+		}
+		if (twoPhaseCommit && mode != QueueMode.TRANSACTIONAL) {
+			throw new InvalidQueueConfigurationException(key + "two-phase-commit", key + "two-phase-commit needs "
+					+ "mode transactional, but the queue is " + mode.name().toLowerCase(java.util.Locale.ROOT),
+					"A leased job runs outside a transaction, so there is nothing to prepare: set " + key
+							+ "mode to transactional, or turn two-phase-commit off.");
+		}
+		if (twoPhaseCommit && batchSize != 1) {
+			throw new InvalidQueueConfigurationException(key + "batch-size", key + "batch-size must be 1 with "
+					+ "two-phase-commit, was " + batchSize + ": one prepared transaction covers everything its "
+					+ "transaction did, so the jobs of a batch, and their external effects, would commit or roll back "
+					+ "together", "Leave " + key + "batch-size out (it defaults to 1 for queues with two-phase-commit) "
+							+ "or set it to 1.");
+		}
+		nonRetryable = List.copyOf(nonRetryable);
+	}
+
+	/** Settings with every default, for a queue that has no configuration of its own. */
+	public static QueueSettings defaults(String name) {
+		return new QueueSettings(name, DEFAULT_MODE, DEFAULT_CONCURRENCY, DEFAULT_BATCH_SIZE, DEFAULT_POLL_INTERVAL,
+				DEFAULT_LEASE_DURATION, DEFAULT_MAX_ATTEMPTS, RetryPolicy.DEFAULT, List.of(), DEFAULT_CLAIM_AHEAD,
+				DEFAULT_RUN_AT_JITTER, DEFAULT_ASSIGNMENT, DEFAULT_BUCKETS, null, ConcurrencyLimits.NONE, null, false);
+	}
+
+	/**
+	 * A retry policy for the queue, from settings that may each be missing (then taken from
+	 * {@code defaults}); a bad value is reported with its key under {@code pgqueue.queues.<queue>}.
+	 */
+	public static RetryPolicy retryPolicy(String queue, RetryPolicy defaults, Duration initialDelay, Duration maxDelay,
+			Double multiplier, Double jitter) {
+		try {
+			return new RetryPolicy((initialDelay != null) ? initialDelay : defaults.initialDelay(),
+					(maxDelay != null) ? maxDelay : defaults.maxDelay(),
+					(multiplier != null) ? multiplier : defaults.multiplier(), (jitter != null) ? jitter : defaults.jitter());
+		}
+		catch (InvalidQueueConfigurationException ex) {
+			throw ex.within("pgqueue.queues." + queue + ".");
+		}
+	}
+
+	public QueueSettings withName(String name) {
+		return new QueueSettings(name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
+	}
+
+	public QueueSettings withMode(QueueMode mode) {
+		return new QueueSettings(this.name, mode, this.concurrency, this.batchSize, this.pollInterval,
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
+	}
+
+	public QueueSettings withConcurrency(int concurrency) {
+		return new QueueSettings(this.name, this.mode, concurrency, this.batchSize, this.pollInterval,
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
+	}
+
+	public QueueSettings withBatchSize(int batchSize) {
+		return new QueueSettings(this.name, this.mode, this.concurrency, batchSize, this.pollInterval,
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
+	}
+
+	public QueueSettings withPollInterval(Duration pollInterval) {
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, pollInterval,
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
+	}
+
+	public QueueSettings withLeaseDuration(Duration leaseDuration) {
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+				leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
+	}
+
+	public QueueSettings withMaxAttempts(int maxAttempts) {
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+				this.leaseDuration, maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
+	}
+
+	public QueueSettings withRetry(RetryPolicy retry) {
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+				this.leaseDuration, this.maxAttempts, retry, this.nonRetryable, this.claimAhead,
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
+	}
+
+	public QueueSettings withNonRetryable(List<Class<? extends Throwable>> nonRetryable) {
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+				this.leaseDuration, this.maxAttempts, this.retry, nonRetryable, this.claimAhead,
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
+	}
+
+	public QueueSettings withClaimAhead(boolean claimAhead) {
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, claimAhead,
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
+	}
+
+	public QueueSettings withRunAtJitter(Duration runAtJitter) {
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, runAtJitter,
+				this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
+	}
+
+	public QueueSettings withAssignment(QueueAssignment assignment) {
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
+				assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
+	}
+
+	public QueueSettings withBuckets(int buckets) {
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
+				this.assignment, buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
+	}
+
+	public QueueSettings withSla(Duration sla) {
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
+				this.assignment, this.buckets, sla, this.limits, this.timeout, this.twoPhaseCommit);
+	}
+
+	public QueueSettings withLimits(ConcurrencyLimits limits) {
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
+				this.assignment, this.buckets, this.sla, limits, this.timeout, this.twoPhaseCommit);
+	}
+
+	public QueueSettings withTimeout(Duration timeout) {
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
+				this.assignment, this.buckets, this.sla, this.limits, timeout, this.twoPhaseCommit);
+	}
+
+	public QueueSettings withTwoPhaseCommit(boolean twoPhaseCommit) {
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
+				this.assignment, this.buckets, this.sla, this.limits, this.timeout, twoPhaseCommit);
+	}
+
+}

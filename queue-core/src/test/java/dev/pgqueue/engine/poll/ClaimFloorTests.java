@@ -1,0 +1,148 @@
+package dev.pgqueue.engine.poll;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
+import dev.pgqueue.engine.job.ClaimStart;
+import dev.pgqueue.engine.job.ClaimedJob;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+
+/**
+ * How floors move and when a claim sweeps, on a clock the test turns. What floors save on a real
+ * table is in {@code dev.pgqueue.ClaimFloorDatabaseTests}.
+ */
+class ClaimFloorTests {
+
+	private static final Duration SWEEP_INTERVAL = Duration.ofSeconds(1);
+
+	private static final Duration MARGIN = Duration.ofSeconds(2);
+
+	private static final Instant T = Instant.parse("2026-11-23T12:00:00Z");
+
+	private final AtomicLong nanos = new AtomicLong();
+
+	private final ClaimFloor floor = new ClaimFloor(SWEEP_INTERVAL, MARGIN, true, this.nanos::get);
+
+	@Test
+	void firstClaimSweepsAndSetsEachLevelsFloorAMarginBehindItsHead() {
+		ClaimStart start = this.floor.next();
+		assertThat(start.isSweep()).isTrue();
+		this.floor.claimed(start, List.of(job(10, T.plusSeconds(5)), job(0, T), job(0, T.plusSeconds(1))), 0);
+
+		assertThat(this.floor.floors()).containsEntry(10, T.plusSeconds(5).minus(MARGIN)).containsEntry(0, T.minus(MARGIN));
+		ClaimStart next = this.floor.next();
+		assertThat(next.isSweep()).isFalse();
+		assertThat(next.priorities()).containsExactly(10, 0);
+		assertThat(next.runAts()).containsExactly(T.plusSeconds(5).minus(MARGIN), T.minus(MARGIN));
+	}
+
+	@Test
+	void floorsOnlyMoveForward() {
+		this.floor.claimed(this.floor.next(), List.of(job(0, T.plusSeconds(60))), 0);
+		ClaimStart floored = this.floor.next();
+		this.floor.claimed(floored, List.of(job(0, T.plusSeconds(100))), 0);
+		this.floor.claimed(floored, List.of(job(0, T.plusSeconds(70))), 0);
+
+		assertThat(this.floor.floors()).containsEntry(0, T.plusSeconds(100).minus(MARGIN));
+	}
+
+	@Test
+	void aClaimThatFindsNothingLeavesTheFloors() {
+		this.floor.claimed(this.floor.next(), List.of(job(0, T)), 0);
+		this.floor.claimed(this.floor.next(), List.of(), 0);
+
+		assertThat(this.floor.floors()).containsEntry(0, T.minus(MARGIN));
+	}
+
+	@Test
+	void sweepsOncePerIntervalWhileOtherClaimsStartFromTheFloors() {
+		this.floor.claimed(this.floor.next(), List.of(job(0, T)), 0);
+		assertThat(this.floor.next().isSweep()).isFalse();
+
+		this.nanos.addAndGet(SWEEP_INTERVAL.toNanos());
+		ClaimStart sweep = this.floor.next();
+		assertThat(sweep.isSweep()).isTrue();
+		assertThat(this.floor.next().isSweep()).as("a second claimer while the sweep runs").isFalse();
+		this.floor.claimed(sweep, List.of(job(0, T.plusSeconds(1))), 0);
+		assertThat(this.floor.next().isSweep()).isFalse();
+	}
+
+	@Test
+	void sweepsSpaceOutWhenTheyTakeLong() {
+		this.floor.claimed(this.floor.next(), List.of(job(0, T)), 0);
+		this.nanos.addAndGet(SWEEP_INTERVAL.toNanos());
+		ClaimStart slow = this.floor.next();
+		assertThat(slow.isSweep()).isTrue();
+		// A snapshot held for minutes: the sweep walks every entry claimed since.
+		this.floor.claimed(slow, List.of(job(0, T.plusSeconds(1))), Duration.ofMillis(100).toNanos());
+
+		this.nanos.addAndGet(Duration.ofMillis(4_900).toNanos());
+		assertThat(this.floor.next().isSweep()).as("before 50 times the last sweep's 100 ms").isFalse();
+		this.nanos.addAndGet(Duration.ofMillis(100).toNanos());
+		ClaimStart fast = this.floor.next();
+		assertThat(fast.isSweep()).isTrue();
+		this.floor.claimed(fast, List.of(job(0, T.plusSeconds(2))), Duration.ofMillis(1).toNanos());
+
+		this.nanos.addAndGet(SWEEP_INTERVAL.toNanos());
+		assertThat(this.floor.next().isSweep()).as("back to the interval once sweeps are cheap").isTrue();
+	}
+
+	@Test
+	void aSweepThatFindsJobsBehindAFloorIsFollowedByAnotherAtOnce() {
+		this.floor.claimed(this.floor.next(), List.of(job(0, T.plusSeconds(600))), 0);
+		this.nanos.addAndGet(SWEEP_INTERVAL.toNanos());
+		ClaimStart sweep = this.floor.next();
+		// A rescued job, due ten minutes before the floor.
+		this.floor.claimed(sweep, List.of(job(0, T)), 0);
+
+		assertThat(this.floor.floors()).as("not moved back").containsEntry(0, T.plusSeconds(600).minus(MARGIN));
+		ClaimStart again = this.floor.next();
+		assertThat(again.isSweep()).isTrue();
+		this.floor.claimed(again, List.of(job(0, T.plusSeconds(601))), 0);
+		assertThat(this.floor.next().isSweep()).isFalse();
+	}
+
+	@Test
+	void aSweepThatFindsANewPriorityLevelLearnsItsFloorWithoutSweepingAgain() {
+		this.floor.claimed(this.floor.next(), List.of(job(0, T)), 0);
+		this.nanos.addAndGet(SWEEP_INTERVAL.toNanos());
+		ClaimStart sweep = this.floor.next();
+		this.floor.claimed(sweep, List.of(job(5, T.plusSeconds(3)), job(0, T.plusSeconds(1))), 0);
+
+		ClaimStart next = this.floor.next();
+		assertThat(next.isSweep()).isFalse();
+		assertThat(next.priorities()).containsExactly(5, 0);
+	}
+
+	@Test
+	void aFailedSweepIsFollowedByAnotherAtOnce() {
+		this.floor.claimed(this.floor.next(), List.of(job(0, T)), 0);
+		this.nanos.addAndGet(SWEEP_INTERVAL.toNanos());
+		assertThatIllegalStateException().isThrownBy(() -> this.floor.claim((start) -> {
+			assertThat(start.isSweep()).isTrue();
+			throw new IllegalStateException("connection lost");
+		}));
+
+		assertThat(this.floor.next().isSweep()).isTrue();
+	}
+
+	@Test
+	void withoutFloorsEveryClaimSweeps() {
+		ClaimFloor none = ClaimFloor.none();
+		none.claimed(none.next(), List.of(job(0, T)), 0);
+
+		assertThat(none.next().isSweep()).isTrue();
+		assertThat(none.floors()).isEmpty();
+	}
+
+	private static ClaimedJob job(int priority, Instant runAt) {
+		return ClaimedJob.of(1, UUID.randomUUID(), "kind", "queue", 0, 1, 3, priority, "{}", runAt, runAt);
+	}
+
+}
