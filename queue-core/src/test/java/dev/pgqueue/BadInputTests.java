@@ -11,10 +11,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
-import dev.pgqueue.engine.JdbcJobClient;
+import dev.pgqueue.engine.maintenance.QueueMaintenance;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.settings.MaintenanceSettings;
-import dev.pgqueue.engine.maintenance.QueueMaintenance;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.listener.JobListenerMethodAdapter;
 import org.junit.jupiter.api.AfterAll;
@@ -138,8 +137,11 @@ class BadInputTests {
 
 	@Test
 	void oversizedPayloadIsRefusedAtEnqueueNamingTheKindAndTheLimit() {
-		JdbcJobClient small = new JdbcJobClient(fixture.repository(), fixture.jsonMapper(), fixture.catalog(),
-				fixture.handlers(), 1024);
+		JobClient small = fixture.engineBuilder()
+			.settings(fixture.engineSettings().withMaxPayloadBytes(1024))
+			.processing(false)
+			.build()
+			.client();
 		long before = fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table(), Long.class);
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> small.enqueue("payment.capture", new Payment("x".repeat(2000), 1)))

@@ -12,7 +12,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.pgqueue.engine.poll.JobPoller;
-import dev.pgqueue.engine.JobPollerFactory;
 import dev.pgqueue.engine.settings.QueueCatalog;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.settings.WorkerSettings;
@@ -127,11 +126,12 @@ class ClaimAheadTests {
 		JobPoller poller = fixture.poller("stuck");
 		poller.start();
 		// A second instance of the queue that never claims ahead, free to run what the first returns.
-		JobPoller other = new JobPollerFactory(
-				new QueueCatalog(QueueSettings.defaults("default"), List.of(leased("stuck").withClaimAhead(false))),
-				fixture.repository(), fixture.runner(), fixture.transactionTemplate(), QueueMetrics.NONE,
-				new WorkerSettings(Duration.ofSeconds(10), false, false))
-			.create("stuck", new String[] { "stuck.job" });
+		JobPoller other = fixture.engineBuilder()
+			.settings(fixture.engineSettings().withWorkers(new WorkerSettings(Duration.ofSeconds(10), false, false)))
+			.queues(new QueueCatalog(QueueSettings.defaults("default"), List.of(leased("stuck").withClaimAhead(false))))
+			.metrics(QueueMetrics.NONE)
+			.build()
+			.newPoller("stuck", null);
 		try {
 			blocked.awaitHeldAhead(poller);
 			other.start();

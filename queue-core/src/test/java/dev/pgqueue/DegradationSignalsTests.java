@@ -16,19 +16,14 @@ import java.util.stream.IntStream;
 import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.pgqueue.engine.poll.ClaimProgress;
-import dev.pgqueue.engine.job.JobHandlerRegistry;
-import dev.pgqueue.engine.poll.JobPoller;
-import dev.pgqueue.engine.settings.MaintenanceSettings;
+import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.maintenance.QueueMaintenance;
+import dev.pgqueue.engine.poll.ClaimProgress;
+import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.settings.QueueSettings;
-import dev.pgqueue.engine.poll.QueueSignals;
-import dev.pgqueue.engine.sql.MaintenanceRepository;
 import dev.pgqueue.engine.sql.MaintenanceRepository.LockWaits;
 import dev.pgqueue.metrics.MicrometerQueueMetrics;
 import dev.pgqueue.metrics.PollCycleAssessment;
-import dev.pgqueue.metrics.QueueMetrics;
-import dev.pgqueue.schema.SchemaName;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -206,11 +201,12 @@ class DegradationSignalsTests {
 		List<UUID> ids = enqueue("locked", 1);
 		long rowId = fixture.jdbc().queryForObject("SELECT id FROM " + fixture.table() + " WHERE public_id = ?",
 				Long.class, ids.get(0));
-		try (HikariDataSource pool = fixture.schema().newPool(4, application)) {
-			MaintenanceRepository repository = new MaintenanceRepository(new JdbcTemplate(pool),
-					SchemaName.of(fixture.schema().name()), false);
-			QueueMaintenance maintenance = new QueueMaintenance(repository, MaintenanceSettings.DEFAULT, metrics,
-					List::of, new JobHandlerRegistry(), new QueueSignals(fixture.repository(), QueueMetrics.NONE));
+		try (HikariDataSource pool = fixture.schema().newPool(4, application);
+				QueueEngine engine = QueueEngine.builder(pool)
+					.settings(fixture.engineSettings())
+					.metrics(metrics)
+					.build()) {
+			QueueMaintenance maintenance = engine.maintenance();
 			assertThat(maintenance.readLockWaits()).isEqualTo(new LockWaits(application, 0));
 			List<CompletableFuture<Void>> waiters = new ArrayList<>();
 			try (Connection holder = pool.getConnection()) {

@@ -14,9 +14,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.pgqueue.engine.job.ClaimedJob;
-import dev.pgqueue.engine.poll.JobPoller;
-import dev.pgqueue.engine.JobPollerFactory;
 import dev.pgqueue.engine.maintenance.QueueMaintenance;
+import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.settings.WorkerSettings;
 import dev.pgqueue.engine.sql.JobRepository;
@@ -269,9 +268,12 @@ class LeasedModeTests {
 		});
 		// The first instance has lost the database for its lease extensions (a partition, a long
 		// pause) while its handler goes on: its lease expires although the handler is alive.
-		JobPoller hung = new JobPollerFactory(fixture.catalog(), new LeaseExtensionsLost(fixture), fixture.runner(),
-				fixture.transactionTemplate(), QueueMetrics.NONE, DEFAULT_WORKERS)
-			.create(queue, new String[] { queue + ".job" });
+		JobPoller hung = fixture.engineBuilder()
+			.settings(fixture.engineSettings().withWorkers(DEFAULT_WORKERS))
+			.jobs(new LeaseExtensionsLost(fixture))
+			.metrics(QueueMetrics.NONE)
+			.build()
+			.newPoller(queue, null);
 		UUID id = fixture.client().enqueue(queue + ".job", null);
 		hung.start();
 		JobPoller other = null;

@@ -15,23 +15,17 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.pgqueue.engine.maintenance.QueueMaintenance;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.settings.MaintenanceSettings;
-import dev.pgqueue.engine.maintenance.QueueMaintenance;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.settings.WorkerSettings;
-import dev.pgqueue.engine.sql.JobRepository;
-import dev.pgqueue.engine.sql.MaintenanceRepository;
-import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.metrics.QueueStats;
-import dev.pgqueue.schema.SchemaName;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
-
-import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -113,9 +107,10 @@ class MaintenanceTests {
 		// The second instance has its own pool, repository and transactions, as another JVM would.
 		ExecutorService threads = Executors.newFixedThreadPool(2);
 		try (HikariDataSource otherPool = fixture.schema().newPool(4)) {
-			QueueMaintenance other = new QueueMaintenance(
-					new MaintenanceRepository(new JdbcTemplate(otherPool), SchemaName.of(fixture.schema().name()), false),
-					smallBatches(MaintenanceSettings.DEFAULT), QueueMetrics.NONE, List::of);
+			QueueMaintenance other = fixture.engineBuilder(otherPool)
+				.settings(fixture.engineSettings().withMaintenance(smallBatches(MaintenanceSettings.DEFAULT)))
+				.build()
+				.maintenance();
 			CyclicBarrier together = new CyclicBarrier(2);
 			CompletableFuture<Integer> first = CompletableFuture.supplyAsync(() -> afterBarrier(together, maintenance),
 					threads);
@@ -171,11 +166,10 @@ class MaintenanceTests {
 		try (HikariDataSource servers = fixture.schema().newPool(2);
 				java.sql.Connection first = servers.getConnection();
 				java.sql.Connection second = servers.getConnection()) {
-			MaintenanceRepository pooled = new MaintenanceRepository(
-					new JdbcTemplate(StatementPerServerConnection.dataSource(first, second)),
-					SchemaName.of(fixture.schema().name()), false);
-			QueueMaintenance behindPooler = new QueueMaintenance(pooled, smallBatches(MaintenanceSettings.DEFAULT),
-					QueueMetrics.NONE, List::of);
+			QueueMaintenance behindPooler = fixture.engineBuilder(StatementPerServerConnection.dataSource(first, second))
+				.settings(fixture.engineSettings().withMaintenance(smallBatches(MaintenanceSettings.DEFAULT)))
+				.build()
+				.maintenance();
 
 			assertThat(behindPooler.clean()).isEqualTo(250);
 

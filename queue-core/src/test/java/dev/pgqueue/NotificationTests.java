@@ -6,23 +6,15 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import dev.pgqueue.engine.JdbcJobClient;
+import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.poll.JobPoller;
-import dev.pgqueue.engine.JobPollerFactory;
-import dev.pgqueue.engine.run.JobRunner;
-import dev.pgqueue.engine.NotificationListener;
-import dev.pgqueue.engine.poll.PollerWakeUps;
+import dev.pgqueue.engine.settings.EngineSettings;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.settings.WorkerSettings;
-import dev.pgqueue.engine.sql.JobRepository;
-import dev.pgqueue.engine.sql.MaintenanceRepository;
 import dev.pgqueue.metrics.QueueMetrics;
-import dev.pgqueue.schema.SchemaName;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-
-import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -34,9 +26,9 @@ class NotificationTests {
 
 	private static final Duration LONG_POLL_INTERVAL = Duration.ofMinutes(5);
 
-	private static QueueFixture fixture;
+	private static final WorkerSettings WORKERS = new WorkerSettings(Duration.ofSeconds(5), false, false);
 
-	private static JobRepository notifyingRepository;
+	private static QueueFixture fixture;
 
 	private static final Map<String, Long> handledAt = new ConcurrentHashMap<>();
 
@@ -45,8 +37,6 @@ class NotificationTests {
 	@BeforeAll
 	static void setUp() {
 		fixture = QueueFixture.create("notify");
-		notifyingRepository = new JobRepository(new JdbcTemplate(fixture.dataSource()),
-				SchemaName.of(fixture.schema().name()), true);
 		fixture.configure(QueueSettings.defaults("wake").withPollInterval(LONG_POLL_INTERVAL));
 		fixture.handle("wake.me", "wake", (job) -> handledAt.put(job.payload(), System.nanoTime()));
 	}
@@ -64,20 +54,16 @@ class NotificationTests {
 				polls.incrementAndGet();
 			}
 		};
-		JobPoller poller = new JobPollerFactory(fixture.catalog(), notifyingRepository,
-				new JobRunner(fixture.handlers(), QueueMetrics.NONE), fixture.transactionTemplate(), countingPolls,
-				new WorkerSettings(Duration.ofSeconds(5), false, false))
-			.create("wake", fixture.handlers().kindsOf("wake"));
-		NotificationListener listener = new NotificationListener(fixture.dataSource(), notifyingRepository.channel());
-		listener.register(poller);
-		listener.start();
-		poller.start();
+		// The poller's application listens; another application enqueues, so only its notification
+		// can wake the poller.
+		QueueEngine listening = listening(countingPolls);
+		QueueEngine enqueuing = enqueuing();
+		listening.start();
 		try {
 			// The first, empty poll happens at start; after it the poller would sleep for minutes.
 			await().atMost(Duration.ofSeconds(10)).until(() -> polls.get() >= 1);
 			int pollsBefore = polls.get();
-			JdbcJobClient client = new JdbcJobClient(notifyingRepository, fixture.jsonMapper(), fixture.catalog(),
-					fixture.handlers());
+			JobClient client = enqueuing.client();
 			long enqueuedAt = System.nanoTime();
 			fixture.transactionTemplate().executeWithoutResult((status) -> client.enqueue("wake.me", "first"));
 			await().atMost(Duration.ofSeconds(10)).until(() -> handledAt.containsKey("\"first\""));
@@ -90,35 +76,28 @@ class NotificationTests {
 				.until(() -> handledAt.containsKey("\"a\"") && handledAt.containsKey("\"b\""));
 		}
 		finally {
-			poller.stop();
-			listener.stop();
+			listening.close();
+			enqueuing.close();
 		}
 	}
 
 	@Test
 	void promotedScheduledJobWakesItsQueue() {
-		JobPoller poller = new JobPollerFactory(fixture.catalog(), notifyingRepository,
-				new JobRunner(fixture.handlers(), QueueMetrics.NONE), fixture.transactionTemplate(), QueueMetrics.NONE,
-				new WorkerSettings(Duration.ofSeconds(5), false, false))
-			.create("wake", fixture.handlers().kindsOf("wake"));
-		NotificationListener listener = new NotificationListener(fixture.dataSource(), notifyingRepository.channel());
-		listener.register(poller);
-		listener.start();
-		poller.start();
+		QueueEngine listening = listening(QueueMetrics.NONE);
+		QueueEngine enqueuing = enqueuing();
+		listening.start();
 		try {
-			JdbcJobClient client = new JdbcJobClient(notifyingRepository, fixture.jsonMapper(), fixture.catalog(),
-					fixture.handlers());
+			JobClient client = enqueuing.client();
 			client.enqueue(JobRequest.of("wake.me", "later").delay(Duration.ofMillis(300)));
 			await().atMost(Duration.ofSeconds(10)).until(() -> {
-				new MaintenanceRepository(new JdbcTemplate(fixture.dataSource()),
-						SchemaName.of(fixture.schema().name()), true).promoteDue(100);
+				listening.maintenance().promote();
 				return handledAt.containsKey("\"later\"");
 			});
 			assertThat(fixture.countByState()).doesNotContainKeys("scheduled", "available");
 		}
 		finally {
-			poller.stop();
-			listener.stop();
+			listening.close();
+			enqueuing.close();
 		}
 	}
 
@@ -132,14 +111,12 @@ class NotificationTests {
 			}
 		};
 		// No notifications at all: only the client's in-process wake-up can beat the 5-minute interval.
-		JobPoller poller = new JobPollerFactory(fixture.catalog(), fixture.repository(),
-				new JobRunner(fixture.handlers(), QueueMetrics.NONE), fixture.transactionTemplate(), countingPolls,
-				new WorkerSettings(Duration.ofSeconds(5), false, false))
-			.create("wake", fixture.handlers().kindsOf("wake"));
-		PollerWakeUps wakeUps = new PollerWakeUps();
-		wakeUps.register(poller);
-		JdbcJobClient client = new JdbcJobClient(fixture.repository(), fixture.jsonMapper(), fixture.catalog(),
-				fixture.handlers(), JdbcJobClient.DEFAULT_MAX_PAYLOAD_BYTES, wakeUps, null);
+		QueueEngine engine = fixture.engineBuilder()
+			.settings(fixture.engineSettings().withWorkers(WORKERS))
+			.metrics(countingPolls)
+			.build();
+		JobPoller poller = engine.newPoller("wake", null);
+		JobClient client = engine.client();
 		poller.start();
 		try {
 			await().atMost(Duration.ofSeconds(10)).until(() -> wakePolls.get() >= 1);
@@ -167,8 +144,26 @@ class NotificationTests {
 			assertThat(handledAt).doesNotContainKey("\"rolled back\"");
 		}
 		finally {
-			poller.stop();
+			engine.close();
 		}
+	}
+
+	/** The application whose poller of the queue waits out its interval unless notified. */
+	private static QueueEngine listening(QueueMetrics metrics) {
+		return fixture.engineBuilder()
+			.settings(fixture.engineSettings()
+				.withWorkers(WORKERS)
+				.withNotifications(true, EngineSettings.DEFAULT_NOTIFY_INTERVAL))
+			.metrics(metrics)
+			.build();
+	}
+
+	/** Another application, which only enqueues, notifying on every enqueue. */
+	private static QueueEngine enqueuing() {
+		return fixture.engineBuilder()
+			.settings(fixture.engineSettings().withNotifications(true, Duration.ZERO))
+			.processing(false)
+			.build();
 	}
 
 }

@@ -7,10 +7,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
-import dev.pgqueue.engine.JdbcJobClient;
-import dev.pgqueue.engine.NotificationThrottle;
-import dev.pgqueue.engine.sql.JobRepository;
-import dev.pgqueue.schema.SchemaName;
+import dev.pgqueue.engine.QueueEngine;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -18,8 +15,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
-
-import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -35,15 +30,11 @@ class NotificationThrottleTests {
 
 	private static QueueFixture fixture;
 
-	private static JobRepository repository;
-
 	private Listening listening;
 
 	@BeforeAll
 	static void setUp() {
 		fixture = QueueFixture.create("throttle");
-		repository = new JobRepository(new JdbcTemplate(fixture.dataSource()), SchemaName.of(fixture.schema().name()),
-				true);
 	}
 
 	@AfterAll
@@ -53,7 +44,7 @@ class NotificationThrottleTests {
 
 	@BeforeEach
 	void listen() throws SQLException {
-		this.listening = new Listening(fixture.dataSource().getConnection(), repository.channel());
+		this.listening = new Listening(fixture.dataSource().getConnection(), fixture.repository().channel());
 	}
 
 	@AfterEach
@@ -63,8 +54,8 @@ class NotificationThrottleTests {
 
 	@Test
 	void aBurstOfCommitsIsAnnouncedOnceAtOnceAndOnceAfterTheInterval() {
-		try (NotificationThrottle throttle = new NotificationThrottle(repository, INTERVAL)) {
-			JdbcJobClient client = client(throttle);
+		try (QueueEngine engine = notifying(INTERVAL)) {
+			JobClient client = engine.client();
 			long firstAt = System.nanoTime();
 			for (int i = 0; i < 20; i++) {
 				int n = i;
@@ -90,8 +81,8 @@ class NotificationThrottleTests {
 
 	@Test
 	void aRolledBackEnqueueIsNeverAnnounced() {
-		try (NotificationThrottle throttle = new NotificationThrottle(repository, INTERVAL)) {
-			JdbcJobClient client = client(throttle);
+		try (QueueEngine engine = notifying(INTERVAL)) {
+			JobClient client = engine.client();
 			fixture.transactionTemplate().executeWithoutResult((status) -> {
 				// The first notifies within the transaction, the second leaves it to the throttle.
 				client.enqueue("rollback.job", 1);
@@ -105,8 +96,8 @@ class NotificationThrottleTests {
 
 	@Test
 	void aTransactionWhoseFirstInsertNotifiedNeedsNoLateNotification() {
-		try (NotificationThrottle throttle = new NotificationThrottle(repository, INTERVAL)) {
-			JdbcJobClient client = client(throttle);
+		try (QueueEngine engine = notifying(INTERVAL)) {
+			JobClient client = engine.client();
 			fixture.transactionTemplate().executeWithoutResult((status) -> {
 				client.enqueue("covered.job", 1);
 				client.enqueue("covered.job", 2);
@@ -120,8 +111,8 @@ class NotificationThrottleTests {
 
 	@Test
 	void jobsScheduledForLaterAreNotAnnounced() {
-		try (NotificationThrottle throttle = new NotificationThrottle(repository, INTERVAL)) {
-			JdbcJobClient client = client(throttle);
+		try (QueueEngine engine = notifying(INTERVAL)) {
+			JobClient client = engine.client();
 			client.enqueue(JobRequest.of("later.job", 1).delay(Duration.ofHours(1)));
 			await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(2))
 				.until(() -> this.listening.received().isEmpty());
@@ -131,13 +122,13 @@ class NotificationThrottleTests {
 	@Test
 	void closingSendsTheWaitingNotificationAtOnce() {
 		Duration longInterval = Duration.ofMinutes(5);
-		NotificationThrottle throttle = new NotificationThrottle(repository, longInterval);
-		JdbcJobClient client = client(throttle);
+		QueueEngine engine = notifying(longInterval);
+		JobClient client = engine.client();
 		client.enqueue("close.job", 1);
 		client.enqueue("close.job", 2);
 		await().atMost(Duration.ofSeconds(5)).until(() -> this.listening.received().size() >= 1);
 		long closedAt = System.nanoTime();
-		throttle.close();
+		engine.close();
 		await().atMost(Duration.ofSeconds(5)).until(() -> this.listening.received().size() >= 2);
 		assertThat(this.listening.received().get(1).at()).isGreaterThan(closedAt);
 		// After closing, every enqueue is announced on its own.
@@ -147,8 +138,8 @@ class NotificationThrottleTests {
 
 	@Test
 	void zeroIntervalNotifiesEveryCommit() {
-		try (NotificationThrottle throttle = new NotificationThrottle(repository, Duration.ZERO)) {
-			JdbcJobClient client = client(throttle);
+		try (QueueEngine engine = notifying(Duration.ZERO)) {
+			JobClient client = engine.client();
 			for (int i = 0; i < 5; i++) {
 				client.enqueue("each.job", i);
 			}
@@ -160,15 +151,18 @@ class NotificationThrottleTests {
 
 	@Test
 	void aNegativeIntervalIsRejectedNamingTheSetting() {
-		assertThatThrownBy(() -> new NotificationThrottle(repository, Duration.ofMillis(-1)))
+		assertThatThrownBy(() -> fixture.engineSettings().withNotifications(true, Duration.ofMillis(-1)))
 			.isInstanceOf(InvalidQueueConfigurationException.class)
 			.hasMessageContaining("pgqueue.notifications.min-interval")
 			.hasMessageContaining("PT-0.001S");
 	}
 
-	private static JdbcJobClient client(NotificationThrottle throttle) {
-		return new JdbcJobClient(repository, fixture.jsonMapper(), fixture.catalog(), fixture.handlers(),
-				JdbcJobClient.DEFAULT_MAX_PAYLOAD_BYTES, null, throttle);
+	/** An application that only enqueues, notifying each queue at most once per {@code interval}. */
+	private static QueueEngine notifying(Duration interval) {
+		return fixture.engineBuilder()
+			.settings(fixture.engineSettings().withNotifications(true, interval))
+			.processing(false)
+			.build();
 	}
 
 	private record Arrival(String queue, long at) {

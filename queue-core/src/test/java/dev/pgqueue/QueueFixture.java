@@ -9,19 +9,19 @@ import java.util.function.UnaryOperator;
 import javax.sql.DataSource;
 
 import dev.pgqueue.engine.JdbcJobAdmin;
-import dev.pgqueue.engine.JdbcJobClient;
+import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.job.JobHandler;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
-import dev.pgqueue.engine.poll.JobPoller;
-import dev.pgqueue.engine.JobPollerFactory;
-import dev.pgqueue.engine.run.JobRunner;
-import dev.pgqueue.engine.settings.MaintenanceSettings;
-import dev.pgqueue.engine.poll.PollerWakeUps;
-import dev.pgqueue.engine.settings.QueueCatalog;
 import dev.pgqueue.engine.maintenance.QueueMaintenance;
+import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.poll.PollerWakeUps;
 import dev.pgqueue.engine.poll.QueuePauses;
-import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.poll.QueueSignals;
+import dev.pgqueue.engine.run.JobRunner;
+import dev.pgqueue.engine.settings.EngineSettings;
+import dev.pgqueue.engine.settings.MaintenanceSettings;
+import dev.pgqueue.engine.settings.QueueCatalog;
+import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.settings.WorkerSettings;
 import dev.pgqueue.engine.sql.AdminRepository;
 import dev.pgqueue.engine.sql.CoordinationRepository;
@@ -218,13 +218,61 @@ public final class QueueFixture implements AutoCloseable {
 		return new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE), this.configured);
 	}
 
+	/**
+	 * An engine on this fixture's schema, its queues, handlers, metrics and signals as configured now,
+	 * without notifications, as one instance of an application builds it.
+	 */
+	public QueueEngine engine() {
+		return engine(MaintenanceSettings.DEFAULT, null);
+	}
+
+	private QueueEngine engine(MaintenanceSettings maintenance, QueuePauses pauses) {
+		return engineBuilder()
+			.settings(engineSettings().withMaintenance(maintenance))
+			.signals(signals())
+			.pauses(pauses)
+			.build();
+	}
+
+	/**
+	 * The settings of {@link #engine()}: this fixture's schema, worker settings and heartbeat
+	 * interval, without notifications.
+	 */
+	public EngineSettings engineSettings() {
+		return EngineSettings.defaults(SchemaName.of(this.schema.name()))
+			.withNotifications(false, EngineSettings.DEFAULT_NOTIFY_INTERVAL)
+			.withWorkers(this.workerSettings)
+			.withHeartbeatInterval(this.heartbeatInterval);
+	}
+
+	/**
+	 * An engine as another instance of the application builds it, for a test to adjust before
+	 * building: {@link #engineSettings()}, this fixture's queues, handlers, transactions, metrics and
+	 * observations as configured now, signals and pauses of its own.
+	 */
+	public QueueEngine.Builder engineBuilder() {
+		return engineBuilder(this.schema.dataSource());
+	}
+
+	/** As {@link #engineBuilder()}, on a pool of the instance's own (and transactions on it). */
+	public QueueEngine.Builder engineBuilder(DataSource pool) {
+		return QueueEngine.builder(pool)
+			.settings(engineSettings())
+			.queues(catalog())
+			.handlers(this.handlers)
+			.transactionManager((pool == this.schema.dataSource()) ? this.transactionManager
+					: new DataSourceTransactionManager(pool))
+			.jsonMapper(this.jsonMapper)
+			.metrics(this.metrics)
+			.observations(this.observations);
+	}
+
 	public JobClient client() {
-		return new JdbcJobClient(this.repository, this.jsonMapper, catalog(), this.handlers,
-				JdbcJobClient.DEFAULT_MAX_PAYLOAD_BYTES, null, null, this.observations);
+		return engine().client();
 	}
 
 	public JobRunner runner() {
-		return new JobRunner(this.handlers, this.metrics, this.observations);
+		return engine().runner();
 	}
 
 	/** Creates (does not start) a poller for the queue with its registered kinds. */
@@ -237,10 +285,7 @@ public final class QueueFixture implements AutoCloseable {
 	 * {@code pauses} whether the queue is paused before it claims (as an instance's pollers do).
 	 */
 	public JobPoller poller(String queue, QueuePauses pauses) {
-		JobPoller poller = new JobPollerFactory(catalog(), this.repository, runner(), transactionTemplate(),
-				this.metrics, this.workerSettings, null, true, signals(), coordination(), this.heartbeatInterval,
-				pauses)
-			.create(queue, this.handlers.kindsOf(queue));
+		JobPoller poller = (pauses != null) ? engine().newPoller(queue, pauses) : engine().newPoller(queue, null);
 		this.pollers.add(poller);
 		return poller;
 	}
@@ -272,8 +317,7 @@ public final class QueueFixture implements AutoCloseable {
 	}
 
 	public QueueMaintenance maintenance(UnaryOperator<MaintenanceSettings> customizer) {
-		return new QueueMaintenance(this.maintenanceRepository, customizer.apply(MaintenanceSettings.DEFAULT),
-				this.metrics, () -> this.handlers.queues(), this.handlers, signals());
+		return engine(customizer.apply(MaintenanceSettings.DEFAULT), null).maintenance();
 	}
 
 	public TransactionTemplate transactionTemplate() {

@@ -10,21 +10,18 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import dev.pgqueue.engine.JdbcJobAdmin;
+import dev.pgqueue.engine.QueueEngine;
+import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.poll.JobPoller;
-import dev.pgqueue.engine.NotificationListener;
-import dev.pgqueue.engine.poll.PollerWakeUps;
 import dev.pgqueue.engine.poll.QueuePauses;
+import dev.pgqueue.engine.settings.EngineSettings;
+import dev.pgqueue.engine.settings.QueueCatalog;
 import dev.pgqueue.engine.settings.QueueSettings;
-import dev.pgqueue.engine.sql.JobRepository;
-import dev.pgqueue.schema.SchemaName;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
-
-import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -138,21 +135,15 @@ class QueuePauseTests {
 	@Test
 	void pausesAndResumesReachEveryInstanceThroughNotifications() {
 		String queue = "notified";
-		JobRepository notifying = new JobRepository(new JdbcTemplate(fixture.dataSource()),
-				SchemaName.of(fixture.schema().name()), true);
-		JobAdmin admin = new JdbcJobAdmin(fixture.adminRepository(true), notifying, null, null, () -> "operator");
-		List<NotificationListener> listeners = new java.util.ArrayList<>();
-		List<JobPoller> pollers = new java.util.ArrayList<>();
-		for (int i = 0; i < 2; i++) {
-			QueuePauses pauses = new QueuePauses(fixture.adminRepository(true), Duration.ofMinutes(10));
-			JobPoller poller = fixture.poller(queue, pauses);
-			PollerWakeUps wakeUps = new PollerWakeUps();
-			wakeUps.register(poller);
-			listeners.add(new NotificationListener(fixture.dataSource(), notifying.channel(), wakeUps, pauses));
-			pollers.add(poller);
-		}
-		listeners.forEach(NotificationListener::start);
-		pollers.forEach(JobPoller::start);
+		// The operator's application, which only administers, announces its pauses and resumes.
+		QueueEngine operator = fixture.engineBuilder()
+			.settings(fixture.engineSettings().withNotifications(true, EngineSettings.DEFAULT_NOTIFY_INTERVAL))
+			.adminCaller(() -> "operator")
+			.processing(false)
+			.build();
+		JobAdmin admin = operator.admin();
+		List<QueueEngine> instances = List.of(notifiedInstance(queue), notifiedInstance(queue));
+		instances.forEach(QueueEngine::start);
 		try (Producer producer = new Producer("work." + queue)) {
 			await().atMost(Duration.ofSeconds(10)).until(() -> completed(queue) > 10);
 
@@ -168,9 +159,27 @@ class QueuePauseTests {
 			await().atMost(Duration.ofSeconds(10)).until(() -> waiting(queue) == 0);
 		}
 		finally {
-			pollers.forEach(JobPoller::stop);
-			listeners.forEach(NotificationListener::stop);
+			instances.forEach(QueueEngine::close);
+			operator.close();
 		}
+	}
+
+	/**
+	 * An instance that polls only the queue and listens to notifications, and would not read the
+	 * pause table again for ten minutes unless told.
+	 */
+	private static QueueEngine notifiedInstance(String queue) {
+		JobHandlerRegistry handlers = new JobHandlerRegistry();
+		for (String kind : fixture.handlers().kindsOf(queue)) {
+			handlers.register(fixture.handlers().find(kind));
+		}
+		return fixture.engineBuilder()
+			.settings(fixture.engineSettings().withNotifications(true, EngineSettings.DEFAULT_NOTIFY_INTERVAL))
+			.queues(new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE),
+					List.of(fixture.catalog().settings(queue))))
+			.handlers(handlers)
+			.pauses(new QueuePauses(fixture.adminRepository(true), Duration.ofMinutes(10)))
+			.build();
 	}
 
 	/** Pauses the queue and returns when, on the database clock, the pause had committed. */

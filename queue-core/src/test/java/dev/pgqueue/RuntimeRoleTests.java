@@ -10,39 +10,24 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.pgqueue.engine.JdbcJobAdmin;
-import dev.pgqueue.engine.JdbcJobClient;
+import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
-import dev.pgqueue.engine.poll.JobPoller;
-import dev.pgqueue.engine.JobPollerFactory;
-import dev.pgqueue.engine.run.JobRunner;
-import dev.pgqueue.engine.settings.MaintenanceSettings;
-import dev.pgqueue.engine.NotificationListener;
-import dev.pgqueue.engine.poll.PollerWakeUps;
-import dev.pgqueue.engine.settings.QueueCatalog;
 import dev.pgqueue.engine.maintenance.QueueMaintenance;
-import dev.pgqueue.engine.poll.QueuePauses;
+import dev.pgqueue.engine.settings.EngineSettings;
+import dev.pgqueue.engine.settings.QueueCatalog;
 import dev.pgqueue.engine.settings.QueueSettings;
-import dev.pgqueue.engine.poll.QueueSignals;
 import dev.pgqueue.engine.settings.WorkerSettings;
-import dev.pgqueue.engine.sql.AdminRepository;
-import dev.pgqueue.engine.sql.CoordinationRepository;
-import dev.pgqueue.engine.sql.JobRepository;
-import dev.pgqueue.engine.sql.MaintenanceRepository;
 import dev.pgqueue.metrics.OldestTransaction;
-import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.schema.QueueMigrator;
 import dev.pgqueue.schema.SchemaName;
 import dev.pgqueue.test.TestDatabase;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
-import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -104,7 +89,6 @@ class RuntimeRoleTests {
 			.satisfies((ex) -> assertThat(ex.getMostSpecificCause().getMessage()).contains("permission denied"));
 
 		new QueueMigrator(runtimePool, schema, false).afterPropertiesSet();
-		JobRepository repository = new JobRepository(jdbc, schema, true);
 		Set<String> ran = ConcurrentHashMap.newKeySet();
 		JobHandlerRegistry handlers = new JobHandlerRegistry();
 		QueueFixture.ThrowingConsumer<Job> record = (job) -> {
@@ -117,29 +101,19 @@ class RuntimeRoleTests {
 		QueueCatalog catalog = new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE),
 				List.of(QueueSettings.defaults("leased").withMode(QueueMode.LEASED),
 						QueueSettings.defaults("bucketed").withAssignment(QueueAssignment.BUCKETS)));
-		JdbcJobClient client = new JdbcJobClient(repository, JsonMapper.builder().build(), catalog, handlers);
-		AdminRepository adminRepository = new AdminRepository(jdbc, schema, true);
-		QueuePauses pauses = new QueuePauses(adminRepository);
-		JobAdmin jobAdmin = new JdbcJobAdmin(adminRepository, repository, pauses, null, () -> "runtime");
-		JobPollerFactory factory = new JobPollerFactory(catalog, repository, new JobRunner(handlers, QueueMetrics.NONE),
-				new TransactionTemplate(new DataSourceTransactionManager(runtimePool)), QueueMetrics.NONE,
-				new WorkerSettings(Duration.ofSeconds(5), false, false), null, true,
-				new QueueSignals(repository, QueueMetrics.NONE), new CoordinationRepository(jdbc, schema),
-				Duration.ofMillis(200), pauses);
-		JobPoller transactional = factory.create("tx", handlers.kindsOf("tx"));
-		JobPoller leased = factory.create("leased", handlers.kindsOf("leased"));
-		JobPoller bucketed = factory.create("bucketed", handlers.kindsOf("bucketed"));
-		NotificationListener notifications = new NotificationListener(runtimePool, repository.channel(),
-				new PollerWakeUps(), pauses);
-		notifications.register(transactional);
-		notifications.register(leased);
-		notifications.register(bucketed);
-		QueueMaintenance maintenance = new QueueMaintenance(new MaintenanceRepository(jdbc, schema, true), MaintenanceSettings.DEFAULT, QueueMetrics.NONE,
-				handlers::queues, handlers);
-		notifications.start();
-		transactional.start();
-		leased.start();
-		bucketed.start();
+		QueueEngine engine = QueueEngine.builder(runtimePool)
+			.settings(EngineSettings.defaults(schema)
+				.withWorkers(new WorkerSettings(Duration.ofSeconds(5), false, false))
+				.withHeartbeatInterval(Duration.ofMillis(200)))
+			.queues(catalog)
+			.handlers(handlers)
+			.transactionManager(new DataSourceTransactionManager(runtimePool))
+			.adminCaller(() -> "runtime")
+			.build();
+		JobClient client = engine.client();
+		JobAdmin jobAdmin = engine.admin();
+		QueueMaintenance maintenance = engine.maintenance();
+		engine.start();
 		try {
 			List<UUID> ids = client.enqueueAll(List.of(JobRequest.of("tx.job", 1), JobRequest.of("leased.job", 2),
 					JobRequest.of("bucketed.job", 4)));
@@ -167,10 +141,7 @@ class RuntimeRoleTests {
 			assertThat(maintenance.clean()).isZero();
 		}
 		finally {
-			transactional.stop();
-			leased.stop();
-			bucketed.stop();
-			notifications.stop();
+			engine.close();
 		}
 	}
 
@@ -178,8 +149,10 @@ class RuntimeRoleTests {
 	void aRoleWithoutStatisticsRightsStillDatesAnotherUsersHeldSnapshot() throws Exception {
 		SchemaName schema = SchemaName.of(admin.schema().name());
 		JdbcTemplate jdbc = new JdbcTemplate(runtimePool);
-		QueueMaintenance maintenance = new QueueMaintenance(new MaintenanceRepository(jdbc, schema, false),
-				MaintenanceSettings.DEFAULT, QueueMetrics.NONE, List::of);
+		QueueMaintenance maintenance = QueueEngine.builder(runtimePool)
+			.settings(EngineSettings.defaults(schema).withNotifications(false, EngineSettings.DEFAULT_NOTIFY_INTERVAL))
+			.build()
+			.maintenance();
 		maintenance.readOldestTransaction();
 		try (Connection holder = TestDatabase.get().connect()) {
 			holder.setAutoCommit(false);

@@ -16,15 +16,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.pgqueue.engine.JdbcJobClient;
-import dev.pgqueue.engine.poll.JobPoller;
-import dev.pgqueue.engine.JobPollerFactory;
-import dev.pgqueue.engine.settings.MaintenanceSettings;
+import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.maintenance.QueueMaintenance;
+import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.settings.MaintenanceSettings;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.settings.TwoPhaseSettings;
 import dev.pgqueue.engine.settings.WorkerSettings;
-import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.sql.PreparedTransactionRepository;
 import dev.pgqueue.engine.twophase.InDoubtResolver;
 import dev.pgqueue.engine.twophase.PreparedTransactionsCheck;
@@ -37,10 +35,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-
-import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.jdbc.datasource.DataSourceTransactionManager;
-import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -62,6 +56,9 @@ class TwoPhaseCommitTests {
 
 	/** Promotes retries as they fall due; no in-doubt resolver, which the tests run themselves. */
 	private static QueueMaintenance maintenance;
+
+	/** Enqueues as an application with notifications on. */
+	private static QueueEngine notifyingEngine;
 
 	private static volatile CountDownLatch effectGate = new CountDownLatch(0);
 
@@ -125,8 +122,11 @@ class TwoPhaseCommitTests {
 			return () -> applyEffect(job);
 		});
 		// Notifications on and no throttle: a plain enqueue would NOTIFY inside the job's transaction.
-		JdbcJobClient notifying = new JdbcJobClient(new JobRepository(fixture.jdbc(), schema, true),
-				fixture.jsonMapper(), fixture.catalog(), fixture.handlers());
+		notifyingEngine = fixture.engineBuilder()
+			.settings(fixture.engineSettings().withNotifications(true, Duration.ZERO))
+			.processing(false)
+			.build();
+		JobClient notifying = notifyingEngine.client();
 		fixture.handleWithEffect("pay.enqueues", "enqueues", (job) -> {
 			writeLedger(job);
 			notifying.enqueue(JobRequest.of("receipt", Map.of("for", job.id().toString())).queue("receipts"));
@@ -150,6 +150,7 @@ class TwoPhaseCommitTests {
 	@AfterAll
 	static void tearDown() {
 		maintenance.stop();
+		notifyingEngine.close();
 		fixture.close();
 	}
 
@@ -476,11 +477,11 @@ class TwoPhaseCommitTests {
 	}
 
 	private static JobPoller pollerOn(DataSource pool, String queue, QueueMetrics metrics) {
-		return new JobPollerFactory(fixture.catalog(), new JobRepository(new JdbcTemplate(pool), schema),
-				new dev.pgqueue.engine.run.JobRunner(fixture.handlers(), metrics),
-				new TransactionTemplate(new DataSourceTransactionManager(pool)), metrics,
-				new WorkerSettings(Duration.ofSeconds(5), false, false))
-			.create(queue, fixture.handlers().kindsOf(queue));
+		return fixture.engineBuilder(pool)
+			.settings(fixture.engineSettings().withWorkers(new WorkerSettings(Duration.ofSeconds(5), false, false)))
+			.metrics(metrics)
+			.build()
+			.newPoller(queue, null);
 	}
 
 	private static List<UUID> enqueue(String kind, String queue, int count) {

@@ -1,18 +1,16 @@
 package dev.pgqueue.benchmark;
 
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+
 import javax.sql.DataSource;
 
-import dev.pgqueue.engine.settings.MaintenanceSettings;
+import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.maintenance.QueueMaintenance;
-import dev.pgqueue.engine.sql.MaintenanceRepository;
-import dev.pgqueue.metrics.QueueMetrics;
-
-import org.springframework.jdbc.core.JdbcTemplate;
+import dev.pgqueue.engine.settings.EngineSettings;
+import dev.pgqueue.engine.settings.MaintenanceSettings;
 
 /**
  * The engine's promoter on its own connection, ticking at the default promote interval as every
@@ -31,10 +29,12 @@ final class BurstPromoter implements AutoCloseable {
 		return thread;
 	});
 
+	/** An application's engine on the promoter's pool, notifying the jobs it promotes. */
+	private final QueueEngine engine;
+
 	BurstPromoter(DataSource pool, BenchSchema schema, long dueNanos) {
-		QueueMaintenance maintenance = new QueueMaintenance(
-				new MaintenanceRepository(new JdbcTemplate(pool), schema.name(), true), MaintenanceSettings.DEFAULT,
-				QueueMetrics.NONE, List::of);
+		this.engine = QueueEngine.builder(pool).settings(EngineSettings.defaults(schema.name())).build();
+		QueueMaintenance maintenance = this.engine.maintenance();
 		long interval = MaintenanceSettings.DEFAULT.promoteInterval().toMillis();
 		this.timer.scheduleWithFixedDelay(() -> {
 			try {
@@ -56,6 +56,7 @@ final class BurstPromoter implements AutoCloseable {
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 		}
+		this.engine.close();
 	}
 
 }

@@ -11,32 +11,27 @@ import dev.pgqueue.Job;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.QueueMode;
-import dev.pgqueue.engine.JdbcJobClient;
+import dev.pgqueue.engine.NotificationListener;
+import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.job.JobHandler;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
+import dev.pgqueue.engine.maintenance.QueueMaintenance;
 import dev.pgqueue.engine.poll.JobPoller;
-import dev.pgqueue.engine.JobPollerFactory;
-import dev.pgqueue.engine.run.JobRunner;
-import dev.pgqueue.engine.NotificationListener;
-import dev.pgqueue.engine.NotificationThrottle;
-import dev.pgqueue.engine.poll.PollerWakeUps;
+import dev.pgqueue.engine.settings.EngineSettings;
+import dev.pgqueue.engine.settings.MaintenanceSettings;
 import dev.pgqueue.engine.settings.QueueCatalog;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.settings.WorkerSettings;
-import dev.pgqueue.engine.sql.CoordinationRepository;
-import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.sql.JobStatements;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.schema.SchemaName;
 import tools.jackson.databind.json.JsonMapper;
 
-import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
-import org.springframework.transaction.support.TransactionTemplate;
 
 /**
- * The engine wired by hand, as the starter wires it but without Spring Boot: one queue with one
- * handler, on the pool a run gives it. Close it to stop its pollers.
+ * The engine as the starter builds it ({@link QueueEngine}) but without Spring Boot: one queue with
+ * one handler, on the pool a run gives it. Close it to stop its pollers.
  */
 final class PgqueueEngine implements AutoCloseable {
 
@@ -57,15 +52,20 @@ final class PgqueueEngine implements AutoCloseable {
 
 	private final QueueMetrics metrics;
 
-	private final List<JobPoller> pollers = new ArrayList<>();
+	/** The engines of the pollers, one each. */
+	private final List<QueueEngine> instances = new ArrayList<>();
+
+	/** The engines of the clients, one each. */
+	private final List<QueueEngine> clients = new ArrayList<>();
+
+	/** The engines of the background services. */
+	private final List<QueueEngine> services = new ArrayList<>();
 
 	private boolean claimFloors = true;
 
-	private Duration heartbeatInterval = JobPollerFactory.DEFAULT_HEARTBEAT_INTERVAL;
+	private Duration heartbeatInterval = EngineSettings.DEFAULT_HEARTBEAT_INTERVAL;
 
 	private final List<NotificationListener> listeners = new ArrayList<>();
-
-	private final List<NotificationThrottle> throttles = new ArrayList<>();
 
 	/**
 	 * @param dataSource the pool every statement of the engine uses
@@ -129,21 +129,19 @@ final class PgqueueEngine implements AutoCloseable {
 
 	/**
 	 * A client that enqueues through {@code pool} (producers may use a pool of their own), notifying
-	 * the queue at most every {@link NotificationThrottle#DEFAULT_INTERVAL} as the starter does by
+	 * the queue at most every {@link EngineSettings#DEFAULT_NOTIFY_INTERVAL} as the starter does by
 	 * default.
 	 */
 	JobClient client(DataSource pool) {
-		return client(pool, NotificationThrottle.DEFAULT_INTERVAL);
+		return client(pool, EngineSettings.DEFAULT_NOTIFY_INTERVAL);
 	}
 
 	/**
-	 * A client that enqueues through {@code pool}, notifying each queue at most once per interval
-	 * (zero: on every enqueue), or never when the interval is {@code null}.
+	 * A client of an application that only enqueues, through {@code pool}, notifying each queue at
+	 * most once per interval (zero: on every enqueue), or never when the interval is {@code null}.
 	 */
 	JobClient client(DataSource pool, Duration notifyInterval) {
-		JobRepository repository = new JobRepository(new JdbcTemplate(pool), this.schema, notifyInterval != null);
-		return new JdbcJobClient(repository, this.jsonMapper, catalog(), this.handlers,
-				JdbcJobClient.DEFAULT_MAX_PAYLOAD_BYTES, null, throttle(repository, notifyInterval));
+		return enqueuing(pool, notifyInterval).client();
 	}
 
 	/**
@@ -151,23 +149,26 @@ final class PgqueueEngine implements AutoCloseable {
 	 * commit, and waking the given pollers in-process after commit.
 	 */
 	JobClient localClient(DataSource pool, JobPoller... pollers) {
-		PollerWakeUps wakeUps = new PollerWakeUps();
+		QueueEngine engine = enqueuing(pool, EngineSettings.DEFAULT_NOTIFY_INTERVAL);
 		for (JobPoller poller : pollers) {
-			wakeUps.register(poller);
+			engine.wakeUps().register(poller);
 		}
-		JobRepository repository = new JobRepository(new JdbcTemplate(pool), this.schema, true);
-		return new JdbcJobClient(repository, this.jsonMapper, catalog(), this.handlers,
-				JdbcJobClient.DEFAULT_MAX_PAYLOAD_BYTES, wakeUps,
-				throttle(repository, NotificationThrottle.DEFAULT_INTERVAL));
+		return engine.client();
 	}
 
-	private NotificationThrottle throttle(JobRepository repository, Duration interval) {
-		if (interval == null) {
-			return null;
-		}
-		NotificationThrottle throttle = new NotificationThrottle(repository, interval);
-		this.throttles.add(throttle);
-		return throttle;
+	/** An engine on {@code pool} that enqueues only; closed with this one. */
+	private QueueEngine enqueuing(DataSource pool, Duration notifyInterval) {
+		EngineSettings settings = engineSettings().withNotifications(notifyInterval != null,
+				(notifyInterval != null) ? notifyInterval : EngineSettings.DEFAULT_NOTIFY_INTERVAL);
+		QueueEngine engine = QueueEngine.builder(pool)
+			.settings(settings)
+			.queues(catalog())
+			.handlers(this.handlers)
+			.jsonMapper(this.jsonMapper)
+			.processing(false)
+			.build();
+		this.clients.add(engine);
+		return engine;
 	}
 
 	/**
@@ -201,36 +202,65 @@ final class PgqueueEngine implements AutoCloseable {
 		return this;
 	}
 
-	/** A new, unstarted poller of the queue. */
+	/**
+	 * A new, unstarted poller of the queue, never paused, in an engine of its own on the engine's
+	 * pool, as another instance of the application would run it.
+	 */
 	JobPoller poller() {
-		TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(this.dataSource));
-		JobRepository repository = repository(this.dataSource);
-		JobPoller poller = new JobPollerFactory(catalog(), repository, new JobRunner(this.handlers, this.metrics),
-				transactions, this.metrics, this.workerSettings, null, this.claimFloors,
-				new CoordinationRepository(repository.jdbcTemplate(), repository.schema()), this.heartbeatInterval)
-			.create(this.settings.name(), this.handlers.kindsOf(this.settings.name()));
-		this.pollers.add(poller);
-		return poller;
+		QueueEngine engine = QueueEngine.builder(this.dataSource)
+			.settings(engineSettings().withNotifications(false, EngineSettings.DEFAULT_NOTIFY_INTERVAL))
+			.queues(catalog())
+			.handlers(this.handlers)
+			.transactionManager(new DataSourceTransactionManager(this.dataSource))
+			.jsonMapper(this.jsonMapper)
+			.metrics(this.metrics)
+			.claimFloors(this.claimFloors)
+			.build();
+		this.instances.add(engine);
+		return engine.newPoller(this.settings.name(), null);
 	}
 
-	private JobRepository repository(DataSource pool) {
-		return new JobRepository(new JdbcTemplate(pool), this.schema);
+	/**
+	 * The background services (promoter, rescuer, cleaner, stats reader) of an application on the
+	 * engine's pool, notifying the jobs they make due; unstarted, stopped on close.
+	 */
+	QueueMaintenance maintenance(MaintenanceSettings maintenance) {
+		QueueEngine engine = QueueEngine.builder(this.dataSource)
+			.settings(engineSettings().withMaintenance(maintenance))
+			.queues(catalog())
+			.handlers(this.handlers)
+			.jsonMapper(this.jsonMapper)
+			.metrics(this.metrics)
+			.build();
+		this.services.add(engine);
+		return engine.maintenance();
+	}
+
+	private EngineSettings engineSettings() {
+		return EngineSettings.defaults(this.schema)
+			.withWorkers(this.workerSettings)
+			.withHeartbeatInterval(this.heartbeatInterval);
 	}
 
 	private QueueCatalog catalog() {
 		return new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE), List.of(this.settings));
 	}
 
+	/**
+	 * Stops the pollers and the background services, sends the notifications still waiting and stops
+	 * listening.
+	 */
 	@Override
 	public void close() {
-		this.pollers.forEach((poller) -> {
-			if (poller.isRunning()) {
-				poller.stop();
-			}
+		this.instances.forEach(QueueEngine::close);
+		this.instances.clear();
+		this.services.forEach((engine) -> {
+			engine.maintenance().stop();
+			engine.close();
 		});
-		this.pollers.clear();
-		this.throttles.forEach(NotificationThrottle::close);
-		this.throttles.clear();
+		this.services.clear();
+		this.clients.forEach(QueueEngine::close);
+		this.clients.clear();
 		this.listeners.forEach(NotificationListener::stop);
 		this.listeners.clear();
 	}

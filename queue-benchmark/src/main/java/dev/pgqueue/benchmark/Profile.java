@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 
-import dev.pgqueue.engine.JobPollerFactory;
+import dev.pgqueue.engine.settings.EngineSettings;
 
 /**
  * How big each workload is. {@code smoke} exercises every workload in well under a minute (for CI,
@@ -67,9 +67,9 @@ public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes
 						List.of(100, 500), List.of(4, 8, 16), List.of(1, 2, 4, 8)),
 				new Soak(800, Duration.ofSeconds(30), Duration.ofMinutes(5), Duration.ofSeconds(60),
 						Duration.ofSeconds(15), List.of(1, 2, 3, 4)),
-				new Buckets(Duration.ofSeconds(8), Duration.ofSeconds(5), JobPollerFactory.DEFAULT_HEARTBEAT_INTERVAL,
+				new Buckets(Duration.ofSeconds(8), Duration.ofSeconds(5), EngineSettings.DEFAULT_HEARTBEAT_INTERVAL,
 						List.of(1, 2, 4), 200_000, 4, 20_000,
-						List.of(Duration.ofMillis(500), JobPollerFactory.DEFAULT_HEARTBEAT_INTERVAL), 3));
+						List.of(Duration.ofMillis(500), EngineSettings.DEFAULT_HEARTBEAT_INTERVAL), 3));
 	}
 
 	public static Profile named(String name) {

@@ -16,14 +16,11 @@ import javax.sql.DataSource;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.QueueMode;
+import dev.pgqueue.engine.maintenance.QueueMaintenance;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.settings.MaintenanceSettings;
-import dev.pgqueue.engine.maintenance.QueueMaintenance;
-import dev.pgqueue.engine.sql.MaintenanceRepository;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.metrics.QueueMetrics;
-
-import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * Workload 9: a steady load while another session holds a {@code REPEATABLE READ} snapshot, as a
@@ -124,13 +121,10 @@ final class SoakWorkload implements Workload {
 			poller.start();
 			// The background services as an application runs them: promoter, rescuer, cleaner, stats reader.
 			MaintenanceSettings defaults = MaintenanceSettings.DEFAULT;
-			QueueMaintenance maintenance = new QueueMaintenance(
-					new MaintenanceRepository(new JdbcTemplate(app), schema.name(), true),
-					new MaintenanceSettings(defaults.promoteInterval(), defaults.rescueInterval(),
-							defaults.cleanupInterval(), defaults.statsInterval(),
-							variant.deleteCompleted() ? Duration.ZERO : defaults.completedRetention(),
-							defaults.failedRetention(), defaults.cleanupBatchSize()),
-					QueueMetrics.NONE, () -> List.of(BenchSchema.QUEUE));
+			QueueMaintenance maintenance = engine.maintenance(new MaintenanceSettings(defaults.promoteInterval(),
+					defaults.rescueInterval(), defaults.cleanupInterval(), defaults.statsInterval(),
+					variant.deleteCompleted() ? Duration.ZERO : defaults.completedRetention(), defaults.failedRetention(),
+					defaults.cleanupBatchSize()));
 			maintenance.start();
 			List<Thread> producers = new ArrayList<>();
 			for (int p = 0; p < PRODUCERS; p++) {

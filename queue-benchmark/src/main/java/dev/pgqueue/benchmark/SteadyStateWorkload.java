@@ -19,7 +19,7 @@ import dev.pgqueue.JobClient;
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.benchmark.RawQueue.RawJob;
 import dev.pgqueue.engine.poll.JobPoller;
-import dev.pgqueue.engine.NotificationThrottle;
+import dev.pgqueue.engine.settings.EngineSettings;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.metrics.QueueMetrics;
 
@@ -108,7 +108,7 @@ final class SteadyStateWorkload implements Workload {
 			JobClient client = switch (pickup) {
 				case DEFAULT_POLL, FAST_POLL -> engine.client(producers, null);
 				case SAME_INSTANCE -> engine.localClient(producers, poller);
-				case OTHER_INSTANCE -> engine.client(producers, NotificationThrottle.DEFAULT_INTERVAL);
+				case OTHER_INSTANCE -> engine.client(producers, EngineSettings.DEFAULT_NOTIFY_INTERVAL);
 				case OTHER_INSTANCE_EVERY_ENQUEUE -> engine.client(producers, Duration.ZERO);
 			};
 			if (pickup.listens) {

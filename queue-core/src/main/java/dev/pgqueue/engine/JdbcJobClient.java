@@ -12,20 +12,19 @@ import java.util.UUID;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
-import dev.pgqueue.InvalidQueueConfigurationException;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.engine.buckets.Buckets;
-import dev.pgqueue.engine.twophase.TwoPhaseJobRunner;
-import dev.pgqueue.engine.sql.JobRepository;
-import dev.pgqueue.observation.EnqueueContext;
-import dev.pgqueue.observation.QueueObservations;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.job.NewJob;
 import dev.pgqueue.engine.poll.PollerWakeUps;
 import dev.pgqueue.engine.settings.QueueCatalog;
 import dev.pgqueue.engine.settings.QueueSettings;
+import dev.pgqueue.engine.sql.JobRepository;
+import dev.pgqueue.engine.twophase.TwoPhaseJobRunner;
+import dev.pgqueue.observation.EnqueueContext;
+import dev.pgqueue.observation.QueueObservations;
 import io.micrometer.observation.Observation;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.json.JsonMapper;
@@ -48,7 +47,6 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 public class JdbcJobClient implements JobClient {
 
 	/** Default largest payload: 1 MiB of JSON. */
-	public static final long DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
 
 	private final JobRepository repository;
 
@@ -66,32 +64,6 @@ public class JdbcJobClient implements JobClient {
 
 	private final QueueObservations observations;
 
-	/** A client that accepts payloads up to {@value #DEFAULT_MAX_PAYLOAD_BYTES} bytes of JSON. */
-	public JdbcJobClient(JobRepository repository, JsonMapper jsonMapper, QueueCatalog queues,
-			JobHandlerRegistry handlers) {
-		this(repository, jsonMapper, queues, handlers, DEFAULT_MAX_PAYLOAD_BYTES);
-	}
-
-	/**
-	 * @param maxPayloadBytes largest serialized payload accepted, in bytes of UTF-8 JSON
-	 */
-	public JdbcJobClient(JobRepository repository, JsonMapper jsonMapper, QueueCatalog queues,
-			JobHandlerRegistry handlers, long maxPayloadBytes) {
-		this(repository, jsonMapper, queues, handlers, maxPayloadBytes, null, null);
-	}
-
-	/**
-	 * @param maxPayloadBytes largest serialized payload accepted, in bytes of UTF-8 JSON
-	 * @param wakeUps this application's pollers, woken after commit for jobs due now; {@code null}
-	 * to leave waking to notifications and polling
-	 * @param throttle spaces out this client's notifications; {@code null} to notify on every enqueue
-	 * (when the repository notifies at all)
-	 */
-	public JdbcJobClient(JobRepository repository, JsonMapper jsonMapper, QueueCatalog queues,
-			JobHandlerRegistry handlers, long maxPayloadBytes, PollerWakeUps wakeUps, NotificationThrottle throttle) {
-		this(repository, jsonMapper, queues, handlers, maxPayloadBytes, wakeUps, throttle, QueueObservations.NONE);
-	}
-
 	/**
 	 * @param maxPayloadBytes largest serialized payload accepted, in bytes of UTF-8 JSON
 	 * @param wakeUps this application's pollers, woken after commit for jobs due now; {@code null}
@@ -100,14 +72,8 @@ public class JdbcJobClient implements JobClient {
 	 * (when the repository notifies at all)
 	 * @param observations observes each enqueue
 	 */
-	public JdbcJobClient(JobRepository repository, JsonMapper jsonMapper, QueueCatalog queues,
-			JobHandlerRegistry handlers, long maxPayloadBytes, PollerWakeUps wakeUps, NotificationThrottle throttle,
-			QueueObservations observations) {
-		if (maxPayloadBytes < 1) {
-			throw new InvalidQueueConfigurationException("pgqueue.max-payload-size",
-					"pgqueue.max-payload-size must be positive, was " + maxPayloadBytes + " bytes",
-					"Set pgqueue.max-payload-size to a size such as 64KB or 1MB.");
-		}
+	JdbcJobClient(JobRepository repository, JsonMapper jsonMapper, QueueCatalog queues, JobHandlerRegistry handlers,
+			long maxPayloadBytes, PollerWakeUps wakeUps, NotificationThrottle throttle, QueueObservations observations) {
 		this.repository = repository;
 		this.jsonMapper = jsonMapper;
 		this.queues = queues;

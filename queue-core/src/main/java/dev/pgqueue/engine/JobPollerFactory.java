@@ -8,18 +8,10 @@ import java.util.concurrent.Executor;
 import dev.pgqueue.InvalidJobListenerException;
 import dev.pgqueue.engine.buckets.BucketCoordinator;
 import dev.pgqueue.engine.buckets.BucketScope;
-import dev.pgqueue.engine.leased.LeasedClaims;
-import dev.pgqueue.engine.limits.LimitedClaims;
-import dev.pgqueue.engine.sql.CoordinationRepository;
-import dev.pgqueue.engine.sql.JobRepository;
-import dev.pgqueue.engine.sql.LimitRepository;
-import dev.pgqueue.engine.sql.PreparedTransactionRepository;
-import dev.pgqueue.engine.transactional.TransactionalClaims;
-import dev.pgqueue.engine.twophase.PreparedTransactionsCheck;
-import dev.pgqueue.engine.twophase.TwoPhaseJobRunner;
-import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.engine.job.JobHandler;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
+import dev.pgqueue.engine.leased.LeasedClaims;
+import dev.pgqueue.engine.limits.LimitedClaims;
 import dev.pgqueue.engine.poll.ClaimFloor;
 import dev.pgqueue.engine.poll.ClaimProgress;
 import dev.pgqueue.engine.poll.ClaimScope;
@@ -31,17 +23,21 @@ import dev.pgqueue.engine.poll.QueueSignals;
 import dev.pgqueue.engine.run.JobRunner;
 import dev.pgqueue.engine.settings.QueueCatalog;
 import dev.pgqueue.engine.settings.QueueSettings;
-import dev.pgqueue.engine.settings.SettingRules;
 import dev.pgqueue.engine.settings.WorkerSettings;
+import dev.pgqueue.engine.sql.CoordinationRepository;
+import dev.pgqueue.engine.sql.JobRepository;
+import dev.pgqueue.engine.sql.LimitRepository;
+import dev.pgqueue.engine.sql.PreparedTransactionRepository;
+import dev.pgqueue.engine.transactional.TransactionalClaims;
+import dev.pgqueue.engine.twophase.PreparedTransactionsCheck;
+import dev.pgqueue.engine.twophase.TwoPhaseJobRunner;
+import dev.pgqueue.metrics.QueueMetrics;
 
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /** Creates the poller of each queue that has listeners, with the claim strategy of its mode. */
-public class JobPollerFactory {
-
-	/** How often members of a bucket coordinator heartbeat, unless configured. */
-	public static final Duration DEFAULT_HEARTBEAT_INTERVAL = Duration.ofSeconds(2);
+final class JobPollerFactory {
 
 	private final QueueCatalog queues;
 
@@ -65,46 +61,6 @@ public class JobPollerFactory {
 
 	private final QueueSignals signals;
 
-	private final QueuePauses pauses;
-
-	public JobPollerFactory(QueueCatalog queues, JobRepository repository, JobRunner runner,
-			TransactionTemplate transactionTemplate, QueueMetrics metrics, WorkerSettings workerSettings) {
-		this(queues, repository, runner, transactionTemplate, metrics, workerSettings, null);
-	}
-
-	/**
-	 * @param workerExecutor runs the workers of every queue; {@code null} gives each queue a pool of
-	 * its own (virtual threads when {@link WorkerSettings#virtualThreads()})
-	 */
-	public JobPollerFactory(QueueCatalog queues, JobRepository repository, JobRunner runner,
-			TransactionTemplate transactionTemplate, QueueMetrics metrics, WorkerSettings workerSettings,
-			Executor workerExecutor) {
-		this(queues, repository, runner, transactionTemplate, metrics, workerSettings, workerExecutor, true);
-	}
-
-	/**
-	 * @param claimFloors whether claims start from {@link ClaimFloor floors}; {@code false} only to
-	 * measure what floors are worth
-	 */
-	public JobPollerFactory(QueueCatalog queues, JobRepository repository, JobRunner runner,
-			TransactionTemplate transactionTemplate, QueueMetrics metrics, WorkerSettings workerSettings,
-			Executor workerExecutor, boolean claimFloors) {
-		this(queues, repository, runner, transactionTemplate, metrics, workerSettings, workerExecutor, claimFloors,
-				new QueueSignals(repository, metrics), null, DEFAULT_HEARTBEAT_INTERVAL);
-	}
-
-	/**
-	 * @param coordination the bucket coordinator's tables, for queues with bucket assignment
-	 * @param heartbeatInterval how often members of a bucket coordinator heartbeat
-	 */
-	public JobPollerFactory(QueueCatalog queues, JobRepository repository, JobRunner runner,
-			TransactionTemplate transactionTemplate, QueueMetrics metrics, WorkerSettings workerSettings,
-			Executor workerExecutor, boolean claimFloors, CoordinationRepository coordination,
-			Duration heartbeatInterval) {
-		this(queues, repository, runner, transactionTemplate, metrics, workerSettings, workerExecutor, claimFloors,
-				new QueueSignals(repository, metrics), coordination, heartbeatInterval);
-	}
-
 	/**
 	 * @param signals where the pollers record what their claims achieve, one {@link ClaimProgress} per
 	 * queue
@@ -112,29 +68,10 @@ public class JobPollerFactory {
 	 * {@code null} when no queue has it
 	 * @param heartbeatInterval how often members of a bucket coordinator heartbeat
 	 */
-	public JobPollerFactory(QueueCatalog queues, JobRepository repository, JobRunner runner,
+	JobPollerFactory(QueueCatalog queues, JobRepository repository, JobRunner runner,
 			TransactionTemplate transactionTemplate, QueueMetrics metrics, WorkerSettings workerSettings,
 			Executor workerExecutor, boolean claimFloors, QueueSignals signals, CoordinationRepository coordination,
 			Duration heartbeatInterval) {
-		this(queues, repository, runner, transactionTemplate, metrics, workerSettings, workerExecutor, claimFloors,
-				signals, coordination, heartbeatInterval, null);
-	}
-
-	/**
-	 * @param signals where the pollers record what their claims achieve, one {@link ClaimProgress} per
-	 * queue
-	 * @param coordination the bucket coordinator's tables, for queues with bucket assignment;
-	 * {@code null} when no queue has it
-	 * @param heartbeatInterval how often members of a bucket coordinator heartbeat
-	 * @param pauses which queues operators paused, asked before every claim; {@code null} when queues
-	 * are never paused
-	 */
-	public JobPollerFactory(QueueCatalog queues, JobRepository repository, JobRunner runner,
-			TransactionTemplate transactionTemplate, QueueMetrics metrics, WorkerSettings workerSettings,
-			Executor workerExecutor, boolean claimFloors, QueueSignals signals, CoordinationRepository coordination,
-			Duration heartbeatInterval, QueuePauses pauses) {
-		this.pauses = pauses;
-		SettingRules.positive("pgqueue.buckets.heartbeat-interval", heartbeatInterval);
 		this.coordination = coordination;
 		this.heartbeatInterval = heartbeatInterval;
 		this.claimFloors = claimFloors;
@@ -152,7 +89,7 @@ public class JobPollerFactory {
 	 * A poller for the queue that claims the given kinds. Warns when a transactional queue's batches
 	 * would not all get a connection from the pool.
 	 */
-	public JobPoller create(String queue, String[] kinds) {
+	JobPoller create(String queue, String[] kinds, QueuePauses pauses) {
 		QueueSettings settings = this.queues.settings(queue);
 		requireTwoPhaseCommitForEffects(settings, kinds);
 		JobHandlerRegistry handlers = this.runner.handlers();
@@ -172,7 +109,6 @@ public class JobPollerFactory {
 			case LEASED -> new LeasedClaims(settings, kinds, owner, this.repository, scope, claims, progress,
 					this.runner, this.metrics, this.workerSettings);
 		};
-		QueuePauses pauses = this.pauses;
 		return new JobPoller(settings, kinds, owner, strategy, scope, this.workerSettings, this.workerExecutor,
 				(pauses != null) ? () -> pauses.isPaused(queue) : () -> false);
 	}

@@ -15,7 +15,6 @@ import org.postgresql.PGNotification;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import org.springframework.context.SmartLifecycle;
 
 /**
  * Wakes pollers when jobs become due, instead of leaving them to their poll interval.
@@ -41,7 +40,7 @@ import org.springframework.context.SmartLifecycle;
  * {@link NotificationThrottle} spaces out each application's notifications of a queue, and jobs
  * enqueued in this application wake its pollers in-process ({@link PollerWakeUps}).
  */
-public class NotificationListener implements SmartLifecycle {
+public class NotificationListener {
 
 	private static final Logger logger = LoggerFactory.getLogger(NotificationListener.class);
 
@@ -88,7 +87,6 @@ public class NotificationListener implements SmartLifecycle {
 		this.pollers.register(poller);
 	}
 
-	@Override
 	public synchronized void start() {
 		if (this.running) {
 			return;
@@ -100,7 +98,6 @@ public class NotificationListener implements SmartLifecycle {
 		listener.start();
 	}
 
-	@Override
 	public synchronized void stop() {
 		this.running = false;
 		Thread listener = this.thread;
@@ -116,16 +113,10 @@ public class NotificationListener implements SmartLifecycle {
 		this.thread = null;
 	}
 
-	@Override
 	public boolean isRunning() {
 		return this.running;
 	}
 
-	@Override
-	public int getPhase() {
-		// Start before the pollers and stop after them.
-		return JobPoller.PHASE - 1;
-	}
 
 	private void listenLoop() {
 		int failures = 0;

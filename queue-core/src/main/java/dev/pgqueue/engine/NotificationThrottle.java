@@ -10,7 +10,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
-import dev.pgqueue.InvalidQueueConfigurationException;
 import dev.pgqueue.engine.sql.JobRepository;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -36,7 +35,6 @@ import org.slf4j.LoggerFactory;
 public class NotificationThrottle implements AutoCloseable {
 
 	/** Default shortest time between two notifications of a queue. */
-	public static final Duration DEFAULT_INTERVAL = Duration.ofMillis(2);
 
 	private static final Logger logger = LoggerFactory.getLogger(NotificationThrottle.class);
 
@@ -56,12 +54,6 @@ public class NotificationThrottle implements AutoCloseable {
 	 * enqueue in its own statement
 	 */
 	public NotificationThrottle(JobRepository repository, Duration interval) {
-		if (interval == null || interval.isNegative()) {
-			throw new InvalidQueueConfigurationException("pgqueue.notifications.min-interval",
-					"pgqueue.notifications.min-interval must be zero or positive, was " + interval,
-					"Set pgqueue.notifications.min-interval to a duration such as 2ms, or to 0 to notify on every "
-							+ "enqueue.");
-		}
 		this.repository = repository;
 		this.intervalNanos = interval.toNanos();
 		this.scheduler = new ScheduledThreadPoolExecutor(1, (task) -> {

@@ -5,7 +5,6 @@ import java.util.Collections;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Consumer;
 
 import dev.pgqueue.JobListener;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
@@ -30,8 +29,8 @@ import org.springframework.core.annotation.AnnotationUtils;
  * registers an adapter for each in the {@link JobHandlerRegistry}. Classes without listeners are
  * remembered and not inspected again.
  *
- * <p>When discovery is complete the processor calls the given callback with the registry; the
- * auto-configuration uses it to create one poller per queue.
+ * <p>It only registers: the engine, started later with the application's lifecycle, creates one
+ * poller per queue of the registry.
  */
 public class JobListenerMethodProcessor implements SmartInitializingSingleton, BeanFactoryAware {
 
@@ -41,17 +40,13 @@ public class JobListenerMethodProcessor implements SmartInitializingSingleton, B
 
 	private final JsonMapper jsonMapper;
 
-	private final Consumer<JobHandlerRegistry> onDiscovered;
-
 	private final Set<Class<?>> classesWithoutListeners = Collections.newSetFromMap(new ConcurrentHashMap<>(64));
 
 	private ConfigurableListableBeanFactory beanFactory;
 
-	public JobListenerMethodProcessor(JobHandlerRegistry registry, JsonMapper jsonMapper,
-			Consumer<JobHandlerRegistry> onDiscovered) {
+	public JobListenerMethodProcessor(JobHandlerRegistry registry, JsonMapper jsonMapper) {
 		this.registry = registry;
 		this.jsonMapper = jsonMapper;
-		this.onDiscovered = onDiscovered;
 	}
 
 	@Override
@@ -73,7 +68,6 @@ public class JobListenerMethodProcessor implements SmartInitializingSingleton, B
 				processBean(beanName, type);
 			}
 		}
-		this.onDiscovered.accept(this.registry);
 	}
 
 	private void processBean(String beanName, Class<?> targetType) {

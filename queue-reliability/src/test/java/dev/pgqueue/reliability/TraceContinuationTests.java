@@ -9,9 +9,9 @@ import java.util.UUID;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 
+import dev.pgqueue.JobClient;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.QueueMode;
-import dev.pgqueue.engine.JdbcJobClient;
 import dev.pgqueue.observation.QueueObservations;
 import dev.pgqueue.test.TestTracing;
 import io.micrometer.tracing.Span;
@@ -42,7 +42,7 @@ class TraceContinuationTests {
 				TestTracing tracing = new TestTracing();
 				WorkerFleet fleet = new WorkerFleet(scenario, workload, Scenarios.options(mode, Map.of("tracing", "true")))) {
 			workload.jdbc().execute(WorkerProcess.TRACES_DDL);
-			JdbcJobClient client = workload.client(new QueueObservations(tracing.observationRegistry()));
+			JobClient client = workload.client(new QueueObservations(tracing.observationRegistry()));
 			List<Worker> workers = fleet.startReady("w", 2);
 			long start = System.nanoTime();
 			Span request = tracing.tracer().nextSpan().name("request").start();

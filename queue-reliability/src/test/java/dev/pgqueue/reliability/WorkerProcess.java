@@ -24,29 +24,18 @@ import dev.pgqueue.JobOutcome;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.QueueAssignment;
 import dev.pgqueue.QueueMode;
-import dev.pgqueue.engine.settings.ConcurrencyLimits;
+import dev.pgqueue.engine.QueueEngine;
+import dev.pgqueue.engine.buckets.BucketScope;
 import dev.pgqueue.engine.job.JobHandler;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.poll.JobPoller;
-import dev.pgqueue.engine.JobPollerFactory;
-import dev.pgqueue.engine.run.JobRunner;
+import dev.pgqueue.engine.settings.ConcurrencyLimits;
+import dev.pgqueue.engine.settings.EngineSettings;
 import dev.pgqueue.engine.settings.MaintenanceSettings;
-import dev.pgqueue.engine.NotificationListener;
-import dev.pgqueue.engine.poll.PollerWakeUps;
 import dev.pgqueue.engine.settings.QueueCatalog;
-import dev.pgqueue.engine.maintenance.QueueMaintenance;
-import dev.pgqueue.engine.poll.QueuePauses;
 import dev.pgqueue.engine.settings.QueueSettings;
-import dev.pgqueue.engine.poll.QueueSignals;
 import dev.pgqueue.engine.settings.TwoPhaseSettings;
 import dev.pgqueue.engine.settings.WorkerSettings;
-import dev.pgqueue.engine.buckets.BucketScope;
-import dev.pgqueue.engine.sql.AdminRepository;
-import dev.pgqueue.engine.sql.CoordinationRepository;
-import dev.pgqueue.engine.sql.JobRepository;
-import dev.pgqueue.engine.sql.MaintenanceRepository;
-import dev.pgqueue.engine.sql.PreparedTransactionRepository;
-import dev.pgqueue.engine.twophase.InDoubtResolver;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.observation.JobLogContext;
 import dev.pgqueue.observation.QueueObservations;
@@ -61,11 +50,10 @@ import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
-import org.springframework.transaction.support.TransactionTemplate;
 
 /**
- * One worker of the reliability scenarios, in a JVM of its own: the engine wired by hand as an
- * application has it (a HikariCP pool, the migrator, the repository with notifications, one poller,
+ * One worker of the reliability scenarios, in a JVM of its own: the engine as an application builds
+ * it ({@link QueueEngine} on a HikariCP pool the migrator prepared, with notifications: one poller,
  * the background services with the rescuer, the notification listener), polling one queue whose
  * handler records every run it finishes in the {@code ledger} table. With {@code assignment=buckets}
  * the poller is a member of the queue's bucket coordinator: the worker prints its member name and,
@@ -178,7 +166,6 @@ public final class WorkerProcess {
 		new QueueMigrator(pool, schema, true).afterPropertiesSet();
 
 		JdbcTemplate jdbc = new JdbcTemplate(pool);
-		JobRepository repository = new JobRepository(jdbc, schema, true);
 		JobHandlerRegistry handlers = new JobHandlerRegistry();
 		ExternalSystem external = (options.externalUrl != null)
 				? new ExternalSystem(externalPool(options), options.schema) : null;
@@ -200,38 +187,33 @@ public final class WorkerProcess {
 		if (options.kindMaxRunning > 0) {
 			handlers.override(KIND, options.kindMaxRunning, null);
 		}
-		QueueCatalog catalog = new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE), List.of(queue));
-		WorkerSettings workerSettings = new WorkerSettings(options.shutdownTimeout, false, false);
-		QueuePauses pauses = new QueuePauses(new AdminRepository(jdbc, schema, true));
-		JobPoller poller = new JobPollerFactory(catalog, repository, new JobRunner(handlers, counters, observations),
-				new TransactionTemplate(new DataSourceTransactionManager(pool)), counters, workerSettings, null, true,
-				new QueueSignals(repository, counters), new CoordinationRepository(jdbc, schema), options.heartbeat,
-				pauses)
-			.create(QUEUE, handlers.kindsOf(QUEUE));
-		NotificationListener notifications = new NotificationListener(pool, repository.channel(), new PollerWakeUps(),
-				options.pauseNotifications ? pauses : null);
-		notifications.register(poller);
 		MaintenanceSettings defaults = MaintenanceSettings.DEFAULT;
-		QueueMaintenance maintenance = new QueueMaintenance(new MaintenanceRepository(jdbc, schema, true),
-				new MaintenanceSettings(Duration.ofMillis(500), options.rescueInterval, defaults.cleanupInterval(),
-						defaults.statsInterval(), defaults.completedRetention(), defaults.failedRetention(),
-						defaults.cleanupBatchSize()),
-				counters, handlers::queues, new JobHandlerRegistry(), new QueueSignals(null, QueueMetrics.NONE),
-				(external != null) ? new InDoubtResolver(new PreparedTransactionRepository(jdbc, schema), schema,
-						new TwoPhaseSettings(Duration.ofMillis(500), options.inDoubtAfter, Duration.ofMinutes(10)), handlers,
-						external::effectHappened, counters) : null);
+		EngineSettings settings = EngineSettings.defaults(schema)
+			.withWorkers(new WorkerSettings(options.shutdownTimeout, false, false))
+			.withMaintenance(new MaintenanceSettings(Duration.ofMillis(500), options.rescueInterval,
+					defaults.cleanupInterval(), defaults.statsInterval(), defaults.completedRetention(),
+					defaults.failedRetention(), defaults.cleanupBatchSize()))
+			.withTwoPhase(new TwoPhaseSettings(Duration.ofMillis(500), options.inDoubtAfter, Duration.ofMinutes(10)))
+			.withHeartbeatInterval(options.heartbeat);
+		QueueEngine engine = QueueEngine.builder(pool)
+			.settings(settings)
+			.queues(new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE), List.of(queue)))
+			.handlers(handlers)
+			.transactionManager(new DataSourceTransactionManager(pool))
+			.metrics(counters)
+			.observations(observations)
+			.inDoubtJobResolver((external != null) ? external::effectHappened : null)
+			.pauseNotifications(options.pauseNotifications)
+			.build();
 
-		// The order of the Spring lifecycle: listener first, pollers and services last; stop in reverse.
+		// Stops the poller, then the services, then the listener, as the Spring lifecycle does.
 		Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-			poller.stop();
-			maintenance.stop();
-			notifications.stop();
+			engine.close();
 			pool.close();
 			System.out.println(SUMMARY + " " + counters.summary());
 		}, "worker-shutdown"));
-		notifications.start();
-		maintenance.start();
-		poller.start();
+		engine.start();
+		JobPoller poller = engine.pollers().get(0);
 		if (poller.scope() instanceof BucketScope buckets) {
 			System.out.println(BUCKET_MEMBER + buckets.coordinator().member());
 			reportBuckets(buckets);
@@ -465,7 +447,7 @@ public final class WorkerProcess {
 
 		int buckets = 64;
 
-		Duration heartbeat = JobPollerFactory.DEFAULT_HEARTBEAT_INTERVAL;
+		Duration heartbeat = EngineSettings.DEFAULT_HEARTBEAT_INTERVAL;
 
 		int perKey;
 

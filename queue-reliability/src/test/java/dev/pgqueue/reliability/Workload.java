@@ -17,12 +17,11 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
 
+import dev.pgqueue.JobClient;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.QueueMode;
-import dev.pgqueue.engine.JdbcJobClient;
-import dev.pgqueue.engine.job.JobHandlerRegistry;
-import dev.pgqueue.engine.settings.QueueCatalog;
-import dev.pgqueue.engine.settings.QueueSettings;
+import dev.pgqueue.engine.QueueEngine;
+import dev.pgqueue.engine.settings.EngineSettings;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.observation.QueueObservations;
 import dev.pgqueue.schema.QueueMigrator;
@@ -30,7 +29,6 @@ import dev.pgqueue.schema.SchemaName;
 import dev.pgqueue.test.TestDatabase;
 import dev.pgqueue.test.TestSchema;
 import org.awaitility.core.ConditionTimeoutException;
-import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 
@@ -46,9 +44,10 @@ final class Workload implements AutoCloseable {
 
 	private final TestSchema schema;
 
-	private final JobRepository repository;
+	/** An application that only enqueues, notifying on every enqueue; and those of {@link #client}. */
+	private final List<QueueEngine> engines = new ArrayList<>();
 
-	private final JdbcJobClient client;
+	private final JobClient client;
 
 	private final String table;
 
@@ -58,17 +57,19 @@ final class Workload implements AutoCloseable {
 		new QueueMigrator(this.schema.dataSource(), name, true).afterPropertiesSet();
 		jdbc().execute(WorkerProcess.LEDGER_DDL);
 		jdbc().execute(WorkerProcess.INTERVALS_DDL);
-		this.repository = new JobRepository(jdbc(), name, true);
-		this.client = new JdbcJobClient(this.repository, JsonMapper.builder().build(),
-				new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE), List.of()), new JobHandlerRegistry());
+		this.client = client(QueueObservations.NONE);
 		this.table = name.qualify("pgqueue_jobs");
 	}
 
 	/** A client of this workload's jobs table whose enqueues are observed (and, with a tracer, traced). */
-	JdbcJobClient client(QueueObservations observations) {
-		return new JdbcJobClient(this.repository, JsonMapper.builder().build(),
-				new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE), List.of()), new JobHandlerRegistry(),
-				JdbcJobClient.DEFAULT_MAX_PAYLOAD_BYTES, null, null, observations);
+	JobClient client(QueueObservations observations) {
+		QueueEngine engine = QueueEngine.builder(this.schema.dataSource())
+			.settings(EngineSettings.defaults(SchemaName.of(this.schema.name())).withNotifications(true, Duration.ZERO))
+			.observations(observations)
+			.processing(false)
+			.build();
+		this.engines.add(engine);
+		return engine.client();
 	}
 
 	/** A new schema named after the scenario, with the jobs table migrated and an empty ledger. */
@@ -89,7 +90,7 @@ final class Workload implements AutoCloseable {
 	}
 
 	JobRepository repository() {
-		return this.repository;
+		return this.engines.get(0).jobs();
 	}
 
 	TestSchema schema() {
@@ -301,6 +302,7 @@ final class Workload implements AutoCloseable {
 
 	@Override
 	public void close() {
+		this.engines.forEach(QueueEngine::close);
 		this.schema.close();
 	}
 

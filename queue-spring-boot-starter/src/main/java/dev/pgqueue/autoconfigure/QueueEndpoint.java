@@ -15,9 +15,10 @@ import dev.pgqueue.JobDetails;
 import dev.pgqueue.JobPage;
 import dev.pgqueue.JobQuery;
 import dev.pgqueue.JobState;
+import dev.pgqueue.engine.QueueEngine;
+import dev.pgqueue.engine.maintenance.QueueMaintenance;
 import dev.pgqueue.engine.poll.ClaimProgress;
 import dev.pgqueue.engine.poll.JobPoller;
-import dev.pgqueue.engine.maintenance.QueueMaintenance;
 import dev.pgqueue.engine.sql.MaintenanceRepository.LockWaits;
 import dev.pgqueue.metrics.PollCycleAssessment;
 import dev.pgqueue.metrics.QueueStats;
@@ -66,33 +67,38 @@ public class QueueEndpoint {
 
 	private final JobAdmin admin;
 
-	private final ObjectProvider<QueueMaintenance> maintenance;
-
-	private final ObjectProvider<JobPoller> pollers;
+	private final ObjectProvider<QueueEngine> engine;
 
 	/**
 	 * @param admin acts on jobs and queues
-	 * @param maintenance the background services whose readings the endpoint shows; none in an
-	 * application that does not run jobs
-	 * @param pollers this application's pollers
+	 * @param engine the engine whose pollers and services' readings the endpoint shows; its services
+	 * run only in an application that runs jobs
 	 */
-	public QueueEndpoint(JobAdmin admin, ObjectProvider<QueueMaintenance> maintenance,
-			ObjectProvider<JobPoller> pollers) {
+	public QueueEndpoint(JobAdmin admin, ObjectProvider<QueueEngine> engine) {
 		this.admin = admin;
-		this.maintenance = maintenance;
-		this.pollers = pollers;
+		this.engine = engine;
+	}
+
+	private List<JobPoller> pollers() {
+		QueueEngine current = this.engine.getIfAvailable();
+		return (current != null) ? current.pollers() : List.of();
+	}
+
+	private @Nullable QueueMaintenance maintenance() {
+		QueueEngine current = this.engine.getIfAvailable();
+		return (current != null) ? current.maintenance() : null;
 	}
 
 	/** The queues: depth, oldest age, scheduled and running jobs, paused, and their signals. */
 	@ReadOperation
 	public Map<String, Object> queues() {
-		QueueMaintenance services = this.maintenance.getIfAvailable();
+		QueueMaintenance services = maintenance();
 		Map<String, QueueStats> stats = (services != null) ? services.lastStats() : Map.of();
 		Set<String> paused = this.admin.pausedQueues();
 		Map<String, Map<String, Object>> queues = new TreeMap<>();
 		stats.forEach((queue, queueStats) -> queues.put(queue, stats(queueStats)));
 		paused.forEach((queue) -> queues.computeIfAbsent(queue, (q) -> new LinkedHashMap<>()));
-		for (JobPoller poller : this.pollers) {
+		for (JobPoller poller : pollers()) {
 			Map<String, Object> details = queues.computeIfAbsent(poller.settings().name(), (q) -> new LinkedHashMap<>());
 			details.put("polled", poller.isRunning());
 			details.put("busyWorkers", poller.busySlots());

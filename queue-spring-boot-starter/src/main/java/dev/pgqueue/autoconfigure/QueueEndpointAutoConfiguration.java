@@ -1,8 +1,7 @@
 package dev.pgqueue.autoconfigure;
 
 import dev.pgqueue.JobAdmin;
-import dev.pgqueue.engine.poll.JobPoller;
-import dev.pgqueue.engine.maintenance.QueueMaintenance;
+import dev.pgqueue.engine.QueueEngine;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
@@ -25,9 +24,8 @@ public final class QueueEndpointAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnAvailableEndpoint
-	QueueEndpoint pgqueueEndpoint(JobAdmin admin, ObjectProvider<QueueMaintenance> maintenance,
-			ObjectProvider<JobPoller> pollers) {
-		return new QueueEndpoint(admin, maintenance, pollers);
+	QueueEndpoint pgqueueEndpoint(JobAdmin admin, ObjectProvider<QueueEngine> engine) {
+		return new QueueEndpoint(admin, engine);
 	}
 
 }

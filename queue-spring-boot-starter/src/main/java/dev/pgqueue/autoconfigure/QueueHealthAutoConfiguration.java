@@ -1,11 +1,10 @@
 package dev.pgqueue.autoconfigure;
 
-import dev.pgqueue.engine.poll.JobPoller;
-import dev.pgqueue.engine.maintenance.QueueMaintenance;
+import dev.pgqueue.engine.QueueEngine;
 
-import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
@@ -17,14 +16,15 @@ import org.springframework.context.annotation.Bean;
  */
 @AutoConfiguration(after = QueueAutoConfiguration.class)
 @ConditionalOnClass({ HealthIndicator.class, ConditionalOnEnabledHealthIndicator.class })
-@ConditionalOnBean(QueueMaintenance.class)
+@ConditionalOnBean(QueueEngine.class)
+@ConditionalOnBooleanProperty(name = "pgqueue.enabled", matchIfMissing = true)
 @ConditionalOnEnabledHealthIndicator("pgqueue")
 public final class QueueHealthAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean(name = "pgqueueHealthIndicator")
-	QueueHealthIndicator pgqueueHealthIndicator(QueueMaintenance maintenance, ObjectProvider<JobPoller> pollers) {
-		return new QueueHealthIndicator(maintenance, pollers);
+	QueueHealthIndicator pgqueueHealthIndicator(QueueEngine engine) {
+		return new QueueHealthIndicator(engine);
 	}
 
 }

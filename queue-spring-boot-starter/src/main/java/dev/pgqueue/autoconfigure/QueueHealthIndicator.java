@@ -6,11 +6,12 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
-import dev.pgqueue.engine.poll.ClaimProgress;
-import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.QueueEngine;
+import dev.pgqueue.engine.buckets.BucketScope;
 import dev.pgqueue.engine.maintenance.QueueMaintenance;
 import dev.pgqueue.engine.maintenance.TransactionHorizon;
-import dev.pgqueue.engine.buckets.BucketScope;
+import dev.pgqueue.engine.poll.ClaimProgress;
+import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.sql.MaintenanceRepository.LockWaits;
 import dev.pgqueue.engine.twophase.InDoubtResolver;
 import dev.pgqueue.metrics.OldestTransaction;
@@ -18,7 +19,6 @@ import dev.pgqueue.metrics.PollCycleAssessment;
 import dev.pgqueue.metrics.PreparedTransactions;
 import dev.pgqueue.metrics.QueueStats;
 
-import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.Status;
@@ -44,14 +44,15 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 	/** A queue polled here has claimed jobs later than its SLA allows, within the last two stats intervals. */
 	public static final Status DEGRADED = new Status("DEGRADED", "jobs of a queue were claimed later than its SLA");
 
+	private final QueueEngine engine;
+
 	private final QueueMaintenance maintenance;
 
-	private final ObjectProvider<JobPoller> pollers;
-
-	public QueueHealthIndicator(QueueMaintenance maintenance, ObjectProvider<JobPoller> pollers) {
+	/** The health of a running engine's queues and services. */
+	public QueueHealthIndicator(QueueEngine engine) {
 		super("pgqueue health check failed");
-		this.maintenance = maintenance;
-		this.pollers = pollers;
+		this.engine = engine;
+		this.maintenance = engine.maintenance();
 	}
 
 	@Override
@@ -61,7 +62,7 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 		boolean slaSlipping = false;
 		Map<String, QueueStats> stats = this.maintenance.lastStats();
 		Set<String> paused = (this.maintenance.pauses() != null) ? this.maintenance.pauses().current() : Set.of();
-		for (JobPoller poller : this.pollers) {
+		for (JobPoller poller : this.engine.pollers()) {
 			String queue = poller.settings().name();
 			Map<String, Object> details = details(stats.get(queue), paused.contains(queue));
 			details.put("polling", poller.isRunning());

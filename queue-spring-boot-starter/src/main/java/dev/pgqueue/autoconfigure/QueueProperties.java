@@ -9,15 +9,13 @@ import java.util.Map;
 import dev.pgqueue.QueueAssignment;
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.RetryPolicy;
-import dev.pgqueue.engine.JdbcJobClient;
 import dev.pgqueue.engine.settings.ConcurrencyLimits;
-import dev.pgqueue.engine.JobPollerFactory;
+import dev.pgqueue.engine.settings.EngineSettings;
 import dev.pgqueue.engine.settings.MaintenanceSettings;
-import dev.pgqueue.engine.NotificationThrottle;
+import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.settings.TwoPhaseSettings;
 import dev.pgqueue.engine.settings.WorkerSettings;
 import dev.pgqueue.schema.SchemaName;
-import dev.pgqueue.engine.settings.QueueSettings;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
@@ -45,7 +43,7 @@ public class QueueProperties {
 	 * Largest payload accepted at enqueue, as serialized JSON. Larger data belongs elsewhere, with its
 	 * key in the payload.
 	 */
-	private DataSize maxPayloadSize = DataSize.ofBytes(JdbcJobClient.DEFAULT_MAX_PAYLOAD_BYTES);
+	private DataSize maxPayloadSize = DataSize.ofBytes(EngineSettings.DEFAULT_MAX_PAYLOAD_BYTES);
 
 	private final Schema schema = new Schema();
 
@@ -158,6 +156,22 @@ public class QueueProperties {
 				this.twoPhaseCommit.rollBackAfter);
 	}
 
+	/**
+	 * The engine's settings, validated.
+	 * @param virtualThreads whether the application runs on virtual threads
+	 */
+	public EngineSettings toEngineSettings(boolean virtualThreads) {
+		WorkerSettings workers = new WorkerSettings(this.shutdownTimeout, virtualThreads,
+				this.retention.completed.isZero());
+		MaintenanceSettings maintenance = toMaintenanceSettings();
+		return new EngineSettings(SchemaName.of(this.schema.name), workers, maintenance, toTwoPhaseSettings(),
+				this.notifications.enabled, this.notifications.minInterval, this.buckets.heartbeatInterval,
+				(this.maxPayloadSize != null) ? this.maxPayloadSize.toBytes() : 0,
+				// A queue counts as slipping its SLA for two stats intervals after a job missed it, so that
+				// the health component shows it between two reads.
+				maintenance.statsInterval().multipliedBy(2));
+	}
+
 	/** The background services' settings, validated. */
 	public MaintenanceSettings toMaintenanceSettings() {
 		return new MaintenanceSettings(this.maintenance.promoteInterval, this.maintenance.rescueInterval,
@@ -230,7 +244,7 @@ public class QueueProperties {
 		 * between are announced together by one notification at the end of the interval, which keeps
 		 * delivery prompt under a steady stream of enqueues. Zero notifies on every enqueue.
 		 */
-		private Duration minInterval = NotificationThrottle.DEFAULT_INTERVAL;
+		private Duration minInterval = EngineSettings.DEFAULT_NOTIFY_INTERVAL;
 
 		public boolean isEnabled() {
 			return this.enabled;
@@ -394,7 +408,7 @@ public class QueueProperties {
 		 * leader and picks up its buckets. A member that missed three heartbeats is dead: its buckets
 		 * move to the others within five heartbeat intervals of its last one.
 		 */
-		private Duration heartbeatInterval = JobPollerFactory.DEFAULT_HEARTBEAT_INTERVAL;
+		private Duration heartbeatInterval = EngineSettings.DEFAULT_HEARTBEAT_INTERVAL;
 
 		public Duration getHeartbeatInterval() {
 			return this.heartbeatInterval;

@@ -2,12 +2,11 @@ package dev.pgqueue.autoconfigure;
 
 import java.util.List;
 
+import javax.sql.DataSource;
+
 import dev.pgqueue.AdminCaller;
 import dev.pgqueue.JobAdmin;
-import dev.pgqueue.engine.JdbcJobAdmin;
-import dev.pgqueue.engine.poll.QueuePauses;
-import dev.pgqueue.engine.sql.AdminRepository;
-import dev.pgqueue.engine.sql.JobRepository;
+import dev.pgqueue.engine.QueueEngine;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -65,8 +64,8 @@ class JobAdminAutoConfigurationTests {
 	@Test
 	void namesTheAuthenticatedUserAsTheCallerWhenSpringSecurityIsThere() {
 		this.contextRunner.run((context) -> {
-			assertThat(context).hasSingleBean(JdbcJobAdmin.class)
-				.hasSingleBean(QueuePauses.class)
+			assertThat(context).hasSingleBean(JobAdmin.class)
+				.hasBean("pgqueueJobAdmin")
 				.getBean(AdminCaller.class)
 				.isInstanceOf(SecurityContextAdminCaller.class);
 			SecurityContextHolder.getContext()
@@ -137,9 +136,8 @@ class JobAdminAutoConfigurationTests {
 	static class OwnJobAdmin {
 
 		@Bean
-		JobAdmin ownJobAdmin(JobRepository repository) {
-			return new JdbcJobAdmin(new AdminRepository(repository.jdbcTemplate(), repository.schema(), false),
-					repository, null, null, () -> "audited");
+		JobAdmin ownJobAdmin(DataSource dataSource) {
+			return QueueEngine.builder(dataSource).adminCaller(() -> "audited").processing(false).build().admin();
 		}
 
 	}

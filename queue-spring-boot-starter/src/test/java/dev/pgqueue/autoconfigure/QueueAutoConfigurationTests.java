@@ -3,12 +3,11 @@ package dev.pgqueue.autoconfigure;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.Executor;
-import java.util.concurrent.Executors;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 
 import javax.sql.DataSource;
@@ -21,21 +20,12 @@ import dev.pgqueue.JobRequest;
 import dev.pgqueue.QueueAssignment;
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.RetryPolicy;
-import dev.pgqueue.engine.JdbcJobClient;
+import dev.pgqueue.engine.QueueEngine;
+import dev.pgqueue.engine.buckets.BucketScope;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.poll.JobPoller;
-import dev.pgqueue.engine.JobPollerFactory;
-import dev.pgqueue.engine.run.JobRunner;
-import dev.pgqueue.engine.settings.MaintenanceSettings;
-import dev.pgqueue.engine.NotificationListener;
-import dev.pgqueue.engine.NotificationThrottle;
-import dev.pgqueue.engine.settings.QueueCatalog;
-import dev.pgqueue.engine.maintenance.QueueMaintenance;
 import dev.pgqueue.engine.settings.ConcurrencyLimits;
 import dev.pgqueue.engine.settings.QueueSettings;
-import dev.pgqueue.engine.settings.WorkerSettings;
-import dev.pgqueue.engine.buckets.BucketScope;
-import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.schema.QueueMigrator;
 import dev.pgqueue.schema.SchemaName;
@@ -61,7 +51,6 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
-import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.annotation.Transactional;
 import org.springframework.transaction.support.TransactionTemplate;
 
@@ -97,13 +86,11 @@ class QueueAutoConfigurationTests {
 	void definesTheQueueBeansAndMigratesTheConfiguredSchemaWithoutAFlywayBean() {
 		this.contextRunner.run((context) -> {
 			assertThat(context).hasSingleBean(JobClient.class)
-				.hasSingleBean(JobRepository.class)
+				.hasSingleBean(QueueEngine.class)
 				.hasSingleBean(QueueMigrator.class)
 				.hasSingleBean(JobHandlerRegistry.class)
-				.hasSingleBean(JobRunner.class)
-				.hasSingleBean(JobPollerFactory.class)
-				.hasSingleBean(QueueMaintenance.class)
 				.doesNotHaveBean(Flyway.class);
+			assertThat(context.getBean(QueueEngine.class).maintenance()).isNotNull();
 			assertThat(SCHEMA.tables(jdbc(context))).contains("pgqueue_jobs", "pgqueue_schema_history");
 		});
 	}
@@ -161,7 +148,7 @@ class QueueAutoConfigurationTests {
 	@Test
 	void userDefinedJobClientMakesTheAutoConfiguredOneBackOff() {
 		this.contextRunner.withUserConfiguration(CustomJobClientConfiguration.class).run((context) -> {
-			assertThat(context).hasSingleBean(JobClient.class).doesNotHaveBean(JdbcJobClient.class);
+			assertThat(context).hasSingleBean(JobClient.class).doesNotHaveBean("pgqueueJobClient");
 			assertThat(context.getBean(JobClient.class)).isSameAs(context.getBean("customJobClient"));
 		});
 	}
@@ -175,18 +162,17 @@ class QueueAutoConfigurationTests {
 	}
 
 	@Test
-	void registersAStartedPollerSingletonForEachQueueThatHasListeners() {
+	void startsAPollerForEachQueueThatHasListeners() {
 		this.contextRunner.withUserConfiguration(GreetingListenerConfiguration.class, MailListenerConfiguration.class)
 			.run((context) -> {
-				assertThat(context.getBeansOfType(JobPoller.class)).containsOnlyKeys("pgqueuePoller.default",
-						"pgqueuePoller.mail");
-				JobPoller mail = context.getBean("pgqueuePoller.mail", JobPoller.class);
+				assertThat(context.getBean(QueueEngine.class).pollers()).extracting((poller) -> poller.settings().name())
+					.containsExactlyInAnyOrder("default", "mail");
+				JobPoller mail = poller(context, "mail");
 				assertThat(mail.isRunning()).isTrue();
 				assertThat(mail.kinds()).containsExactly("mail.welcome");
-				JobPoller defaults = context.getBean("pgqueuePoller.default", JobPoller.class);
+				JobPoller defaults = poller(context, "default");
 				assertThat(defaults.isRunning()).isTrue();
 				assertThat(defaults.kinds()).containsExactly("greeting", "greeting.with-job");
-				assertThat(context.getBeanFactory().isSingleton("pgqueuePoller.mail")).isTrue();
 			});
 	}
 
@@ -232,11 +218,11 @@ class QueueAutoConfigurationTests {
 			.withUserConfiguration(GreetingListenerConfiguration.class)
 			.run((context) -> {
 				assertThat(context).hasSingleBean(JobClient.class)
-					.doesNotHaveBean(JobPoller.class)
-					.doesNotHaveBean(JobRunner.class)
-					.doesNotHaveBean(JobPollerFactory.class)
-					.doesNotHaveBean(QueueMaintenance.class)
 					.doesNotHaveBean(QueueHealthIndicator.class);
+				QueueEngine engine = context.getBean(QueueEngine.class);
+				assertThat(engine.processing()).isFalse();
+				assertThat(engine.pollers()).isEmpty();
+				assertThat(engine.maintenance()).isNull();
 				UUID id = context.getBean(JobClient.class).enqueue("producer-only.greeting", new Greeting("Linus", 1));
 				assertThat(SCHEMA.stateOf(jdbc(context), id)).isEqualTo("available");
 			});
@@ -244,13 +230,16 @@ class QueueAutoConfigurationTests {
 
 	@Test
 	void throttlesNotificationsByDefaultAndNeitherNotifiesNorListensWhenTheyAreOff() {
-		this.contextRunner.run((context) -> assertThat(context).hasSingleBean(NotificationThrottle.class)
-			.hasSingleBean(NotificationListener.class));
+		this.contextRunner.run((context) -> {
+			QueueEngine engine = context.getBean(QueueEngine.class);
+			assertThat(engine.settings().notifications()).isTrue();
+			assertThat(engine.jobs().notifies()).isTrue();
+		});
 		this.contextRunner.withPropertyValues("pgqueue.notifications.enabled=false").run((context) -> {
 			assertThat(context).hasNotFailed()
-				.doesNotHaveBean(NotificationThrottle.class)
-				.doesNotHaveBean(NotificationListener.class);
-			assertThat(context.getBean(JobRepository.class).notifies()).isFalse();
+				.hasSingleBean(QueueEngine.class);
+			assertThat(context.getBean(QueueEngine.class).settings().notifications()).isFalse();
+			assertThat(context.getBean(QueueEngine.class).jobs().notifies()).isFalse();
 		});
 	}
 
@@ -304,6 +293,7 @@ class QueueAutoConfigurationTests {
 		this.contextRunner.withUserConfiguration(MailListenerConfiguration.class)
 			.withPropertyValues("pgqueue.queues.mial.concurrency=2")
 			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
 				.isInstanceOf(InvalidQueueConfigurationException.class)
 				.hasMessageContaining("queue 'mial'")
 				.hasMessageContaining("no @JobListener"));
@@ -341,7 +331,7 @@ class QueueAutoConfigurationTests {
 					"pgqueue.queues.reports.sla=10s", "pgqueue.queues.reports.per-key-concurrency=2",
 					"pgqueue.queues.reports.max-running=9", "pgqueue.queues.reports.timeout=45s")
 			.run((context) -> {
-				JobPoller poller = context.getBean("pgqueuePoller.reports", JobPoller.class);
+				JobPoller poller = poller(context, "reports");
 				assertThat(poller.settings()).isEqualTo(new QueueSettings("reports", QueueMode.LEASED, 3, 7,
 						Duration.ofMillis(250), Duration.ofSeconds(30), 5,
 						new RetryPolicy(Duration.ofSeconds(2), Duration.ofMinutes(1), 3.0, 0.5),
@@ -356,7 +346,7 @@ class QueueAutoConfigurationTests {
 			.withPropertyValues("pgqueue.queues.reports.assignment=buckets", "pgqueue.queues.reports.buckets=8",
 					"pgqueue.buckets.heartbeat-interval=200ms")
 			.run((context) -> {
-				JobPoller poller = context.getBean("pgqueuePoller.reports", JobPoller.class);
+				JobPoller poller = poller(context, "reports");
 				assertThat(poller.scope()).isInstanceOf(BucketScope.class);
 				BucketScope scope = (BucketScope) poller.scope();
 				await().atMost(TIMEOUT).untilAsserted(() -> assertThat(scope.buckets()).containsExactly(0, 1, 2, 3, 4, 5, 6, 7));
@@ -371,9 +361,9 @@ class QueueAutoConfigurationTests {
 			.withBean(RetryPolicy.class, () -> applicationPolicy)
 			.withPropertyValues("pgqueue.queues.reports.retry.multiplier=3")
 			.run((context) -> {
-				assertThat(context.getBean("pgqueuePoller.default", JobPoller.class).settings().retry())
+				assertThat(poller(context, "default").settings().retry())
 					.isEqualTo(applicationPolicy);
-				assertThat(context.getBean("pgqueuePoller.reports", JobPoller.class).settings().retry())
+				assertThat(poller(context, "reports").settings().retry())
 					.isEqualTo(new RetryPolicy(Duration.ofSeconds(5), Duration.ofMinutes(10), 3.0, 0.1));
 			});
 	}
@@ -381,7 +371,7 @@ class QueueAutoConfigurationTests {
 	@Test
 	void withoutARetryPolicyBeanQueuesBackOffByTheDocumentedDefaults() {
 		this.contextRunner.withUserConfiguration(ReportListenerConfiguration.class)
-			.run((context) -> assertThat(context.getBean("pgqueuePoller.reports", JobPoller.class).settings().retry())
+			.run((context) -> assertThat(poller(context, "reports").settings().retry())
 				.isEqualTo(new RetryPolicy(Duration.ofSeconds(1), Duration.ofHours(1), 2.0, 0.2)));
 	}
 
@@ -416,7 +406,7 @@ class QueueAutoConfigurationTests {
 				UUID id = context.getBean(JobClient.class).enqueue("thread.probe", "which thread?");
 				ThreadProbe probe = context.getBean(ThreadProbe.class);
 				await().atMost(TIMEOUT).until(() -> probe.virtualByJob.containsKey(id));
-				assertThat(context.getBean("pgqueuePoller.default", JobPoller.class).isRunning()).isTrue();
+				assertThat(poller(context, "default").isRunning()).isTrue();
 				assertThat(probe.threadNameByJob.get(id)).startsWith("pgqueue-default-");
 				boolean jdkHasVirtualThreads = Runtime.version().feature() >= 21;
 				assertThat(probe.virtualByJob.get(id)).isEqualTo(jdkHasVirtualThreads);
@@ -702,6 +692,17 @@ class QueueAutoConfigurationTests {
 			return new QueueMigrator(dataSource, SchemaName.of(SCHEMA.name()), true);
 		}
 
+	}
+
+
+	/** The started poller of the queue in the engine of the context. */
+	static JobPoller poller(org.springframework.context.ApplicationContext context, String queue) {
+		return context.getBean(QueueEngine.class)
+			.pollers()
+			.stream()
+			.filter((poller) -> poller.settings().name().equals(queue))
+			.findFirst()
+			.orElseThrow(() -> new AssertionError("No poller of queue '" + queue + "'"));
 	}
 
 }

@@ -11,7 +11,6 @@ import javax.sql.DataSource;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobListener;
 import dev.pgqueue.JobRequest;
-import dev.pgqueue.engine.poll.JobPoller;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
@@ -163,7 +162,7 @@ class QueueHealthIndicatorTests {
 				.enqueue(JobRequest.of("invoice.send", "late").queue("billing").runAt(Instant.now().minusSeconds(3600)));
 			await().atMost(TIMEOUT)
 				.untilAsserted(() -> assertThat(indicator.health(true).getStatus()).isEqualTo(QueueHealthIndicator.DEGRADED));
-			context.getBean("pgqueuePoller.billing", JobPoller.class).stop();
+			QueueAutoConfigurationTests.poller(context, "billing").stop();
 			Health health = indicator.health(true);
 			assertThat(health.getStatus()).isEqualTo(Status.DOWN);
 			assertThat(queueDetails(health, "billing")).containsEntry("polling", false);

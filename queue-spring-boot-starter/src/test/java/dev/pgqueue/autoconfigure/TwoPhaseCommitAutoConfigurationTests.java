@@ -10,8 +10,9 @@ import dev.pgqueue.InDoubtJobResolver;
 import dev.pgqueue.Job;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobListener;
-import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.maintenance.QueueMaintenance;
+import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.settings.TwoPhaseSettings;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -66,7 +67,7 @@ class TwoPhaseCommitAutoConfigurationTests {
 				PaymentListener listener = context.getBean(PaymentListener.class);
 				await().atMost(TIMEOUT).until(() -> "completed".equals(SCHEMA.stateOf(jdbc(context), id)));
 				assertThat(listener.sawPrepared).containsEntry(id, true);
-				JobPoller poller = context.getBean("pgqueuePoller.payments", JobPoller.class);
+				JobPoller poller = QueueAutoConfigurationTests.poller(context, "payments");
 				assertThat(poller.settings().batchSize()).as("batch size of a two-phase queue by default").isEqualTo(1);
 				assertThat(jdbc(context).queryForObject(
 						"SELECT count(*) FROM pg_prepared_xacts WHERE starts_with(gid, ?)", Long.class,
@@ -80,7 +81,7 @@ class TwoPhaseCommitAutoConfigurationTests {
 			.withPropertyValues("pgqueue.two-phase-commit.resolve-interval=200ms",
 					"pgqueue.two-phase-commit.in-doubt-after=5s", "pgqueue.two-phase-commit.roll-back-after=10m")
 			.run((context) -> {
-				QueueMaintenance maintenance = context.getBean(QueueMaintenance.class);
+				QueueMaintenance maintenance = context.getBean(QueueEngine.class).maintenance();
 				assertThat(maintenance.inDoubtResolver()).isNotNull();
 				assertThat(maintenance.inDoubtResolver().settings()).isEqualTo(new TwoPhaseSettings(
 						Duration.ofMillis(200), Duration.ofSeconds(5), Duration.ofMinutes(10)));
@@ -105,7 +106,7 @@ class TwoPhaseCommitAutoConfigurationTests {
 			.withPropertyValues(SCHEMA.properties())
 			.withUserConfiguration(PlainListener.class)
 			.run((context) -> {
-				assertThat(context.getBean(QueueMaintenance.class).inDoubtResolver()).isNull();
+				assertThat(context.getBean(QueueEngine.class).maintenance().inDoubtResolver()).isNull();
 				Health health = context.getBean("pgqueueHealthIndicator", HealthIndicator.class).health(true);
 				assertThat(health.getDetails()).doesNotContainKey("preparedTransactions");
 			});

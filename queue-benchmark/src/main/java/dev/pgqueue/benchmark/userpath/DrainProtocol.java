@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Properties;
 
+import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.schema.SchemaName;
 import io.micrometer.core.instrument.Counter;
@@ -38,7 +39,8 @@ import org.springframework.core.env.Environment;
  * <li>{@code EXIT}, or the end of stdin, closes the application.</li>
  * </ol>
  *
- * <p>Pollers are stopped and started through their {@code SmartLifecycle} methods, as a context
+ * <p>The pollers are those the starter's {@link QueueEngine} made at start-up, one per queue with a
+ * listener; they are stopped and started through their {@code SmartLifecycle} methods, as a context
  * stop and start would; a restart builds new worker threads but keeps the compiled code.
  */
 final class DrainProtocol {
@@ -67,7 +69,10 @@ final class DrainProtocol {
 		this.commands = commands;
 		this.out = out;
 		this.listener = context.getBean(NoopListener.class);
-		this.pollers = List.copyOf(context.getBeansOfType(JobPoller.class).values());
+		this.pollers = context.getBeanProvider(QueueEngine.class)
+			.stream()
+			.flatMap((engine) -> engine.pollers().stream())
+			.toList();
 		this.registry = context.getBean(MeterRegistry.class);
 		String table = SchemaName.of(environment().getRequiredProperty("pgqueue.schema.name")).qualify("pgqueue_jobs");
 		this.unfinishedQuery = "SELECT EXISTS (SELECT 1 FROM " + table + " WHERE state IN ('available', 'running'))";

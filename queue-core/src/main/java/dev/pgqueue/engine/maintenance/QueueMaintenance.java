@@ -12,23 +12,21 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.function.Supplier;
 
 import dev.pgqueue.JobState;
+import dev.pgqueue.engine.job.JobHandlerRegistry;
+import dev.pgqueue.engine.poll.ClaimProgress;
+import dev.pgqueue.engine.poll.QueuePauses;
+import dev.pgqueue.engine.poll.QueueSignals;
+import dev.pgqueue.engine.settings.MaintenanceSettings;
+import dev.pgqueue.engine.sql.MaintenanceRepository.LockWaits;
 import dev.pgqueue.engine.sql.MaintenanceRepository;
 import dev.pgqueue.engine.twophase.InDoubtResolver;
-import dev.pgqueue.engine.sql.MaintenanceRepository.LockWaits;
 import dev.pgqueue.metrics.OldestTransaction;
 import dev.pgqueue.metrics.PollCycleAssessment;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.metrics.QueueStats;
-import dev.pgqueue.engine.job.JobHandlerRegistry;
-import dev.pgqueue.engine.poll.ClaimProgress;
-import dev.pgqueue.engine.poll.JobPoller;
-import dev.pgqueue.engine.poll.QueuePauses;
-import dev.pgqueue.engine.poll.QueueSignals;
-import dev.pgqueue.engine.settings.MaintenanceSettings;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import org.springframework.context.SmartLifecycle;
 import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
 
 /**
@@ -50,7 +48,7 @@ import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
  * Promoter and rescuer use {@code SKIP LOCKED}, so every instance may run them at once without
  * waiting on each other. A failing service logs and tries again on its next tick.
  */
-public class QueueMaintenance implements SmartLifecycle {
+public class QueueMaintenance {
 
 	private static final Logger logger = LoggerFactory.getLogger(QueueMaintenance.class);
 
@@ -93,47 +91,6 @@ public class QueueMaintenance implements SmartLifecycle {
 
 	/**
 	 * @param knownQueues queues reported even while empty (configured and listened-to queues)
-	 */
-	public QueueMaintenance(MaintenanceRepository repository, MaintenanceSettings settings, QueueMetrics metrics,
-			Supplier<? extends Collection<String>> knownQueues) {
-		this(repository, settings, metrics, knownQueues, new JobHandlerRegistry());
-	}
-
-	/**
-	 * @param knownQueues queues reported even while empty (configured and listened-to queues)
-	 * @param handlers this application's listeners, to warn about due jobs that none of them claims
-	 */
-	public QueueMaintenance(MaintenanceRepository repository, MaintenanceSettings settings, QueueMetrics metrics,
-			Supplier<? extends Collection<String>> knownQueues, JobHandlerRegistry handlers) {
-		// No poller records into these signals: nothing to assess.
-		this(repository, settings, metrics, knownQueues, handlers, new QueueSignals(null, QueueMetrics.NONE));
-	}
-
-	/**
-	 * @param knownQueues queues reported even while empty (configured and listened-to queues)
-	 * @param handlers this application's listeners, to warn about due jobs that none of them claims
-	 * @param signals what the pollers' claims recorded, assessed on each stats read
-	 */
-	public QueueMaintenance(MaintenanceRepository repository, MaintenanceSettings settings, QueueMetrics metrics,
-			Supplier<? extends Collection<String>> knownQueues, JobHandlerRegistry handlers, QueueSignals signals) {
-		this(repository, settings, metrics, knownQueues, handlers, signals, null);
-	}
-
-	/**
-	 * @param knownQueues queues reported even while empty (configured and listened-to queues)
-	 * @param handlers this application's listeners, to warn about due jobs that none of them claims
-	 * @param signals what the pollers' claims recorded, assessed on each stats read
-	 * @param inDoubtResolver finishes prepared transactions that dead workers left; {@code null} in an
-	 * application without queues that use two-phase commit
-	 */
-	public QueueMaintenance(MaintenanceRepository repository, MaintenanceSettings settings, QueueMetrics metrics,
-			Supplier<? extends Collection<String>> knownQueues, JobHandlerRegistry handlers, QueueSignals signals,
-			InDoubtResolver inDoubtResolver) {
-		this(repository, settings, metrics, knownQueues, handlers, signals, inDoubtResolver, null);
-	}
-
-	/**
-	 * @param knownQueues queues reported even while empty (configured and listened-to queues)
 	 * @param handlers this application's listeners, to warn about due jobs that none of them claims
 	 * @param signals what the pollers' claims recorded, assessed on each stats read
 	 * @param inDoubtResolver finishes prepared transactions that dead workers left; {@code null} in an
@@ -153,7 +110,6 @@ public class QueueMaintenance implements SmartLifecycle {
 		this.knownQueues = knownQueues;
 	}
 
-	@Override
 	public synchronized void start() {
 		if (this.scheduler != null) {
 			return;
@@ -185,7 +141,6 @@ public class QueueMaintenance implements SmartLifecycle {
 		}, interval));
 	}
 
-	@Override
 	public synchronized void stop() {
 		if (this.scheduler == null) {
 			return;
@@ -196,15 +151,10 @@ public class QueueMaintenance implements SmartLifecycle {
 		this.scheduler = null;
 	}
 
-	@Override
 	public boolean isRunning() {
 		return this.scheduler != null;
 	}
 
-	@Override
-	public int getPhase() {
-		return JobPoller.PHASE;
-	}
 
 	/** Makes due scheduled jobs available; returns how many. */
 	public int promote() {

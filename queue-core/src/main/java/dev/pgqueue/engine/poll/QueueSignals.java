@@ -10,10 +10,10 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 import dev.pgqueue.QueueAssignment;
+import dev.pgqueue.engine.settings.EngineSettings;
+import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.metrics.QueueMetrics;
-import dev.pgqueue.engine.settings.MaintenanceSettings;
-import dev.pgqueue.engine.settings.QueueSettings;
 
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
@@ -28,7 +28,6 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 public final class QueueSignals implements AutoCloseable {
 
 	/** How long a queue counts as slipping after a job missed its SLA, by default: two default stats intervals. */
-	public static final Duration DEFAULT_SLA_WINDOW = MaintenanceSettings.DEFAULT.statsInterval().multipliedBy(2);
 
 	private final JobRepository repository;
 
@@ -41,7 +40,7 @@ public final class QueueSignals implements AutoCloseable {
 	private final Map<String, ClaimProgress> queues = new ConcurrentHashMap<>();
 
 	public QueueSignals(JobRepository repository, QueueMetrics metrics) {
-		this(repository, metrics, DEFAULT_SLA_WINDOW);
+		this(repository, metrics, EngineSettings.DEFAULT_SLA_WINDOW);
 	}
 
 	/**

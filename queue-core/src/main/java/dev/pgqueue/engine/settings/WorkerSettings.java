@@ -18,6 +18,9 @@ public record WorkerSettings(Duration shutdownTimeout, boolean virtualThreads, b
 
 	public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(20);
 
+	/** Every default: platform threads, completed jobs kept. */
+	public static final WorkerSettings DEFAULT = new WorkerSettings(DEFAULT_SHUTDOWN_TIMEOUT, false, false);
+
 	public WorkerSettings {
 		if (shutdownTimeout == null || shutdownTimeout.isNegative()) {
 			throw new InvalidQueueConfigurationException("pgqueue.shutdown-timeout",

@@ -4,8 +4,7 @@ import java.time.Duration;
 
 import dev.pgqueue.JobAdmin;
 import dev.pgqueue.autoconfigure.QueueAutoConfiguration;
-import dev.pgqueue.engine.poll.JobPoller;
-import dev.pgqueue.engine.maintenance.QueueMaintenance;
+import dev.pgqueue.engine.QueueEngine;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -16,8 +15,8 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication.Type;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -51,13 +50,12 @@ public final class QueueDashboardAutoConfiguration {
 	private static final Logger logger = LoggerFactory.getLogger(QueueDashboardAutoConfiguration.class);
 
 	@Bean
-	DashboardController pgqueueDashboardController(JobAdmin admin, ObjectProvider<QueueMaintenance> maintenance,
-			ObjectProvider<JobPoller> pollers, DashboardAccess access, QueueDashboardProperties properties) {
+	DashboardController pgqueueDashboardController(JobAdmin admin, ObjectProvider<QueueEngine> engine, DashboardAccess access, QueueDashboardProperties properties) {
 		String path = path(properties);
 		logger.info("pgqueue dashboard at {}: {}", path, access.rules());
 		// Half the refresh interval: a page that reloads on time finds a fresh count.
 		Duration countGap = properties.getRefreshInterval().dividedBy(2);
-		QueueSummaries queues = new QueueSummaries(admin, maintenance, pollers,
+		QueueSummaries queues = new QueueSummaries(admin, engine,
 				(countGap.compareTo(MIN_COUNT_GAP) > 0) ? countGap : MIN_COUNT_GAP);
 		return new DashboardController(admin, queues, access, new DashboardPages(properties.getRefreshInterval()),
 				path);

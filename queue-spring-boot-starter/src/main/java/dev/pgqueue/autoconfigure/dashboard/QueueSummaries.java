@@ -14,8 +14,9 @@ import java.util.function.LongSupplier;
 
 import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobState;
-import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.maintenance.QueueMaintenance;
+import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.metrics.QueueStats;
 import org.jspecify.annotations.Nullable;
 
@@ -37,9 +38,7 @@ final class QueueSummaries {
 
 	private final JobAdmin admin;
 
-	private final ObjectProvider<QueueMaintenance> maintenance;
-
-	private final ObjectProvider<JobPoller> pollers;
+	private final ObjectProvider<QueueEngine> engine;
 
 	private final LongSupplier nanoTime;
 
@@ -53,16 +52,13 @@ final class QueueSummaries {
 	 * @param minReadingGap shortest time between two counts of the jobs; pages asking sooner share
 	 * the last one
 	 */
-	QueueSummaries(JobAdmin admin, ObjectProvider<QueueMaintenance> maintenance, ObjectProvider<JobPoller> pollers,
-			Duration minReadingGap) {
-		this(admin, maintenance, pollers, minReadingGap, System::nanoTime);
+	QueueSummaries(JobAdmin admin, ObjectProvider<QueueEngine> engine, Duration minReadingGap) {
+		this(admin, engine, minReadingGap, System::nanoTime);
 	}
 
-	QueueSummaries(JobAdmin admin, ObjectProvider<QueueMaintenance> maintenance, ObjectProvider<JobPoller> pollers,
-			Duration minReadingGap, LongSupplier nanoTime) {
+	QueueSummaries(JobAdmin admin, ObjectProvider<QueueEngine> engine, Duration minReadingGap, LongSupplier nanoTime) {
 		this.admin = admin;
-		this.maintenance = maintenance;
-		this.pollers = pollers;
+		this.engine = engine;
 		this.minReadingGapNanos = minReadingGap.toNanos();
 		this.nanoTime = nanoTime;
 	}
@@ -72,10 +68,13 @@ final class QueueSummaries {
 		Counted counted = count();
 		Map<String, Map<JobState, Long>> counts = counted.counts();
 		Set<String> paused = this.admin.pausedQueues();
-		QueueMaintenance services = this.maintenance.getIfAvailable();
+		QueueEngine current = this.engine.getIfAvailable();
+		QueueMaintenance services = (current != null) ? current.maintenance() : null;
 		Map<String, QueueStats> stats = (services != null) ? services.lastStats() : Map.of();
 		Map<String, JobPoller> polled = new HashMap<>();
-		this.pollers.orderedStream().forEach((poller) -> polled.put(poller.settings().name(), poller));
+		if (current != null) {
+			current.pollers().forEach((poller) -> polled.putIfAbsent(poller.settings().name(), poller));
+		}
 
 		Set<String> queues = new TreeSet<>(counts.keySet());
 		queues.addAll(paused);

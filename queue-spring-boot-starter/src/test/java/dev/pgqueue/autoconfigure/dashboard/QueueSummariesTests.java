@@ -3,8 +3,7 @@ package dev.pgqueue.autoconfigure.dashboard;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 
-import dev.pgqueue.engine.poll.JobPoller;
-import dev.pgqueue.engine.maintenance.QueueMaintenance;
+import dev.pgqueue.engine.QueueEngine;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -26,9 +25,8 @@ class QueueSummariesTests {
 
 	QueueSummariesTests() {
 		DefaultListableBeanFactory beans = new DefaultListableBeanFactory();
-		ObjectProvider<QueueMaintenance> maintenance = beans.getBeanProvider(QueueMaintenance.class);
-		ObjectProvider<JobPoller> pollers = beans.getBeanProvider(JobPoller.class);
-		this.summaries = new QueueSummaries(this.admin, maintenance, pollers, Duration.ofSeconds(2), this.nanos::get);
+		ObjectProvider<QueueEngine> engine = beans.getBeanProvider(QueueEngine.class);
+		this.summaries = new QueueSummaries(this.admin, engine, Duration.ofSeconds(2), this.nanos::get);
 	}
 
 	@Test

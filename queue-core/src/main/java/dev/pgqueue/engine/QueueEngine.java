@@ -1,0 +1,531 @@
+package dev.pgqueue.engine;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import javax.sql.DataSource;
+
+import dev.pgqueue.AdminCaller;
+import dev.pgqueue.InDoubtJobResolver;
+import dev.pgqueue.InvalidQueueConfigurationException;
+import dev.pgqueue.JobAdmin;
+import dev.pgqueue.JobClient;
+import dev.pgqueue.JobRequest;
+import dev.pgqueue.engine.job.JobHandlerRegistry;
+import dev.pgqueue.engine.maintenance.QueueMaintenance;
+import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.poll.PollerWakeUps;
+import dev.pgqueue.engine.poll.QueuePauses;
+import dev.pgqueue.engine.poll.QueueSignals;
+import dev.pgqueue.engine.run.JobRunner;
+import dev.pgqueue.engine.settings.EngineSettings;
+import dev.pgqueue.engine.settings.QueueCatalog;
+import dev.pgqueue.engine.settings.QueueSettings;
+import dev.pgqueue.engine.sql.AdminRepository;
+import dev.pgqueue.engine.sql.CoordinationRepository;
+import dev.pgqueue.engine.sql.JobRepository;
+import dev.pgqueue.engine.sql.MaintenanceRepository;
+import dev.pgqueue.engine.sql.PreparedTransactionRepository;
+import dev.pgqueue.engine.twophase.InDoubtResolver;
+import dev.pgqueue.metrics.QueueMetrics;
+import dev.pgqueue.observation.QueueObservations;
+import dev.pgqueue.schema.SchemaName;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.context.SmartLifecycle;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * The whole engine of one application, assembled once from its settings and collaborators: the
+ * repositories, the {@link JobClient} and {@link JobAdmin}, and, when it processes jobs, one
+ * {@link JobPoller} per queue that has listeners, the background services and the notification
+ * listener. The starter, the benchmark, the tests' fixtures and the reliability suite's worker
+ * processes all build it through {@link #builder(DataSource)}.
+ *
+ * <p>Listeners are registered in its {@link #handlers() handler registry} before {@link #start()},
+ * which checks the configuration against them, creates the pollers and starts everything: the
+ * notification listener first, then the services, then the pollers. {@link #stop(Runnable)} stops in
+ * the reverse order, the pollers of every queue at once (each gets the shutdown timeout to let its
+ * running jobs finish). As a {@link SmartLifecycle} it starts late and stops early: after everything a
+ * listener may use, before the data source.
+ */
+public final class QueueEngine implements SmartLifecycle, AutoCloseable {
+
+	private static final Logger logger = LoggerFactory.getLogger(QueueEngine.class);
+
+	private final EngineSettings settings;
+
+	private final QueueCatalog queues;
+
+	private final JobHandlerRegistry handlers;
+
+	private final JobRepository jobs;
+
+	private final QueuePauses pauses;
+
+	private final PollerWakeUps wakeUps = new PollerWakeUps();
+
+	private final NotificationThrottle throttle;
+
+	private final JdbcJobClient client;
+
+	private final JdbcJobAdmin admin;
+
+	private final boolean processing;
+
+	private final boolean twoPhaseResolverGiven;
+
+	private final JobRunner runner;
+
+	private final QueueSignals signals;
+
+	private final JobPollerFactory pollerFactory;
+
+	private final NotificationListener notifications;
+
+	private final QueueMaintenance maintenance;
+
+	private final List<JobPoller> pollers = new ArrayList<>();
+
+	private volatile boolean running;
+
+	private QueueEngine(Builder builder) {
+		this.settings = builder.settings;
+		this.queues = (builder.queues != null) ? builder.queues
+				: new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE), List.of());
+		this.handlers = builder.handlers;
+		SchemaName schema = this.settings.schema();
+		JdbcTemplate jdbc = (builder.jdbcTemplate != null) ? builder.jdbcTemplate : new JdbcTemplate(builder.dataSource);
+		boolean notify = this.settings.notifications();
+		this.jobs = (builder.jobs != null) ? builder.jobs : new JobRepository(jdbc, schema, notify);
+		AdminRepository adminRepository = new AdminRepository(jdbc, schema, notify);
+		this.pauses = (builder.pauses != null) ? builder.pauses : new QueuePauses(adminRepository);
+		this.throttle = notify ? new NotificationThrottle(this.jobs, this.settings.notifyInterval()) : null;
+		this.client = new JdbcJobClient(this.jobs, builder.jsonMapper, this.queues, this.handlers,
+				this.settings.maxPayloadBytes(), this.wakeUps, this.throttle, builder.observations);
+		this.admin = new JdbcJobAdmin(adminRepository, this.jobs, this.pauses, this.wakeUps, builder.adminCaller);
+		this.processing = builder.processing;
+		this.twoPhaseResolverGiven = builder.inDoubtJobResolver != null;
+		this.runner = new JobRunner(this.handlers, builder.metrics, builder.observations);
+		this.signals = (builder.signals != null) ? builder.signals
+				: new QueueSignals(this.jobs, builder.metrics, this.settings.slaWindow());
+		PlatformTransactionManager manager = builder.transactionManager;
+		this.pollerFactory = new JobPollerFactory(this.queues, this.jobs, this.runner,
+				(manager != null) ? new TransactionTemplate(manager) : null, builder.metrics, this.settings.workers(),
+				builder.workerExecutor, builder.claimFloors, this.signals, new CoordinationRepository(jdbc, schema),
+				this.settings.heartbeatInterval());
+		this.notifications = (this.processing && notify)
+				? new NotificationListener(builder.dataSource, this.jobs.channel(), this.wakeUps,
+						builder.pauseNotifications ? this.pauses : null)
+				: null;
+		boolean twoPhase = this.queues.configuredQueues()
+			.stream()
+			.anyMatch((queue) -> this.queues.settings(queue).twoPhaseCommit());
+		InDoubtResolver resolver = (twoPhase && builder.inDoubtJobResolver != null)
+				? new InDoubtResolver(new PreparedTransactionRepository(jdbc, schema), schema, this.settings.twoPhase(),
+						this.handlers, builder.inDoubtJobResolver, builder.metrics)
+				: null;
+		this.maintenance = this.processing ? new QueueMaintenance(new MaintenanceRepository(jdbc, schema, notify),
+				this.settings.maintenance(), builder.metrics, this::knownQueues, this.handlers, this.signals, resolver,
+				this.pauses) : null;
+	}
+
+	/** An engine on this pool of connections; see {@link Builder} for the rest. */
+	public static Builder builder(DataSource dataSource) {
+		return new Builder(dataSource);
+	}
+
+	/** Enqueues jobs; wakes this application's pollers after commit. */
+	public JobClient client() {
+		return this.client;
+	}
+
+	/** Inspects and changes jobs and queues. */
+	public JobAdmin admin() {
+		return this.admin;
+	}
+
+	/** Where listeners are registered, before {@link #start()}. */
+	public JobHandlerRegistry handlers() {
+		return this.handlers;
+	}
+
+	public QueueCatalog queues() {
+		return this.queues;
+	}
+
+	public EngineSettings settings() {
+		return this.settings;
+	}
+
+	/** Which queues operators paused. */
+	public QueuePauses pauses() {
+		return this.pauses;
+	}
+
+	/** What the pollers' claims recorded: the degradation signals of each polled queue. */
+	public QueueSignals signals() {
+		return this.signals;
+	}
+
+	/** The pollers to wake when their queue has new jobs. */
+	public PollerWakeUps wakeUps() {
+		return this.wakeUps;
+	}
+
+	/** Runs one attempt of a job and records its outcome. */
+	public JobRunner runner() {
+		return this.runner;
+	}
+
+	/** The statements of the jobs table. */
+	public JobRepository jobs() {
+		return this.jobs;
+	}
+
+	/** Whether this engine runs jobs (pollers and services), or only enqueues and administers them. */
+	public boolean processing() {
+		return this.processing;
+	}
+
+	/** The background services; {@code null} when this engine does not process jobs. */
+	public QueueMaintenance maintenance() {
+		return this.maintenance;
+	}
+
+	/** The pollers {@link #start()} made, one per queue with listeners, and those {@link #newPoller} made. */
+	public synchronized List<JobPoller> pollers() {
+		return List.copyOf(this.pollers);
+	}
+
+	/**
+	 * A new, unstarted poller of the queue for the kinds registered in it, woken with the others.
+	 * Stopped by {@link #stop()} if started. For tests and benchmarks that run several pollers of one
+	 * queue, as several instances would.
+	 */
+	public JobPoller newPoller(String queue) {
+		return newPoller(queue, this.pauses);
+	}
+
+	/**
+	 * A new, unstarted poller of the queue that asks {@code pauses} whether its queue is paused, as
+	 * the poller of another instance would.
+	 */
+	public synchronized JobPoller newPoller(String queue, QueuePauses pauses) {
+		JobPoller poller = this.pollerFactory.create(queue, this.handlers.kindsOf(queue), pauses);
+		this.pollers.add(poller);
+		this.wakeUps.register(poller);
+		return poller;
+	}
+
+	private Set<String> knownQueues() {
+		Set<String> known = new TreeSet<>(this.queues.configuredQueues());
+		known.addAll(this.handlers.queues());
+		return known;
+	}
+
+	/**
+	 * Checks the configuration against the registered listeners, creates one poller per queue that
+	 * has listeners and starts the notification listener, the services and the pollers. Does nothing
+	 * but check when this engine does not process jobs.
+	 * @throws InvalidQueueConfigurationException when a configured queue has no listener here, or a
+	 * queue with two-phase commit has no {@link InDoubtJobResolver}
+	 */
+	@Override
+	public synchronized void start() {
+		if (this.running) {
+			return;
+		}
+		if (!this.processing) {
+			logger.info("pgqueue processing is off (pgqueue.enabled=false): jobs are enqueued but not run here");
+			this.running = true;
+			return;
+		}
+		checkQueues();
+		if (this.handlers.queues().isEmpty()) {
+			logger.info("pgqueue found no @JobListener methods; no queue is polled in this application");
+		}
+		List<JobPoller> created = new ArrayList<>();
+		for (String queue : this.handlers.queues()) {
+			created.add(newPoller(queue));
+		}
+		if (this.notifications != null) {
+			this.notifications.start();
+		}
+		this.maintenance.start();
+		created.forEach(JobPoller::start);
+		this.running = true;
+	}
+
+	private void checkQueues() {
+		Set<String> unused = new TreeSet<>(this.queues.configuredQueues());
+		unused.removeAll(this.handlers.queues());
+		if (!unused.isEmpty()) {
+			String queue = unused.iterator().next();
+			throw new InvalidQueueConfigurationException("pgqueue.queues." + queue, "pgqueue.queues configures queue '"
+					+ queue + "', but no @JobListener in this application runs jobs in it (queues with listeners: "
+					+ this.handlers.queues() + ")", "Fix the queue's name, add a @JobListener(queue = \"" + queue
+							+ "\"), remove its configuration, or set pgqueue.enabled=false in an application that "
+							+ "only enqueues.");
+		}
+		for (String queue : this.handlers.queues()) {
+			if (this.queues.settings(queue).twoPhaseCommit() && !this.twoPhaseResolverGiven) {
+				throw new InvalidQueueConfigurationException("pgqueue.queues." + queue + ".two-phase-commit", "Queue '"
+						+ queue + "' uses two-phase commit, but the application defines no InDoubtJobResolver bean (or "
+						+ "more than one): a job whose worker dies between prepare and commit would stay in doubt, "
+						+ "holding its row and vacuum back, until pgqueue.two-phase-commit.roll-back-after",
+						"Define one InDoubtJobResolver bean that asks the other system whether a job's effect happened "
+								+ "(by the job's id); if the effects are idempotent and may simply run again, "
+								+ "(job) -> false will do.");
+			}
+		}
+	}
+
+	@Override
+	public void stop() {
+		CountDownLatch stopped = new CountDownLatch(1);
+		stop(stopped::countDown);
+		try {
+			stopped.await();
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	/**
+	 * Stops the pollers, all at once, then the services and the notification listener; calls
+	 * {@code callback} when all have stopped.
+	 */
+	@Override
+	public void stop(Runnable callback) {
+		List<JobPoller> running;
+		synchronized (this) {
+			if (!this.running) {
+				callback.run();
+				return;
+			}
+			this.running = false;
+			running = this.pollers.stream().filter(JobPoller::isRunning).toList();
+		}
+		Runnable afterPollers = () -> {
+			if (this.maintenance != null) {
+				this.maintenance.stop();
+			}
+			if (this.notifications != null) {
+				this.notifications.stop();
+			}
+			callback.run();
+		};
+		if (running.isEmpty()) {
+			afterPollers.run();
+			return;
+		}
+		AtomicInteger left = new AtomicInteger(running.size());
+		for (JobPoller poller : running) {
+			poller.stop(() -> {
+				if (left.decrementAndGet() == 0) {
+					afterPollers.run();
+				}
+			});
+		}
+	}
+
+	@Override
+	public boolean isRunning() {
+		return this.running;
+	}
+
+	@Override
+	public int getPhase() {
+		return JobPoller.PHASE;
+	}
+
+	/** Stops everything, including pollers started outside {@link #start()}, and the notification throttle. */
+	@Override
+	public void close() {
+		stop();
+		pollers().stream().filter(JobPoller::isRunning).forEach(JobPoller::stop);
+		if (this.maintenance != null && this.maintenance.isRunning()) {
+			this.maintenance.stop();
+		}
+		if (this.throttle != null) {
+			this.throttle.close();
+		}
+		this.signals.close();
+	}
+
+	/**
+	 * What an engine is built from. Only the pool of connections is required; everything else has a
+	 * default: the schema's {@link EngineSettings#defaults defaults}, no queue configured (every queue
+	 * runs with the default settings), a new handler registry, no transaction manager (transactional
+	 * queues then fail at start with a message saying what to define), a plain JSON mapper, no
+	 * metrics, no observations, a pool of workers per queue, the {@link AdminCaller#SYSTEM system}
+	 * caller.
+	 */
+	public static final class Builder {
+
+		private final DataSource dataSource;
+
+		private EngineSettings settings = EngineSettings.defaults(SchemaName.of(SchemaName.DEFAULT));
+
+		private QueueCatalog queues;
+
+		private JobHandlerRegistry handlers = new JobHandlerRegistry();
+
+		private JdbcTemplate jdbcTemplate;
+
+		private PlatformTransactionManager transactionManager;
+
+		private JsonMapper jsonMapper;
+
+		private QueueMetrics metrics = QueueMetrics.NONE;
+
+		private QueueObservations observations = QueueObservations.NONE;
+
+		private Executor workerExecutor;
+
+		private InDoubtJobResolver inDoubtJobResolver;
+
+		private AdminCaller adminCaller = AdminCaller.SYSTEM;
+
+		private boolean processing = true;
+
+		private boolean claimFloors = true;
+
+		private QueueSignals signals;
+
+		private QueuePauses pauses;
+
+		private JobRepository jobs;
+
+		private boolean pauseNotifications = true;
+
+		private Builder(DataSource dataSource) {
+			this.dataSource = dataSource;
+		}
+
+		public Builder settings(EngineSettings settings) {
+			this.settings = settings;
+			return this;
+		}
+
+		/** The configured queues, and the settings of any other. */
+		public Builder queues(QueueCatalog queues) {
+			this.queues = queues;
+			return this;
+		}
+
+		/** Where listeners are registered; a new, empty registry unless given. */
+		public Builder handlers(JobHandlerRegistry handlers) {
+			this.handlers = handlers;
+			return this;
+		}
+
+		/** Runs every statement; one on the data source unless given. */
+		public Builder jdbcTemplate(JdbcTemplate jdbcTemplate) {
+			this.jdbcTemplate = jdbcTemplate;
+			return this;
+		}
+
+		/** The transactions of transactional queues, and of limited claims. */
+		public Builder transactionManager(PlatformTransactionManager transactionManager) {
+			this.transactionManager = transactionManager;
+			return this;
+		}
+
+		public Builder jsonMapper(JsonMapper jsonMapper) {
+			this.jsonMapper = jsonMapper;
+			return this;
+		}
+
+		public Builder metrics(QueueMetrics metrics) {
+			this.metrics = metrics;
+			return this;
+		}
+
+		public Builder observations(QueueObservations observations) {
+			this.observations = observations;
+			return this;
+		}
+
+		/** Runs the workers of every queue, instead of a pool per queue. */
+		public Builder workerExecutor(Executor workerExecutor) {
+			this.workerExecutor = workerExecutor;
+			return this;
+		}
+
+		/** Decides the jobs that queues with two-phase commit left in doubt. */
+		public Builder inDoubtJobResolver(InDoubtJobResolver inDoubtJobResolver) {
+			this.inDoubtJobResolver = inDoubtJobResolver;
+			return this;
+		}
+
+		/** Names who calls {@link JobAdmin} operations, for the log. */
+		public Builder adminCaller(AdminCaller adminCaller) {
+			this.adminCaller = adminCaller;
+			return this;
+		}
+
+		/** Whether the engine runs jobs; {@code false} for an application that only enqueues. */
+		public Builder processing(boolean processing) {
+			this.processing = processing;
+			return this;
+		}
+
+		/**
+		 * Whether claims of shared queues start from floors; {@code false} only to measure what floors
+		 * are worth.
+		 */
+		public Builder claimFloors(boolean claimFloors) {
+			this.claimFloors = claimFloors;
+			return this;
+		}
+
+		/** Where the pollers record their claims; for engines that stand for one application together. */
+		public Builder signals(QueueSignals signals) {
+			this.signals = signals;
+			return this;
+		}
+
+		/** Which queues are paused; for engines that stand for one application together. */
+		public Builder pauses(QueuePauses pauses) {
+			this.pauses = pauses;
+			return this;
+		}
+
+		/**
+		 * Whether the notification listener also hears pauses and resumes announced by other
+		 * instances ({@code true} unless set); without, a pause reaches this engine's pollers when
+		 * they next read the pause table, at most a second later.
+		 */
+		public Builder pauseNotifications(boolean pauseNotifications) {
+			this.pauseNotifications = pauseNotifications;
+			return this;
+		}
+
+		/** The statements of the jobs table; for tests that make some of them fail. */
+		public Builder jobs(JobRepository jobs) {
+			this.jobs = jobs;
+			return this;
+		}
+
+		public QueueEngine build() {
+			if (this.jsonMapper == null) {
+				this.jsonMapper = JsonMapper.builder().build();
+			}
+			return new QueueEngine(this);
+		}
+
+	}
+
+}
