@@ -2,7 +2,6 @@ package dev.pgqueue.engine;
 
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 
 import javax.sql.DataSource;
@@ -10,6 +9,7 @@ import javax.sql.DataSource;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.poll.PollerWakeUps;
 import dev.pgqueue.engine.poll.QueuePauses;
+import dev.pgqueue.engine.sql.NotificationRepository;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 import org.slf4j.Logger;
@@ -126,11 +126,11 @@ public class NotificationListener {
 				if (!con.getAutoCommit()) {
 					con.setAutoCommit(true);
 				}
-				try (Statement statement = con.createStatement()) {
-					statement.execute(listen(this.channel));
-					if (this.pauses != null) {
-						statement.execute(listen(this.pauses.channel()));
-					}
+				if (this.pauses != null) {
+					NotificationRepository.listen(con, this.channel, this.pauses.channel());
+				}
+				else {
+					NotificationRepository.listen(con, this.channel);
 				}
 				PGConnection pg = con.unwrap(PGConnection.class);
 				if (failures > 0) {
@@ -175,10 +175,6 @@ public class NotificationListener {
 				this.connection = null;
 			}
 		}
-	}
-
-	private static String listen(String channel) {
-		return "LISTEN \"" + channel.replace("\"", "\"\"") + "\"";
 	}
 
 	/** How long a notification may wait before the listener looks; for documentation and tests. */

@@ -10,45 +10,39 @@ import java.util.List;
 import dev.pgqueue.schema.SchemaName;
 
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
- * The statements of the bucket coordinator, over three small tables: members and their heartbeats,
- * one leader per group with a fencing generation, and the owner of each bucket. A group is the
- * instances that poll one queue for the same kinds ({@code queue}, {@code kinds_hash}).
+ * Runs the statements of the bucket coordinator ({@link CoordinationStatements}), over three small
+ * tables: members and their heartbeats, one leader per group with a fencing generation, and the
+ * owner of each bucket. A group is the instances that poll one queue for the same kinds
+ * ({@code queue}, {@code kinds_hash}).
  *
  * <p>Times are compared on the database clock only, so that instances whose clocks disagree still
  * agree on who is alive.
  */
 public class CoordinationRepository {
 
+	private static final RowMapper<BucketOwner> BUCKET_OWNER = (rs, i) -> new BucketOwner(rs.getInt(1),
+			rs.getString(2), rs.getString(3), rs.getLong(4));
+
 	private final JdbcTemplate jdbc;
 
 	private final TransactionTemplate transactions;
 
-	private final String members;
-
-	private final String leaders;
-
-	private final String buckets;
-
-	private final String jobs;
+	private final CoordinationStatements sql;
 
 	public CoordinationRepository(JdbcTemplate jdbc, SchemaName schema) {
 		this.jdbc = jdbc;
 		this.transactions = new TransactionTemplate(new DataSourceTransactionManager(jdbc.getDataSource()));
-		this.members = schema.qualify("pgqueue_members");
-		this.leaders = schema.qualify("pgqueue_leaders");
-		this.buckets = schema.qualify("pgqueue_buckets");
-		this.jobs = schema.qualify("pgqueue_jobs");
+		this.sql = new CoordinationStatements(schema);
 	}
 
 	/** Records that a member is alive (and joins it if it was not a member). */
 	public void heartbeat(Group group, String member) {
-		this.jdbc.update("INSERT INTO " + this.members + " (queue, kinds_hash, member) VALUES (?, ?, ?) "
-				+ "ON CONFLICT (queue, kinds_hash, member) DO UPDATE SET heartbeat_at = now()", group.queue(),
-				group.kindsHash(), member);
+		this.jdbc.update(this.sql.heartbeat, group.queue(), group.kindsHash(), member);
 	}
 
 	/**
@@ -65,29 +59,17 @@ public class CoordinationRepository {
 	 */
 	public Long leadAndRebalance(Group group, String member, Duration expiry, Rebalance rebalance) {
 		return this.transactions.execute((status) -> {
-			List<Long> led = this.jdbc.queryForList("INSERT INTO " + this.leaders
-					+ " AS l (queue, kinds_hash, leader, generation, lease_until) "
-					+ "VALUES (?, ?, ?, 1, now() + ? * interval '1 millisecond') "
-					+ "ON CONFLICT (queue, kinds_hash) DO UPDATE SET leader = excluded.leader, "
-					+ "lease_until = excluded.lease_until, "
-					+ "generation = CASE WHEN l.leader = excluded.leader AND l.lease_until >= now() THEN l.generation "
-					+ "ELSE l.generation + 1 END "
-					+ "WHERE l.leader = excluded.leader OR l.lease_until < now() RETURNING generation", Long.class,
-					group.queue(), group.kindsHash(), member, expiry.toMillis());
+			List<Long> led = this.jdbc.queryForList(this.sql.lead, Long.class, group.queue(), group.kindsHash(), member,
+					expiry.toMillis());
 			if (led.isEmpty()) {
 				return null;
 			}
 			long generation = led.get(0);
-			this.jdbc.update("DELETE FROM " + this.members + " WHERE queue = ? AND kinds_hash = ? "
-					+ "AND heartbeat_at < now() - ? * interval '1 millisecond'", group.queue(), group.kindsHash(),
-					expiry.toMillis());
-			List<String> live = this.jdbc.queryForList("SELECT member FROM " + this.members
-					+ " WHERE queue = ? AND kinds_hash = ? ORDER BY joined_at, member", String.class, group.queue(),
+			this.jdbc.update(this.sql.dropExpiredMembers, group.queue(), group.kindsHash(), expiry.toMillis());
+			List<String> live = this.jdbc.queryForList(this.sql.members, String.class, group.queue(),
 					group.kindsHash());
-			List<BucketOwner> owners = this.jdbc.query("SELECT bucket, owner, next_owner, generation FROM "
-					+ this.buckets + " WHERE queue = ? AND kinds_hash = ? ORDER BY bucket FOR UPDATE",
-					(rs, i) -> new BucketOwner(rs.getInt(1), rs.getString(2), rs.getString(3), rs.getLong(4)),
-					group.queue(), group.kindsHash());
+			List<BucketOwner> owners = this.jdbc.query(this.sql.lockBuckets, BUCKET_OWNER, group.queue(),
+					group.kindsHash());
 			write(group, rebalance.plan(generation, live, owners));
 			return generation;
 		});
@@ -108,12 +90,7 @@ public class CoordinationRepository {
 			generations[i] = changed.get(i).generation();
 		}
 		this.jdbc.update((Connection con) -> {
-			PreparedStatement ps = con.prepareStatement("INSERT INTO " + this.buckets
-					+ " (queue, kinds_hash, bucket, owner, next_owner, generation) "
-					+ "SELECT ?, ?, b.bucket, b.owner, b.next_owner, b.generation "
-					+ "FROM unnest(?::smallint[], ?::text[], ?::text[], ?::bigint[]) AS b(bucket, owner, next_owner, generation) "
-					+ "ON CONFLICT (queue, kinds_hash, bucket) DO UPDATE SET owner = excluded.owner, "
-					+ "next_owner = excluded.next_owner, generation = excluded.generation");
+			PreparedStatement ps = con.prepareStatement(this.sql.writeBuckets);
 			ps.setString(1, group.queue());
 			ps.setString(2, group.kindsHash());
 			ps.setArray(3, con.createArrayOf("int4", bucketNumbers));
@@ -126,8 +103,7 @@ public class CoordinationRepository {
 
 	/** Removes the rows of buckets at or above {@code count} (the queue's bucket count went down). */
 	public int dropBucketsFrom(Group group, int count) {
-		return this.jdbc.update("DELETE FROM " + this.buckets + " WHERE queue = ? AND kinds_hash = ? AND bucket >= ?",
-				group.queue(), group.kindsHash(), count);
+		return this.jdbc.update(this.sql.dropBucketsFrom, group.queue(), group.kindsHash(), count);
 	}
 
 	/**
@@ -136,9 +112,7 @@ public class CoordinationRepository {
 	 * of the bucket claim index when there are none.
 	 */
 	public int foldStrayJobs(String queue, int count, int limit) {
-		return this.jdbc.update("UPDATE " + this.jobs + " SET bucket = bucket % ? WHERE id IN (SELECT id FROM "
-				+ this.jobs + " WHERE queue = ? AND bucket >= ? AND state = 'available' LIMIT ? FOR UPDATE SKIP LOCKED)",
-				count, queue, count, limit);
+		return this.jdbc.update(this.sql.foldStrayJobs, count, queue, count, limit);
 	}
 
 	/**
@@ -146,11 +120,7 @@ public class CoordinationRepository {
 	 * hand each over.
 	 */
 	public List<BucketOwner> owned(Group group, String member) {
-		return this.jdbc.query("SELECT b.bucket, b.owner, b.next_owner, b.generation FROM " + this.buckets + " b JOIN "
-				+ this.leaders + " l ON l.queue = b.queue AND l.kinds_hash = b.kinds_hash AND l.generation = b.generation "
-				+ "WHERE b.queue = ? AND b.kinds_hash = ? AND b.owner = ? ORDER BY b.bucket",
-				(rs, i) -> new BucketOwner(rs.getInt(1), rs.getString(2), rs.getString(3), rs.getLong(4)), group.queue(),
-				group.kindsHash(), member);
+		return this.jdbc.query(this.sql.owned, BUCKET_OWNER, group.queue(), group.kindsHash(), member);
 	}
 
 	/**
@@ -162,9 +132,7 @@ public class CoordinationRepository {
 			return 0;
 		}
 		return this.jdbc.update((Connection con) -> {
-			PreparedStatement ps = con.prepareStatement("UPDATE " + this.buckets
-					+ " SET owner = next_owner, next_owner = NULL WHERE queue = ? AND kinds_hash = ? AND owner = ? "
-					+ "AND next_owner IS NOT NULL AND bucket = ANY(?::smallint[])");
+			PreparedStatement ps = con.prepareStatement(this.sql.handOver);
 			ps.setString(1, group.queue());
 			ps.setString(2, group.kindsHash());
 			ps.setString(3, member);
@@ -179,17 +147,13 @@ public class CoordinationRepository {
 	 * buckets at their next heartbeat rather than after its membership expires.
 	 */
 	public void leave(Group group, String member) {
-		this.jdbc.update("DELETE FROM " + this.members + " WHERE queue = ? AND kinds_hash = ? AND member = ?",
-				group.queue(), group.kindsHash(), member);
-		this.jdbc.update("UPDATE " + this.leaders + " SET lease_until = now() - interval '1 millisecond' "
-				+ "WHERE queue = ? AND kinds_hash = ? AND leader = ?", group.queue(), group.kindsHash(), member);
+		this.jdbc.update(this.sql.leave, group.queue(), group.kindsHash(), member);
+		this.jdbc.update(this.sql.resign, group.queue(), group.kindsHash(), member);
 	}
 
 	/** Live members of a group, oldest first (for tests and operators). */
 	public List<String> members(Group group) {
-		return new ArrayList<>(this.jdbc.queryForList("SELECT member FROM " + this.members
-				+ " WHERE queue = ? AND kinds_hash = ? ORDER BY joined_at, member", String.class, group.queue(),
-				group.kindsHash()));
+		return new ArrayList<>(this.jdbc.queryForList(this.sql.members, String.class, group.queue(), group.kindsHash()));
 	}
 
 	/**

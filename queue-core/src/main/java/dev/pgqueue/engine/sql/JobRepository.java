@@ -17,17 +17,22 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 
+import javax.sql.DataSource;
+
 import dev.pgqueue.JobState;
 import dev.pgqueue.engine.job.ClaimStart;
 import dev.pgqueue.engine.job.ClaimedJob;
 import dev.pgqueue.engine.job.NewJob;
 import dev.pgqueue.metrics.QueueStats;
 import dev.pgqueue.schema.SchemaName;
+import org.postgresql.PGConnection;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.PreparedStatementCreator;
 import org.springframework.jdbc.core.RowCallbackHandler;
 import org.springframework.jdbc.core.RowMapper;
+import org.springframework.jdbc.datasource.ConnectionHolder;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
  * Every SQL statement pgqueue runs against the jobs table.
@@ -77,6 +82,28 @@ public class JobRepository {
 
 	public SchemaName schema() {
 		return this.schema;
+	}
+
+	/**
+	 * The PostgreSQL connection of the caller's transaction, the one every statement of it runs on,
+	 * or null when none can be reached (no transaction is bound to this repository's data source, or
+	 * its connection is not PostgreSQL's or is closed). A transactional batch keeps it to cancel the
+	 * statement of a listener that runs past its time limit: {@link PGConnection#cancelQuery()} may
+	 * be called from any thread, since the cancel request travels on a connection of its own.
+	 */
+	public PGConnection transactionConnection() {
+		DataSource dataSource = this.jdbc.getDataSource();
+		Object holder = (dataSource != null) ? TransactionSynchronizationManager.getResource(dataSource) : null;
+		if (!(holder instanceof ConnectionHolder connectionHolder)) {
+			return null;
+		}
+		try {
+			Connection connection = connectionHolder.getConnection();
+			return connection.isWrapperFor(PGConnection.class) ? connection.unwrap(PGConnection.class) : null;
+		}
+		catch (SQLException | IllegalStateException ex) {
+			return null;
+		}
 	}
 
 	/** The notification channel of this schema's jobs table. */

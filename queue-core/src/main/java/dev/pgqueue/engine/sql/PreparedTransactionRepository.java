@@ -15,13 +15,15 @@ import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
- * The statements of two-phase commit: prepare a job's transaction, commit or roll it back, find this
- * schema's prepared transactions, and the session-level advisory lock by which a worker says it is
- * still alive while its transaction is prepared.
+ * Runs the statements of two-phase commit ({@link PreparedTransactionStatements}): prepare a job's
+ * transaction, commit or roll it back, find this schema's prepared transactions, and the
+ * session-level advisory lock by which a worker says it is still alive while its transaction is
+ * prepared.
  *
- * <p>{@code PREPARE TRANSACTION}, {@code COMMIT PREPARED} and {@code ROLLBACK PREPARED} take no bind
- * parameters: the transaction id is written as an escaped string literal. The methods that take a
- * {@link Connection} run on that connection, which the caller holds across several of them.
+ * <p>Most of them must run on one connection, held across several of them: the worker's (the
+ * connection of the job's transaction, see {@link #onTransactionConnection}) or the resolver's (a
+ * connection of its own, see {@link #onOwnConnection}). They are the methods of a {@link Session},
+ * which a caller only ever gets for the length of such a call.
  *
  * <p>The worker's lock is keyed on the transaction id ({@code hashtextextended(gid, 0)}) and taken at
  * session level inside the transaction, just before the prepare: PostgreSQL prepares a transaction
@@ -31,32 +33,18 @@ import org.springframework.jdbc.core.JdbcTemplate;
  */
 public class PreparedTransactionRepository {
 
-	private static final String LOCK_KEY = "hashtextextended(?, 0)";
-
 	private final JdbcTemplate jdbc;
 
-	private final String preparedJobs;
+	private final PreparedTransactionStatements sql;
 
 	public PreparedTransactionRepository(JdbcTemplate jdbc, SchemaName schema) {
 		this.jdbc = jdbc;
-		// The job's row as every other session sees it while the transaction is prepared: before
-		// the prepared transaction's changes, so with its payload and the attempt it had.
-		this.preparedJobs = """
-				SELECT p.gid, p.transaction::text, extract(epoch FROM clock_timestamp() - p.prepared)::float8,
-				       j.public_id, j.kind, j.queue, j.attempt, j.payload::text
-				FROM pg_prepared_xacts p
-				LEFT JOIN %s j ON j.public_id = CASE
-				    WHEN p.gid ~ '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
-				    THEN right(p.gid, 36)::uuid END
-				WHERE p.database = current_database() AND starts_with(p.gid, ?)
-				ORDER BY p.prepared
-				""".formatted(schema.qualify("pgqueue_jobs"));
+		this.sql = new PreparedTransactionStatements(schema);
 	}
 
 	/** The server's {@code max_prepared_transactions}: 0 (its default) turns prepared transactions off. */
 	public int maxPreparedTransactions() {
-		Integer max = this.jdbc.queryForObject("SELECT current_setting('max_prepared_transactions')::int",
-				Integer.class);
+		Integer max = this.jdbc.queryForObject(this.sql.maxPreparedTransactions, Integer.class);
 		return (max != null) ? max : 0;
 	}
 
@@ -66,23 +54,42 @@ public class PreparedTransactionRepository {
 	 * is no such job).
 	 */
 	public List<PreparedJob> preparedJobs(String prefix) {
-		return this.jdbc.query(this.preparedJobs, (rs, i) -> new PreparedJob(rs.getString(1), rs.getString(2),
+		return this.jdbc.query(this.sql.preparedJobs, (rs, i) -> new PreparedJob(rs.getString(1), rs.getString(2),
 				Duration.ofMillis(Math.round(rs.getDouble(3) * 1000)), rs.getObject(4, UUID.class), rs.getString(5),
 				rs.getString(6), (Integer) rs.getObject(7), rs.getString(8)), prefix);
+	}
+
+	/**
+	 * Whether another session holds the lock of a prepared transaction: a worker that is still
+	 * finishing the job's previous attempt (its effect failed, its transaction was rolled back, and
+	 * its failure not yet recorded). Takes and releases the lock at once when it is free. Runs on the
+	 * connection of the caller's transaction, so that a worker needs no second connection for it.
+	 */
+	public boolean isHeldElsewhere(String gid) {
+		return Boolean.TRUE.equals(this.jdbc.execute((ConnectionCallback<Boolean>) (con) -> new Session(con,
+				this.sql).isHeldElsewhere(gid)));
+	}
+
+	/**
+	 * Runs {@code work} on the connection of the caller's transaction (the worker's: it prepares that
+	 * transaction, then commits or rolls it back on the same session).
+	 */
+	public <T> T onTransactionConnection(SessionWork<T> work) {
+		return this.jdbc.execute((ConnectionCallback<T>) (con) -> work.run(new Session(con, this.sql)));
 	}
 
 	/**
 	 * Runs {@code work} on a connection of the pool in auto-commit mode, outside any transaction: the
 	 * resolver's, which takes the worker's lock and commits or rolls back on that one session.
 	 */
-	public <T> T onOwnConnection(ConnectionCallback<T> work) {
+	public <T> T onOwnConnection(SessionWork<T> work) {
 		return this.jdbc.execute((Connection con) -> {
 			boolean autoCommit = con.getAutoCommit();
 			if (!autoCommit) {
 				con.setAutoCommit(true);
 			}
 			try {
-				return work.doInConnection(con);
+				return work.run(new Session(con, this.sql));
 			}
 			finally {
 				if (!autoCommit) {
@@ -92,86 +99,102 @@ public class PreparedTransactionRepository {
 		});
 	}
 
-	/** Takes the lock of a prepared transaction at session level, waiting for it if need be. */
-	public void hold(Connection con, String gid) throws SQLException {
-		isTrue(con, "SELECT pg_advisory_lock(" + LOCK_KEY + ") IS NULL", gid);
-	}
+	/** Work on one connection's session, given its statements. */
+	@FunctionalInterface
+	public interface SessionWork<T> {
 
-	/** Takes the lock of a prepared transaction at session level if nobody holds it; returns whether it did. */
-	public boolean tryHold(Connection con, String gid) throws SQLException {
-		return isTrue(con, "SELECT pg_try_advisory_lock(" + LOCK_KEY + ")", gid);
-	}
+		T run(Session session) throws SQLException;
 
-	/**
-	 * Whether another session holds the lock of a prepared transaction: a worker that is still
-	 * finishing the job's previous attempt (its effect failed, its transaction was rolled back, and
-	 * its failure not yet recorded). Takes and releases the lock at once when it is free.
-	 */
-	public boolean isHeldElsewhere(Connection con, String gid) throws SQLException {
-		try (PreparedStatement ps = con.prepareStatement("SELECT CASE WHEN pg_try_advisory_lock(" + LOCK_KEY
-				+ ") THEN NOT pg_advisory_unlock(" + LOCK_KEY + ") ELSE true END")) {
-			ps.setString(1, gid);
-			ps.setString(2, gid);
-			try (ResultSet rs = ps.executeQuery()) {
-				return rs.next() && rs.getBoolean(1);
-			}
-		}
-	}
-
-	/** Releases the session-level lock of a prepared transaction. */
-	public void release(Connection con, String gid) throws SQLException {
-		isTrue(con, "SELECT pg_advisory_unlock(" + LOCK_KEY + ")", gid);
-	}
-
-	/** Whether the transaction {@code xid} is still prepared under {@code gid}. */
-	public boolean isPrepared(Connection con, String gid, String xid) throws SQLException {
-		try (PreparedStatement ps = con.prepareStatement(
-				"SELECT EXISTS (SELECT 1 FROM pg_prepared_xacts WHERE gid = ? AND transaction::text = ?)")) {
-			ps.setString(1, gid);
-			ps.setString(2, xid);
-			try (ResultSet rs = ps.executeQuery()) {
-				return rs.next() && rs.getBoolean(1);
-			}
-		}
 	}
 
 	/**
-	 * Prepares the connection's transaction under {@code gid}. Afterwards the session has no
-	 * transaction: the prepared one belongs to no session until it is committed or rolled back.
+	 * The statements of two-phase commit on one connection, which the caller holds across several of
+	 * them: valid only during the {@link SessionWork} it was given to.
 	 */
-	public void prepare(Connection con, String gid) throws SQLException {
-		execute(con, "PREPARE TRANSACTION " + literal(gid));
-	}
+	public static final class Session {
 
-	/** Commits a prepared transaction; the connection must be in auto-commit mode. */
-	public void commitPrepared(Connection con, String gid) throws SQLException {
-		execute(con, "COMMIT PREPARED " + literal(gid));
-	}
+		private final Connection con;
 
-	/** Rolls a prepared transaction back; the connection must be in auto-commit mode. */
-	public void rollbackPrepared(Connection con, String gid) throws SQLException {
-		execute(con, "ROLLBACK PREPARED " + literal(gid));
-	}
+		private final PreparedTransactionStatements sql;
 
-	/** An escape string literal, whatever {@code standard_conforming_strings} says. */
-	static String literal(String text) {
-		return "E'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'";
-	}
-
-	private static void execute(Connection con, String sql) throws SQLException {
-		try (Statement statement = con.createStatement()) {
-			statement.execute(sql);
+		private Session(Connection con, PreparedTransactionStatements sql) {
+			this.con = con;
+			this.sql = sql;
 		}
-	}
 
-	/** Runs a query of one boolean on the transaction id; returns it. */
-	private static boolean isTrue(Connection con, String sql, String gid) throws SQLException {
-		try (PreparedStatement ps = con.prepareStatement(sql)) {
-			ps.setString(1, gid);
-			try (ResultSet rs = ps.executeQuery()) {
-				return rs.next() && rs.getBoolean(1);
+		/** Takes the lock of a prepared transaction at session level, waiting for it if need be. */
+		public void hold(String gid) throws SQLException {
+			isTrue(this.sql.hold, gid);
+		}
+
+		/**
+		 * Takes the lock of a prepared transaction at session level if nobody holds it; returns whether
+		 * it did.
+		 */
+		public boolean tryHold(String gid) throws SQLException {
+			return isTrue(this.sql.tryHold, gid);
+		}
+
+		/** {@link PreparedTransactionRepository#isHeldElsewhere(String)} on this session. */
+		boolean isHeldElsewhere(String gid) throws SQLException {
+			return isTrue(this.sql.isHeldElsewhere, gid, gid);
+		}
+
+		/** Releases the session-level lock of a prepared transaction. */
+		public void release(String gid) throws SQLException {
+			isTrue(this.sql.release, gid);
+		}
+
+		/** Whether the transaction {@code xid} is still prepared under {@code gid}. */
+		public boolean isPrepared(String gid, String xid) throws SQLException {
+			return isTrue(this.sql.isPrepared, gid, xid);
+		}
+
+		/**
+		 * Prepares the session's transaction under {@code gid}. Afterwards the session has no
+		 * transaction: the prepared one belongs to no session until it is committed or rolled back.
+		 */
+		public void prepare(String gid) throws SQLException {
+			execute(this.sql.prepare(gid));
+		}
+
+		/** Commits a prepared transaction; the session must be in auto-commit mode. */
+		public void commitPrepared(String gid) throws SQLException {
+			execute(this.sql.commitPrepared(gid));
+		}
+
+		/** Rolls a prepared transaction back; the session must be in auto-commit mode. */
+		public void rollbackPrepared(String gid) throws SQLException {
+			execute(this.sql.rollbackPrepared(gid));
+		}
+
+		/**
+		 * Switches the connection's auto-commit mode: on after a prepare, since {@code COMMIT PREPARED}
+		 * and {@code ROLLBACK PREPARED} may not run inside a transaction block and the driver opens one
+		 * before each statement otherwise; off again before the connection's own transaction ends.
+		 */
+		public void setAutoCommit(boolean autoCommit) throws SQLException {
+			this.con.setAutoCommit(autoCommit);
+		}
+
+		private void execute(String sql) throws SQLException {
+			try (Statement statement = this.con.createStatement()) {
+				statement.execute(sql);
 			}
 		}
+
+		/** Runs a query of one boolean on the given text parameters; returns it. */
+		private boolean isTrue(String sql, String... parameters) throws SQLException {
+			try (PreparedStatement ps = this.con.prepareStatement(sql)) {
+				for (int i = 0; i < parameters.length; i++) {
+					ps.setString(i + 1, parameters[i]);
+				}
+				try (ResultSet rs = ps.executeQuery()) {
+					return rs.next() && rs.getBoolean(1);
+				}
+			}
+		}
+
 	}
 
 	/**

@@ -1,14 +1,11 @@
 package dev.pgqueue.engine.transactional;
 
 import java.lang.reflect.Method;
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BooleanSupplier;
 import java.util.function.IntConsumer;
-
-import javax.sql.DataSource;
 
 import dev.pgqueue.JobOutcome;
 import dev.pgqueue.engine.poll.ClaimProgress;
@@ -27,10 +24,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import org.springframework.dao.DataAccessException;
-import org.springframework.jdbc.datasource.ConnectionHolder;
 import org.springframework.transaction.TransactionException;
 import org.springframework.transaction.TransactionStatus;
-import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.util.ReflectionUtils;
 
@@ -134,7 +129,9 @@ public class TransactionalBatchRunner implements BatchRun {
 		// listeners' work but keeps the claim's row locks, so no other poller can take these jobs
 		// between the optimistic run and the careful one.
 		Object batchStart = status.createSavepoint();
-		OnTimeout onTimeout = stopAtTimeout(batchConnection());
+		// The batch's connection, on which its listeners' JDBC work runs; null when it cannot be reached,
+		// and then a timed-out listener is only interrupted.
+		OnTimeout onTimeout = stopAtTimeout(this.repository.transactionConnection());
 		List<Attempt> attempts = new ArrayList<>(jobs.size());
 		Retry retry = runOptimistically(status, jobs, batchStart, attempts, onTimeout);
 		if (retry == RELEASE_ALL) {
@@ -181,25 +178,6 @@ public class TransactionalBatchRunner implements BatchRun {
 			logger.debug("Job {} of kind '{}' in queue '{}' ran past its time limit; its batch goes on once the "
 					+ "listener returns", attempt.job().id(), attempt.job().kind(), attempt.job().queue());
 		};
-	}
-
-	/**
-	 * The PostgreSQL connection of the batch's transaction (its listeners' JDBC work runs on it), or
-	 * null when none can be reached: then a timed-out listener is only interrupted.
-	 */
-	private PGConnection batchConnection() {
-		DataSource dataSource = this.repository.jdbcTemplate().getDataSource();
-		Object holder = (dataSource != null) ? TransactionSynchronizationManager.getResource(dataSource) : null;
-		if (!(holder instanceof ConnectionHolder connectionHolder)) {
-			return null;
-		}
-		try {
-			Connection connection = connectionHolder.getConnection();
-			return connection.isWrapperFor(PGConnection.class) ? connection.unwrap(PGConnection.class) : null;
-		}
-		catch (SQLException | IllegalStateException ex) {
-			return null;
-		}
 	}
 
 	private static boolean isVirtual(Thread thread) {

@@ -104,25 +104,25 @@ public class InDoubtResolver {
 
 	/** Resolves one transaction if its worker is gone; returns whether it is finished. */
 	private boolean resolve(PreparedJob prepared) {
-		Decision decision = this.repository.onOwnConnection((con) -> {
-			if (!this.repository.tryHold(con, prepared.gid())) {
+		Decision decision = this.repository.onOwnConnection((session) -> {
+			if (!session.tryHold(prepared.gid())) {
 				return Decision.WORKER_ALIVE;
 			}
 			try {
-				if (!this.repository.isPrepared(con, prepared.gid(), prepared.xid())) {
+				if (!session.isPrepared(prepared.gid(), prepared.xid())) {
 					return Decision.GONE;
 				}
 				Decision decided = decide(prepared);
 				if (decided == Decision.COMMIT) {
-					this.repository.commitPrepared(con, prepared.gid());
+					session.commitPrepared(prepared.gid());
 				}
 				else if (decided == Decision.ROLL_BACK || decided == Decision.ABANDON) {
-					this.repository.rollbackPrepared(con, prepared.gid());
+					session.rollbackPrepared(prepared.gid());
 				}
 				return decided;
 			}
 			finally {
-				this.repository.release(con, prepared.gid());
+				session.release(prepared.gid());
 			}
 		});
 		report(prepared, decision);

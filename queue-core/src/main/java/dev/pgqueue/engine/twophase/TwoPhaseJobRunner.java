@@ -1,6 +1,5 @@
 package dev.pgqueue.engine.twophase;
 
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.function.BooleanSupplier;
@@ -18,6 +17,7 @@ import dev.pgqueue.engine.run.Outcome;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.sql.PreparedTransactionRepository;
+import dev.pgqueue.engine.sql.PreparedTransactionRepository.Session;
 import dev.pgqueue.engine.transactional.BatchRun;
 import dev.pgqueue.engine.transactional.TransactionalBatchRunner;
 import dev.pgqueue.metrics.QueueMetrics;
@@ -25,7 +25,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import org.springframework.dao.DataAccessException;
-import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.TransactionException;
 import org.springframework.transaction.TransactionStatus;
@@ -91,6 +90,8 @@ public class TwoPhaseJobRunner implements BatchRun {
 	private final BooleanSupplier aborting;
 
 	/**
+	 * @param prepared the statements of two-phase commit, on the same data source as {@code jobs}: the
+	 * prepare and the commit run on the connection of the job's transaction
 	 * @param claims the claim statements (a job's concurrency slots, if any, are held by its prepared
 	 * transaction until it is committed or rolled back)
 	 * @param progress records what each claim achieved
@@ -148,8 +149,7 @@ public class TwoPhaseJobRunner implements BatchRun {
 		}
 		ClaimedJob job = claimed.get(0);
 		String gid = TransactionIds.of(this.jobs.schema(), this.settings.name(), job.job().id());
-		if (this.jobs.jdbcTemplate().execute((ConnectionCallback<Boolean>) (con) -> this.prepared.isHeldElsewhere(con,
-				gid))) {
+		if (this.prepared.isHeldElsewhere(gid)) {
 			// The worker of its previous attempt rolled its effect back and has not recorded the failure
 			// yet: leave the job to it (the row goes back as it was), or the retry would skip its backoff.
 			status.setRollbackOnly();
@@ -191,8 +191,7 @@ public class TwoPhaseJobRunner implements BatchRun {
 			// Nothing outside the database: the transaction commits as any other.
 			return attempt;
 		}
-		return this.jobs.jdbcTemplate()
-			.execute((ConnectionCallback<Attempt>) (con) -> prepareAndApply(status, con, job, attempt));
+		return this.prepared.onTransactionConnection((session) -> prepareAndApply(status, session, job, attempt));
 	}
 
 	private Attempt recordLockedFailure(ClaimedJob job, Attempt attempt) {
@@ -202,29 +201,29 @@ public class TwoPhaseJobRunner implements BatchRun {
 	}
 
 	/** Prepares the transaction on its connection, runs the effect, and commits or rolls back. */
-	private Attempt prepareAndApply(TransactionStatus status, Connection con, ClaimedJob job, Attempt attempt)
+	private Attempt prepareAndApply(TransactionStatus status, Session session, ClaimedJob job, Attempt attempt)
 			throws SQLException {
 		String gid = TransactionIds.of(this.jobs.schema(), this.settings.name(), job.job().id());
-		this.prepared.hold(con, gid);
+		session.hold(gid);
 		try {
-			this.prepared.prepare(con, gid);
+			session.prepare(gid);
 		}
 		catch (SQLException ex) {
 			// A failed prepare rolls the transaction back: nothing is prepared, the job is free again.
-			releaseQuietly(con, gid);
+			releaseQuietly(session, gid);
 			throw ex;
 		}
-		con.setAutoCommit(true);
+		session.setAutoCommit(true);
 		try {
-			return apply(status, con, gid, job, attempt);
+			return apply(status, session, gid, job, attempt);
 		}
 		finally {
-			releaseQuietly(con, gid);
-			con.setAutoCommit(false);
+			releaseQuietly(session, gid);
+			session.setAutoCommit(false);
 		}
 	}
 
-	private Attempt apply(TransactionStatus status, Connection con, String gid, ClaimedJob job, Attempt attempt) {
+	private Attempt apply(TransactionStatus status, Session session, String gid, ClaimedJob job, Attempt attempt) {
 		Throwable failure = runEffect(attempt.effect());
 		boolean aborting = this.aborting.getAsBoolean();
 		if (aborting) {
@@ -233,7 +232,7 @@ public class TwoPhaseJobRunner implements BatchRun {
 		}
 		if (failure == null) {
 			try {
-				this.prepared.commitPrepared(con, gid);
+				session.commitPrepared(gid);
 				return attempt;
 			}
 			catch (SQLException ex) {
@@ -246,7 +245,7 @@ public class TwoPhaseJobRunner implements BatchRun {
 		}
 		status.setRollbackOnly();
 		try {
-			this.prepared.rollbackPrepared(con, gid);
+			session.rollbackPrepared(gid);
 		}
 		catch (SQLException ex) {
 			logger.warn("Job {} of kind '{}' in queue '{}': its external effect failed, and its prepared transaction "
@@ -285,9 +284,9 @@ public class TwoPhaseJobRunner implements BatchRun {
 		return failure[0];
 	}
 
-	private void releaseQuietly(Connection con, String gid) {
+	private void releaseQuietly(Session session, String gid) {
 		try {
-			this.prepared.release(con, gid);
+			session.release(gid);
 		}
 		catch (SQLException ex) {
 			// The connection is broken, and its session with it: the lock went with the session.
