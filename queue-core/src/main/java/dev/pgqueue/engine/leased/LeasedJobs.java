@@ -29,7 +29,7 @@ import org.springframework.dao.DataAccessException;
  *
  * <p>A job is either started or returned, never both: each job's state changes under its own lock.
  */
-public final class LeasedJobs {
+final class LeasedJobs {
 
 	private static final Logger logger = LoggerFactory.getLogger(LeasedJobs.class);
 

@@ -61,8 +61,7 @@ public class JobRunner {
 		this(handlers, metrics, new JobTimeouts(handlers), observations);
 	}
 
-	public JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics, JobTimeouts timeouts,
-			QueueObservations observations) {
+	JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics, JobTimeouts timeouts, QueueObservations observations) {
 		this.handlers = handlers;
 		this.metrics = metrics;
 		this.timeouts = timeouts;

@@ -22,7 +22,7 @@ import dev.pgqueue.engine.settings.QueueSettings;
  * an attempt without one costs two map lookups. What happens at the limit depends on the mode and
  * is decided by the caller of {@link JobRunner#runUnrecorded(ClaimedJob, QueueSettings, OnTimeout)}.
  */
-public final class JobTimeouts {
+final class JobTimeouts {
 
 	/** How long the idle watchdog thread lives on. */
 	private static final long WATCHDOG_KEEP_ALIVE_SECONDS = 60;
