@@ -2,6 +2,8 @@ package dev.pgqueue;
 
 import java.util.UUID;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * What an operation of {@link JobAdmin} on one job did.
  *
@@ -10,7 +12,7 @@ import java.util.UUID;
  * @param state the job's state after the operation when applied ({@code null} once deleted),
  * else the state that kept it from applying ({@code null} when not found)
  */
-public record AdminResult(UUID id, Outcome outcome, JobState state) {
+public record AdminResult(UUID id, Outcome outcome, @Nullable JobState state) {
 
 	/** Whether the operation changed the job. */
 	public boolean applied() {

@@ -5,6 +5,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Looks at jobs and acts on them, as an operator would: finds and lists jobs, counts them, retries
  * failed ones, cancels waiting ones, deletes finished ones, and pauses and resumes queues across
@@ -46,7 +48,7 @@ public interface JobAdmin {
 	 * transaction holds at that moment (the cleaner pruning them) are left as they are.
 	 * @return how many jobs were made available
 	 */
-	int retryFailed(String queue, String kind);
+	int retryFailed(@Nullable String queue, @Nullable String kind);
 
 	/**
 	 * Cancels a job that waits to run ({@link JobState#AVAILABLE} or {@link JobState#SCHEDULED}): it

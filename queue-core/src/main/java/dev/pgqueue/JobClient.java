@@ -3,6 +3,8 @@ package dev.pgqueue;
 import java.util.List;
 import java.util.UUID;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Enqueues jobs.
  *
@@ -16,7 +18,7 @@ public interface JobClient {
 	 * Enqueues one job with default options.
 	 * @return the job's public id
 	 */
-	default UUID enqueue(String kind, Object payload) {
+	default UUID enqueue(String kind, @Nullable Object payload) {
 		return enqueue(JobRequest.of(kind, payload));
 	}
 

@@ -3,6 +3,8 @@ package dev.pgqueue;
 import java.time.Instant;
 import java.util.UUID;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A job as {@link JobAdmin} shows it.
  *
@@ -26,8 +28,8 @@ import java.util.UUID;
  * {@code null}
  */
 public record JobDetails(UUID id, String kind, String queue, JobState state, int priority, int attempt,
-		int maxAttempts, String lastError, Instant createdAt, Instant runAt, Instant startedAt, Instant finishedAt,
-		String payload) {
+		int maxAttempts, @Nullable String lastError, Instant createdAt, Instant runAt, @Nullable Instant startedAt,
+		@Nullable Instant finishedAt, @Nullable String payload) {
 
 	@Override
 	public String toString() {

@@ -2,6 +2,8 @@ package dev.pgqueue;
 
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * One page of {@link JobAdmin#list}: jobs newest first, and the cursor of the next page.
  *
@@ -9,7 +11,7 @@ import java.util.List;
  * @param next the cursor to pass as {@link JobQuery#before(String)} for older jobs, or {@code null}
  * when this page was the last
  */
-public record JobPage(List<JobDetails> jobs, String next) {
+public record JobPage(List<JobDetails> jobs, @Nullable String next) {
 
 	public JobPage {
 		jobs = List.copyOf(jobs);

@@ -1,5 +1,7 @@
 package dev.pgqueue;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Which jobs {@link JobAdmin#list} returns: those of a queue, a kind and a state (each optional),
  * newest first, at most {@code limit}, before a cursor from the previous page.
@@ -16,7 +18,8 @@ package dev.pgqueue;
  * or {@code null} for the newest
  * @param limit most jobs to return, 1 to {@value #MAX_LIMIT}
  */
-public record JobQuery(String queue, String kind, JobState state, String before, int limit) {
+public record JobQuery(@Nullable String queue, @Nullable String kind, @Nullable JobState state, @Nullable String before,
+		int limit) {
 
 	/** Jobs in a page unless the query says otherwise. */
 	public static final int DEFAULT_LIMIT = 50;
@@ -51,19 +54,19 @@ public record JobQuery(String queue, String kind, JobState state, String before,
 		return new JobQuery(null, null, null, null, DEFAULT_LIMIT);
 	}
 
-	public JobQuery queue(String queue) {
+	public JobQuery queue(@Nullable String queue) {
 		return new JobQuery(queue, this.kind, this.state, this.before, this.limit);
 	}
 
-	public JobQuery kind(String kind) {
+	public JobQuery kind(@Nullable String kind) {
 		return new JobQuery(this.queue, kind, this.state, this.before, this.limit);
 	}
 
-	public JobQuery state(JobState state) {
+	public JobQuery state(@Nullable JobState state) {
 		return new JobQuery(this.queue, this.kind, state, this.before, this.limit);
 	}
 
-	public JobQuery before(String cursor) {
+	public JobQuery before(@Nullable String cursor) {
 		return new JobQuery(this.queue, this.kind, this.state, cursor, this.limit);
 	}
 

@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A job to enqueue: its kind and payload, and optionally the queue, when it may run (and how much
  * that may be spread), its priority, how many attempts it gets and the key of its bucket.
@@ -26,25 +28,25 @@ public final class JobRequest {
 
 	private final String kind;
 
-	private final Object payload;
+	private final @Nullable Object payload;
 
-	private String queue;
+	private @Nullable String queue;
 
-	private Instant runAt;
+	private @Nullable Instant runAt;
 
-	private Duration delay;
+	private @Nullable Duration delay;
 
 	private int priority;
 
-	private Integer maxAttempts;
+	private @Nullable Integer maxAttempts;
 
-	private Duration jitter;
+	private @Nullable Duration jitter;
 
-	private String bucketKey;
+	private @Nullable String bucketKey;
 
-	private String concurrencyKey;
+	private @Nullable String concurrencyKey;
 
-	private JobRequest(String kind, Object payload) {
+	private JobRequest(String kind, @Nullable Object payload) {
 		this.kind = requireName("kind", kind);
 		this.payload = payload;
 	}
@@ -53,7 +55,7 @@ public final class JobRequest {
 	 * Starts a request for a job of the given kind. The payload is serialized to JSON with the
 	 * application's Jackson mapper; {@code null} is stored as JSON {@code null}.
 	 */
-	public static JobRequest of(String kind, Object payload) {
+	public static JobRequest of(String kind, @Nullable Object payload) {
 		return new JobRequest(kind, payload);
 	}
 
@@ -145,22 +147,22 @@ public final class JobRequest {
 		return this.kind;
 	}
 
-	public Object payload() {
+	public @Nullable Object payload() {
 		return this.payload;
 	}
 
 	/** The queue given, or {@code null} to resolve it from the kind. */
-	public String queue() {
+	public @Nullable String queue() {
 		return this.queue;
 	}
 
 	/** The run-at instant given, or {@code null}. */
-	public Instant runAt() {
+	public @Nullable Instant runAt() {
 		return this.runAt;
 	}
 
 	/** The delay given, or {@code null}. */
-	public Duration delay() {
+	public @Nullable Duration delay() {
 		return this.delay;
 	}
 
@@ -169,26 +171,26 @@ public final class JobRequest {
 	}
 
 	/** The max attempts given, or {@code null} for the queue's default. */
-	public Integer maxAttempts() {
+	public @Nullable Integer maxAttempts() {
 		return this.maxAttempts;
 	}
 
 	/** The jitter given, or {@code null} for the queue's. */
-	public Duration jitter() {
+	public @Nullable Duration jitter() {
 		return this.jitter;
 	}
 
 	/** The bucket key given, or {@code null} for a random bucket. */
-	public String bucketKey() {
+	public @Nullable String bucketKey() {
 		return this.bucketKey;
 	}
 
 	/** The concurrency key given, or {@code null}. */
-	public String concurrencyKey() {
+	public @Nullable String concurrencyKey() {
 		return this.concurrencyKey;
 	}
 
-	private static String requireName(String what, String value) {
+	private static String requireName(String what, @Nullable String value) {
 		if (value == null || value.isBlank()) {
 			throw new IllegalArgumentException("Job " + what + " must not be blank");
 		}

@@ -11,6 +11,7 @@ import dev.pgqueue.Job;
 import dev.pgqueue.JobListener;
 import dev.pgqueue.NonRetryableJobException;
 import dev.pgqueue.engine.job.JobHandler;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import tools.jackson.core.JacksonException;
@@ -36,18 +37,18 @@ public class JobListenerMethodAdapter implements JobHandler {
 
 	private final int maxRunning;
 
-	private final Duration timeout;
+	private final @Nullable Duration timeout;
 
 	private final Object bean;
 
 	private final Method method;
 
 	/** Reads payloads of the listener's type; built once, so no job looks its deserializer up. */
-	private final ObjectReader payloadReader;
+	private final @Nullable ObjectReader payloadReader;
 
 	private final int payloadIndex;
 
-	private final JavaType payloadType;
+	private final @Nullable JavaType payloadType;
 
 	/**
 	 * @param bean the bean (or its proxy) to invoke
@@ -118,11 +119,11 @@ public class JobListenerMethodAdapter implements JobHandler {
 	}
 
 	@Override
-	public Duration timeout() {
+	public @Nullable Duration timeout() {
 		return this.timeout;
 	}
 
-	private static Duration parseTimeout(Method method, String text) {
+	private static @Nullable Duration parseTimeout(Method method, String text) {
 		if (text.isBlank()) {
 			return null;
 		}
@@ -142,7 +143,7 @@ public class JobListenerMethodAdapter implements JobHandler {
 	}
 
 	/** Type the payload is mapped to, or {@code null} when the method takes only the Job. */
-	public JavaType payloadType() {
+	public @Nullable JavaType payloadType() {
 		return this.payloadType;
 	}
 
@@ -152,7 +153,7 @@ public class JobListenerMethodAdapter implements JobHandler {
 	}
 
 	@Override
-	public ExternalEffect handleForEffect(Job job) throws Throwable {
+	public @Nullable ExternalEffect handleForEffect(Job job) throws Throwable {
 		Object returned = invoke(job);
 		// Whatever else a method returns is ignored, as it always was.
 		return (returned instanceof ExternalEffect effect) ? effect : null;
@@ -164,7 +165,7 @@ public class JobListenerMethodAdapter implements JobHandler {
 		return ExternalEffect.class.isAssignableFrom(this.method.getReturnType());
 	}
 
-	private Object invoke(Job job) throws Throwable {
+	private @Nullable Object invoke(Job job) throws Throwable {
 		Object[] arguments = new Object[this.method.getParameterCount()];
 		for (int i = 0; i < arguments.length; i++) {
 			arguments[i] = (i == this.payloadIndex) ? readPayload(job) : job;

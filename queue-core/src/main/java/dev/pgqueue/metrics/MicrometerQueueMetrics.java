@@ -17,6 +17,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.TimeGauge;
 import io.micrometer.core.instrument.Timer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Publishes the engine's figures to Micrometer under {@code pgqueue.*}.
@@ -237,13 +238,15 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 
 		private final String kind;
 
-		private final AtomicReferenceArray<Counter> finished = new AtomicReferenceArray<>(JobOutcome.values().length);
+		private final AtomicReferenceArray<@Nullable Counter> finished = new AtomicReferenceArray<>(
+				JobOutcome.values().length);
 
-		private final AtomicReferenceArray<Timer> durations = new AtomicReferenceArray<>(JobOutcome.values().length);
+		private final AtomicReferenceArray<@Nullable Timer> durations = new AtomicReferenceArray<>(
+				JobOutcome.values().length);
 
-		private volatile Counter rescued;
+		private volatile @Nullable Counter rescued;
 
-		private volatile Counter timedOut;
+		private volatile @Nullable Counter timedOut;
 
 		KindMeters(MeterRegistry registry, String queue, String kind) {
 			this.registry = registry;

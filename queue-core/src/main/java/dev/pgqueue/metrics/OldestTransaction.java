@@ -2,6 +2,8 @@ package dev.pgqueue.metrics;
 
 import java.time.Duration;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The transaction (or prepared transaction, or replication slot) in the jobs table's database that
  * holds back cleanup the longest: nothing deleted or updated after its snapshot was taken can be
@@ -17,8 +19,8 @@ import java.time.Duration;
  * @param state its session's state ({@code idle in transaction}, {@code active}…), or {@code null}
  * when this role may not see it
  */
-public record OldestTransaction(Duration age, boolean ageEstimated, long transactionsSince, Integer pid,
-		String holder, String state) {
+public record OldestTransaction(Duration age, boolean ageEstimated, long transactionsSince, @Nullable Integer pid,
+		@Nullable String holder, @Nullable String state) {
 
 	/** Nothing holds a snapshot. */
 	public static final OldestTransaction NONE = new OldestTransaction(Duration.ZERO, false, 0, null, null, null);

@@ -5,6 +5,7 @@ import java.util.Locale;
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.observation.QueueObservation.JobKeyNames;
 import io.micrometer.common.KeyValues;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The default {@link EnqueueObservationConvention}: named {@value #NAME}, its span
@@ -39,11 +40,11 @@ public class DefaultEnqueueObservationConvention implements EnqueueObservationCo
 		return (context.jobId() != null) ? count.and(JobKeyNames.JOB_ID.withValue(context.jobId().toString())) : count;
 	}
 
-	static String mode(QueueMode mode) {
+	static String mode(@Nullable QueueMode mode) {
 		return (mode != null) ? mode.name().toLowerCase(Locale.ROOT) : QueueObservation.SEVERAL;
 	}
 
-	private static String orSeveral(String value) {
+	private static String orSeveral(@Nullable String value) {
 		return (value != null) ? value : QueueObservation.SEVERAL;
 	}
 

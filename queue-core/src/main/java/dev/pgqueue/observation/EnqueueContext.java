@@ -7,6 +7,7 @@ import java.util.UUID;
 import dev.pgqueue.QueueMode;
 import io.micrometer.observation.transport.Kind;
 import io.micrometer.observation.transport.SenderContext;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The context of an {@link QueueObservation#ENQUEUE} observation. Its carrier is a map of headers
@@ -15,13 +16,13 @@ import io.micrometer.observation.transport.SenderContext;
  */
 public class EnqueueContext extends SenderContext<Map<String, String>> {
 
-	private final String queue;
+	private final @Nullable String queue;
 
-	private final String kind;
+	private final @Nullable String kind;
 
-	private final QueueMode mode;
+	private final @Nullable QueueMode mode;
 
-	private final UUID jobId;
+	private final @Nullable UUID jobId;
 
 	private final int jobCount;
 
@@ -32,7 +33,8 @@ public class EnqueueContext extends SenderContext<Map<String, String>> {
 	 * @param jobId the job's public id, or {@code null} for an enqueue of several jobs
 	 * @param jobCount how many jobs the enqueue inserts
 	 */
-	public EnqueueContext(String queue, String kind, QueueMode mode, UUID jobId, int jobCount) {
+	public EnqueueContext(@Nullable String queue, @Nullable String kind, @Nullable QueueMode mode, @Nullable UUID jobId,
+			int jobCount) {
 		super((carrier, key, value) -> {
 			if (carrier != null) {
 				carrier.put(key, value);
@@ -47,22 +49,22 @@ public class EnqueueContext extends SenderContext<Map<String, String>> {
 	}
 
 	/** The jobs' queue, or {@code null} when they go to several. */
-	public String queue() {
+	public @Nullable String queue() {
 		return this.queue;
 	}
 
 	/** The jobs' kind, or {@code null} when they are of several. */
-	public String kind() {
+	public @Nullable String kind() {
 		return this.kind;
 	}
 
 	/** The queue's mode, or {@code null} when the queues have several. */
-	public QueueMode mode() {
+	public @Nullable QueueMode mode() {
 		return this.mode;
 	}
 
 	/** The job's public id, or {@code null} for an enqueue of several jobs. */
-	public UUID jobId() {
+	public @Nullable UUID jobId() {
 		return this.jobId;
 	}
 

@@ -7,6 +7,7 @@ import dev.pgqueue.JobOutcome;
 import dev.pgqueue.QueueMode;
 import io.micrometer.observation.transport.Kind;
 import io.micrometer.observation.transport.ReceiverContext;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The context of a {@link QueueObservation#PROCESS} observation. Its carrier holds the trace headers
@@ -18,7 +19,7 @@ public class JobProcessingContext extends ReceiverContext<Map<String, String>> {
 
 	private final QueueMode mode;
 
-	private JobOutcome outcome;
+	private @Nullable JobOutcome outcome;
 
 	/**
 	 * @param job the job as its listener sees it
@@ -43,7 +44,7 @@ public class JobProcessingContext extends ReceiverContext<Map<String, String>> {
 	}
 
 	/** What became of the attempt; {@code null} until it is known. */
-	public JobOutcome outcome() {
+	public @Nullable JobOutcome outcome() {
 		return this.outcome;
 	}
 

@@ -6,6 +6,7 @@ import java.util.function.Supplier;
 import dev.pgqueue.JobOutcome;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Makes pgqueue's observations on an {@link ObservationRegistry}, with the application's conventions
@@ -26,9 +27,9 @@ public class QueueObservations {
 
 	private final ObservationRegistry registry;
 
-	private final EnqueueObservationConvention enqueueConvention;
+	private final @Nullable EnqueueObservationConvention enqueueConvention;
 
-	private final JobProcessingObservationConvention processingConvention;
+	private final @Nullable JobProcessingObservationConvention processingConvention;
 
 	/** Observations with the default conventions (or those registered with the registry). */
 	public QueueObservations(ObservationRegistry registry) {
@@ -39,8 +40,8 @@ public class QueueObservations {
 	 * @param enqueueConvention replaces the default for enqueues; {@code null} for the default
 	 * @param processingConvention replaces the default for attempts; {@code null} for the default
 	 */
-	public QueueObservations(ObservationRegistry registry, EnqueueObservationConvention enqueueConvention,
-			JobProcessingObservationConvention processingConvention) {
+	public QueueObservations(ObservationRegistry registry, @Nullable EnqueueObservationConvention enqueueConvention,
+			@Nullable JobProcessingObservationConvention processingConvention) {
 		this.registry = registry;
 		this.enqueueConvention = enqueueConvention;
 		this.processingConvention = processingConvention;
@@ -61,7 +62,7 @@ public class QueueObservations {
 	}
 
 	/** Stops an attempt's observation with what became of it and the failure, if any. */
-	public void stopProcessing(Observation observation, JobOutcome outcome, Throwable failure) {
+	public void stopProcessing(Observation observation, JobOutcome outcome, @Nullable Throwable failure) {
 		if (observation.isNoop()) {
 			return;
 		}

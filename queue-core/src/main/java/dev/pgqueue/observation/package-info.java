@@ -5,4 +5,7 @@
  * table, and the MDC entries of a running job ({@link dev.pgqueue.observation.JobLogContext}).
  * Applications may replace a convention; the rest is used by the engine.
  */
+@NullMarked
 package dev.pgqueue.observation;
+
+import org.jspecify.annotations.NullMarked;

@@ -4,6 +4,7 @@ import java.util.Locale;
 import java.util.regex.Pattern;
 
 import dev.pgqueue.InvalidQueueConfigurationException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A validated PostgreSQL schema name, quoted wherever it is written into SQL.
@@ -31,7 +32,7 @@ public final class SchemaName {
 	 * Validates {@code name}.
 	 * @throws IllegalArgumentException naming the setting and what is allowed
 	 */
-	public static SchemaName of(String name) {
+	public static SchemaName of(@Nullable String name) {
 		if (name == null || !VALID.matcher(name).matches()) {
 			throw new InvalidQueueConfigurationException(KEY, KEY + " '" + name
 					+ "' is not a valid schema name: use lower-case letters, digits and underscores, starting with a"

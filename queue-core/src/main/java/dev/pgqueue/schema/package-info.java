@@ -3,4 +3,7 @@
  * own Flyway instance (an application may replace it), and {@link dev.pgqueue.schema.SchemaName}
  * validates the schema it lives in.
  */
+@NullMarked
 package dev.pgqueue.schema;
+
+import org.jspecify.annotations.NullMarked;

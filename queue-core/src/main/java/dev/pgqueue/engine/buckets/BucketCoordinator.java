@@ -16,6 +16,7 @@ import dev.pgqueue.engine.settings.WorkerSettings;
 import dev.pgqueue.engine.sql.CoordinationRepository;
 import dev.pgqueue.engine.sql.CoordinationRepository.BucketOwner;
 import dev.pgqueue.engine.sql.CoordinationRepository.Group;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -67,7 +68,7 @@ public final class BucketCoordinator {
 
 	private volatile CountDownLatch stopped = new CountDownLatch(1);
 
-	private volatile Thread thread;
+	private volatile @Nullable Thread thread;
 
 	private volatile long leading;
 

@@ -19,7 +19,7 @@ import dev.pgqueue.engine.sql.CoordinationRepository.BucketOwner;
  * must leave a live owner is only marked for its new owner ({@code next_owner}): the live owner stops
  * claiming from it and hands it over itself, so that two members never claim from one bucket at once.
  */
-public final class BucketPlan {
+final class BucketPlan {
 
 	private BucketPlan() {
 	}

@@ -4,6 +4,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.zip.CRC32C;
 
+import org.jspecify.annotations.Nullable;
+
 /** Which bucket a new job goes to. */
 public final class Buckets {
 
@@ -17,7 +19,7 @@ public final class Buckets {
 	 * @param key the request's bucket key, or {@code null}
 	 * @param count the queue's number of buckets
 	 */
-	public static int of(String key, int count) {
+	public static int of(@Nullable String key, int count) {
 		if (key == null) {
 			return ThreadLocalRandom.current().nextInt(count);
 		}

@@ -3,4 +3,7 @@
  * in PostgreSQL spreads each queue's buckets over the instances that poll it, and each instance
  * claims only from its own. Internal: may change between versions.
  */
+@NullMarked
 package dev.pgqueue.engine.buckets;
+
+import org.jspecify.annotations.NullMarked;

@@ -2,6 +2,8 @@ package dev.pgqueue.engine.job;
 
 import java.time.Instant;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Where one claim reads the queue: the whole claim index from its start (a sweep), each priority
  * level from its floor on ({@code ClaimFloor}), or only the given buckets ({@code BucketScope}).
@@ -10,7 +12,7 @@ import java.time.Instant;
  * @param runAts the floor of each level
  * @param buckets the buckets to read, in the order given; {@code null} for the whole queue
  */
-public record ClaimStart(int[] priorities, Instant[] runAts, int[] buckets) {
+public record ClaimStart(int[] priorities, Instant[] runAts, int @Nullable [] buckets) {
 
 	/** The whole claim index from its start. */
 	public static final ClaimStart SWEEP = new ClaimStart(new int[0], new Instant[0], null);

@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.UUID;
 
 import dev.pgqueue.Job;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A row claimed by a poller.
@@ -18,7 +19,7 @@ import dev.pgqueue.Job;
  * @param traceContext the trace headers stored at enqueue, which its processing continues; empty for
  * none
  */
-public record ClaimedJob(long id, int attempt, Job job, Instant claimedAt, Map<String, String> traceContext) {
+public record ClaimedJob(long id, int attempt, Job job, @Nullable Instant claimedAt, Map<String, String> traceContext) {
 
 	public static ClaimedJob of(long id, UUID publicId, String kind, String queue, int storedAttempt, int runningAttempt,
 			int maxAttempts, int priority, String payload, Instant runAt, Instant createdAt) {
@@ -27,13 +28,13 @@ public record ClaimedJob(long id, int attempt, Job job, Instant claimedAt, Map<S
 	}
 
 	public static ClaimedJob of(long id, UUID publicId, String kind, String queue, int storedAttempt, int runningAttempt,
-			int maxAttempts, int priority, String payload, Instant runAt, Instant createdAt, Instant claimedAt) {
+			int maxAttempts, int priority, String payload, Instant runAt, Instant createdAt, @Nullable Instant claimedAt) {
 		return of(id, publicId, kind, queue, storedAttempt, runningAttempt, maxAttempts, priority, payload, runAt,
 				createdAt, claimedAt, Map.of());
 	}
 
 	public static ClaimedJob of(long id, UUID publicId, String kind, String queue, int storedAttempt, int runningAttempt,
-			int maxAttempts, int priority, String payload, Instant runAt, Instant createdAt, Instant claimedAt,
+			int maxAttempts, int priority, String payload, Instant runAt, Instant createdAt, @Nullable Instant claimedAt,
 			Map<String, String> traceContext) {
 		return new ClaimedJob(id, storedAttempt,
 				new Job(publicId, kind, queue, runningAttempt, maxAttempts, priority, payload, runAt, createdAt),

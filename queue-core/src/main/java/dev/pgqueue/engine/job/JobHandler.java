@@ -4,6 +4,7 @@ import java.time.Duration;
 
 import dev.pgqueue.ExternalEffect;
 import dev.pgqueue.Job;
+import org.jspecify.annotations.Nullable;
 
 /** Runs jobs of one kind; {@code @JobListener} methods are adapted to this. */
 public interface JobHandler {
@@ -26,7 +27,7 @@ public interface JobHandler {
 	 * step keep the default, which is {@link #handle}.
 	 * @throws Throwable whatever the listener threw, unwrapped
 	 */
-	default ExternalEffect handleForEffect(Job job) throws Throwable {
+	default @Nullable ExternalEffect handleForEffect(Job job) throws Throwable {
 		handle(job);
 		return null;
 	}
@@ -42,7 +43,7 @@ public interface JobHandler {
 	}
 
 	/** How long one attempt may run, overriding the queue's timeout; {@code null} for the queue's. */
-	default Duration timeout() {
+	default @Nullable Duration timeout() {
 		return null;
 	}
 

@@ -7,6 +7,7 @@ import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 
 import dev.pgqueue.InvalidJobListenerException;
+import org.jspecify.annotations.Nullable;
 
 /** The handlers of this application, by kind. */
 public class JobHandlerRegistry {
@@ -36,7 +37,7 @@ public class JobHandlerRegistry {
 	 * listener's
 	 * @param timeout timeout of one attempt; {@code null} keeps the listener's
 	 */
-	public void override(String kind, Integer maxRunning, Duration timeout) {
+	public void override(String kind, @Nullable Integer maxRunning, @Nullable Duration timeout) {
 		if (maxRunning != null && maxRunning < 0) {
 			throw new dev.pgqueue.InvalidQueueConfigurationException("pgqueue.kinds." + kind + ".max-running",
 					"pgqueue.kinds." + kind + ".max-running must not be negative, was " + maxRunning,
@@ -61,7 +62,7 @@ public class JobHandlerRegistry {
 	}
 
 	/** The timeout of one attempt of a kind, or {@code null} for its queue's. */
-	public Duration timeoutOf(String kind) {
+	public @Nullable Duration timeoutOf(String kind) {
 		KindOverride override = this.overrides.get(kind);
 		if (override != null && override.timeout() != null) {
 			return override.timeout();
@@ -76,16 +77,16 @@ public class JobHandlerRegistry {
 		return override != null && override.timeout() != null;
 	}
 
-	private record KindOverride(Integer maxRunning, Duration timeout) {
+	private record KindOverride(@Nullable Integer maxRunning, @Nullable Duration timeout) {
 	}
 
 	/** The handler of a kind, or {@code null}. */
-	public JobHandler find(String kind) {
+	public @Nullable JobHandler find(String kind) {
 		return this.handlers.get(kind);
 	}
 
 	/** The queue this application runs a kind in, or {@code null} when it has no listener for it. */
-	public String queueOf(String kind) {
+	public @Nullable String queueOf(String kind) {
 		JobHandler handler = this.handlers.get(kind);
 		return (handler != null) ? handler.queue() : null;
 	}

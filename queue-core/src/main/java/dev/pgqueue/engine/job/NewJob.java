@@ -5,6 +5,8 @@ import java.time.Instant;
 import java.util.Map;
 import java.util.UUID;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A row about to be inserted: the request resolved to a queue, serialized, and given its id.
  *
@@ -15,12 +17,12 @@ import java.util.UUID;
  * @param concurrencyKey the key whose jobs are limited together, or {@code null}
  * @param traceContext the enqueue's trace headers (such as {@code traceparent}), empty without tracing
  */
-public record NewJob(UUID publicId, String kind, String queue, String payloadJson, int priority, Instant runAt,
-		Duration delay, int maxAttempts, Duration jitter, int bucket, String concurrencyKey,
-		Map<String, String> traceContext) {
+public record NewJob(UUID publicId, String kind, String queue, String payloadJson, int priority,
+		@Nullable Instant runAt, @Nullable Duration delay, int maxAttempts, Duration jitter, int bucket,
+		@Nullable String concurrencyKey, Map<String, String> traceContext) {
 
-	public NewJob(UUID publicId, String kind, String queue, String payloadJson, int priority, Instant runAt,
-			Duration delay, int maxAttempts, Duration jitter, int bucket, String concurrencyKey) {
+	public NewJob(UUID publicId, String kind, String queue, String payloadJson, int priority, @Nullable Instant runAt,
+			@Nullable Duration delay, int maxAttempts, Duration jitter, int bucket, @Nullable String concurrencyKey) {
 		this(publicId, kind, queue, payloadJson, priority, runAt, delay, maxAttempts, jitter, bucket, concurrencyKey,
 				Map.of());
 	}

@@ -12,7 +12,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Workers count the jobs they start; the poll thread updates the estimate after each of its
  * claims; anyone may read the target.
  */
-public final class ClaimAheadEstimate {
+final class ClaimAheadEstimate {
 
 	/** Added to two claim round trips: covers the hand-off to a worker and scheduling. */
 	static final long SLACK_NANOS = TimeUnit.MILLISECONDS.toNanos(2);

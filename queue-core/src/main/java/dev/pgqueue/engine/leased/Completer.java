@@ -13,6 +13,7 @@ import java.util.function.Supplier;
 import dev.pgqueue.engine.job.ClaimedJob;
 import dev.pgqueue.engine.run.Outcome;
 import dev.pgqueue.engine.sql.JobRepository;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,7 +45,7 @@ final class Completer {
 
 	private final BiFunction<String, Runnable, Thread> threads;
 
-	private Thread thread;
+	private @Nullable Thread thread;
 
 	private volatile boolean running;
 
@@ -149,7 +150,7 @@ final class Completer {
 		}
 	}
 
-	private <T> T withRetries(Supplier<T> write, String what) {
+	private <T> @Nullable T withRetries(Supplier<T> write, String what) {
 		for (int attempt = 1;; attempt++) {
 			try {
 				return write.get();

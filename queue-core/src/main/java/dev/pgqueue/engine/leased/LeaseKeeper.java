@@ -7,6 +7,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 
 import dev.pgqueue.engine.settings.QueueSettings;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,7 +34,7 @@ final class LeaseKeeper {
 
 	private final BiFunction<String, Runnable, Thread> threads;
 
-	private ScheduledExecutorService timer;
+	private @Nullable ScheduledExecutorService timer;
 
 	LeaseKeeper(LeasedJobs jobs, QueueSettings settings, BiFunction<String, Runnable, Thread> threads) {
 		this.jobs = jobs;

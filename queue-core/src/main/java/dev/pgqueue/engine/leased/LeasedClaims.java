@@ -20,6 +20,7 @@ import dev.pgqueue.engine.poll.Workers;
 import dev.pgqueue.engine.leased.LeasedJobs.Held;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.metrics.QueueMetrics;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -287,7 +288,7 @@ public final class LeasedClaims implements ClaimStrategy {
 	 * the poll thread and its wake-ups, and costs no extra claims; nor while the queue is paused.
 	 * Returns null when it claimed nothing.
 	 */
-	private Held claimOwnNext() {
+	private @Nullable Held claimOwnNext() {
 		if (!this.backlog || this.signals.queuePaused() || !this.workerClaims.tryAcquire()) {
 			return null;
 		}
@@ -323,7 +324,7 @@ public final class LeasedClaims implements ClaimStrategy {
 		}
 	}
 
-	private Held takeClaimedAhead() {
+	private @Nullable Held takeClaimedAhead() {
 		Held next = this.leased.nextAhead();
 		if (next != null && this.leased.aheadCount() <= this.aheadEstimate.target() / 2) {
 			this.signals.workersChanged();

@@ -13,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 import dev.pgqueue.engine.job.ClaimedJob;
 import dev.pgqueue.engine.run.Outcome;
 import dev.pgqueue.engine.sql.JobRepository;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,7 +30,7 @@ import org.springframework.dao.DataAccessException;
  *
  * <p>A job is either started or returned, never both: each job's state changes under its own lock.
  */
-public final class LeasedJobs {
+final class LeasedJobs {
 
 	private static final Logger logger = LoggerFactory.getLogger(LeasedJobs.class);
 
@@ -80,7 +81,7 @@ public final class LeasedJobs {
 	}
 
 	/** The oldest job claimed ahead, or null. */
-	public Held nextAhead() {
+	public @Nullable Held nextAhead() {
 		return this.ahead.poll();
 	}
 
@@ -123,7 +124,7 @@ public final class LeasedJobs {
 	 * was taken away from it ({@link #timedOut}): the outcome is discarded and the worker's slot is no
 	 * longer its own
 	 */
-	public boolean ended(Held job, Outcome outcome, Completer completer) {
+	public boolean ended(Held job, @Nullable Outcome outcome, Completer completer) {
 		boolean submitted = false;
 		synchronized (job) {
 			if (job.timedOut) {
@@ -315,7 +316,7 @@ public final class LeasedJobs {
 		/** When this poller's lease ends as far as it knows, in {@link System#nanoTime()}. */
 		private volatile long leaseUntil;
 
-		private volatile Thread thread;
+		private volatile @Nullable Thread thread;
 
 		private volatile boolean released;
 

@@ -4,4 +4,7 @@
  * while there is a backlog, a lease keeper extends the leases of held jobs on its own timer, and a
  * completer writes outcomes in batches, each guarded by the attempt it ran.
  */
+@NullMarked
 package dev.pgqueue.engine.leased;
+
+import org.jspecify.annotations.NullMarked;

@@ -21,6 +21,7 @@ import dev.pgqueue.engine.poll.JobClaims;
 import dev.pgqueue.engine.sql.LimitRepository;
 import dev.pgqueue.engine.sql.LimitRepository.Candidate;
 import dev.pgqueue.engine.sql.LimitRepository.Running;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.transaction.support.TransactionTemplate;
 
@@ -325,7 +326,7 @@ public final class LimitedClaims implements JobClaims {
 		return groupsOf(candidate.kind(), candidate.key());
 	}
 
-	private List<Group> groupsOf(String kind, String key) {
+	private List<Group> groupsOf(String kind, @Nullable String key) {
 		List<Group> groups = new ArrayList<>(3);
 		if (this.limits.maxRunning() > 0) {
 			groups.add(queueGroup());
@@ -345,13 +346,13 @@ public final class LimitedClaims implements JobClaims {
 		return new Group(Group.Type.QUEUE, this.queue, hash("queue", this.queue), this.limits.maxRunning());
 	}
 
-	private Group kindGroup(String kind) {
+	private @Nullable Group kindGroup(String kind) {
 		int limit = this.kindLimits.applyAsInt(kind);
 		return (limit > 0) ? new Group(Group.Type.KIND, kind, hash("kind", kind), limit) : null;
 	}
 
 	/** A key's group, or {@code null} without a per-key limit (ordered keys need none: see above). */
-	private Group keyGroup(String key) {
+	private @Nullable Group keyGroup(@Nullable String key) {
 		return (key != null && this.limits.perKey() > 0 && !this.limits.orderedByKey())
 				? new Group(Group.Type.KEY, key, hash("key", key), this.limits.perKey()) : null;
 	}
@@ -367,7 +368,7 @@ public final class LimitedClaims implements JobClaims {
 		return Math.max(MIN_SCAN, wanted * SCAN_FACTOR);
 	}
 
-	private static int[] buckets(ClaimStart start) {
+	private static int @Nullable [] buckets(ClaimStart start) {
 		return start.isBuckets() ? start.buckets() : null;
 	}
 

@@ -2,6 +2,7 @@ package dev.pgqueue.engine.run;
 
 import dev.pgqueue.ExternalEffect;
 import dev.pgqueue.Job;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One run of a job's handler: what became of it and how long the handler took.
@@ -12,7 +13,7 @@ import dev.pgqueue.Job;
  * @param effect the step the handler left to run once the job's transaction is prepared (two-phase
  * queues), or {@code null}
  */
-public record Attempt(Job job, Outcome outcome, long nanos, boolean timedOut, ExternalEffect effect) {
+public record Attempt(Job job, Outcome outcome, long nanos, boolean timedOut, @Nullable ExternalEffect effect) {
 
 	public Attempt(Job job, Outcome outcome, long nanos) {
 		this(job, outcome, nanos, false, null);

@@ -23,6 +23,7 @@ import dev.pgqueue.engine.job.JobHandler;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.settings.QueueSettings;
 import io.micrometer.observation.Observation;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -61,8 +62,7 @@ public class JobRunner {
 		this(handlers, metrics, new JobTimeouts(handlers), observations);
 	}
 
-	public JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics, JobTimeouts timeouts,
-			QueueObservations observations) {
+	JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics, JobTimeouts timeouts, QueueObservations observations) {
 		this.handlers = handlers;
 		this.metrics = metrics;
 		this.timeouts = timeouts;
@@ -112,7 +112,7 @@ public class JobRunner {
 	private Attempt runWatched(Job job, QueueSettings settings, OnTimeout onTimeout) {
 		long start = System.nanoTime();
 		TimeLimit limit = this.timeouts.limitOf(job, settings);
-		ExternalEffect[] effect = new ExternalEffect[1];
+		@Nullable ExternalEffect[] effect = new ExternalEffect[1];
 		if (limit == null) {
 			Outcome outcome = attempt(job, settings, effect);
 			return new Attempt(job, outcome, System.nanoTime() - start, false, effect[0]);
@@ -187,7 +187,7 @@ public class JobRunner {
 	}
 
 	/** Runs the handler; puts the external effect it returned, if any, in {@code effect[0]}. */
-	private Outcome attempt(Job job, QueueSettings settings, ExternalEffect[] effect) {
+	private Outcome attempt(Job job, QueueSettings settings, @Nullable ExternalEffect[] effect) {
 		JobHandler handler = this.handlers.find(job.kind());
 		if (handler == null) {
 			return Outcome.fail("No @JobListener for kind '" + job.kind() + "' in queue '" + job.queue()
@@ -308,7 +308,7 @@ public class JobRunner {
 		}
 	}
 
-	private static String summary(Outcome outcome) {
+	private static @Nullable String summary(Outcome outcome) {
 		Throwable cause = outcome.cause();
 		return (cause != null) ? cause.getClass().getName() + ": " + cause.getMessage() : outcome.error();
 	}

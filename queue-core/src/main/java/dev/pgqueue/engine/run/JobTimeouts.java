@@ -11,6 +11,7 @@ import dev.pgqueue.engine.job.ClaimedJob;
 import dev.pgqueue.engine.job.JobHandler;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.settings.QueueSettings;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Time limits of jobs: which limit applies to an attempt, and the watchdog that acts on the attempts
@@ -22,7 +23,7 @@ import dev.pgqueue.engine.settings.QueueSettings;
  * an attempt without one costs two map lookups. What happens at the limit depends on the mode and
  * is decided by the caller of {@link JobRunner#runUnrecorded(ClaimedJob, QueueSettings, OnTimeout)}.
  */
-public final class JobTimeouts {
+final class JobTimeouts {
 
 	/** How long the idle watchdog thread lives on. */
 	private static final long WATCHDOG_KEEP_ALIVE_SECONDS = 60;
@@ -47,7 +48,7 @@ public final class JobTimeouts {
 	 * The time limit of one attempt of the job, or {@code null} for none: the kind's
 	 * ({@code pgqueue.kinds.<kind>.timeout}, else {@code @JobListener(timeout)}), else the queue's.
 	 */
-	public TimeLimit limitOf(Job job, QueueSettings settings) {
+	public @Nullable TimeLimit limitOf(Job job, QueueSettings settings) {
 		Duration ofKind = this.handlers.timeoutOf(job.kind());
 		if (ofKind != null) {
 			Source source = this.handlers.timeoutOverridden(job.kind()) ? Source.KIND : Source.LISTENER;
@@ -90,7 +91,7 @@ public final class JobTimeouts {
 	 * @param queue the job's queue
 	 * @param handler the kind's handler, for a limit set by its listener; otherwise may be null
 	 */
-	public record TimeLimit(Duration duration, Source source, String kind, String queue, JobHandler handler) {
+	public record TimeLimit(Duration duration, Source source, String kind, String queue, @Nullable JobHandler handler) {
 
 		/** The setting that gave the limit, as a user would find it. */
 		public String setting() {
@@ -125,11 +126,11 @@ public final class JobTimeouts {
 
 		private final Supplier<Attempt> onTimeout;
 
-		private volatile ScheduledFuture<?> scheduled;
+		private volatile @Nullable ScheduledFuture<?> scheduled;
 
 		private boolean finished;
 
-		private Attempt timedOut;
+		private @Nullable Attempt timedOut;
 
 		Watch(Supplier<Attempt> onTimeout) {
 			this.onTimeout = onTimeout;
@@ -147,7 +148,7 @@ public final class JobTimeouts {
 		 * Ends the watch as the attempt finishes; waits for the watchdog's action if it is running.
 		 * @return the timed-out attempt, or {@code null} when the attempt finished in time
 		 */
-		synchronized Attempt finish() {
+		synchronized @Nullable Attempt finish() {
 			if (!this.finished) {
 				this.finished = true;
 				ScheduledFuture<?> task = this.scheduled;

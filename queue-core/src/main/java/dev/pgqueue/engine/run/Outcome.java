@@ -4,6 +4,7 @@ import java.time.Duration;
 
 import dev.pgqueue.JobOutcome;
 import dev.pgqueue.JobState;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What became of one attempt, before it is recorded.
@@ -13,15 +14,15 @@ import dev.pgqueue.JobState;
  * @param error description of the failure, stored as the job's last error
  * @param cause the failure, or {@code null}
  */
-public record Outcome(JobOutcome kind, Duration retryDelay, String error, Throwable cause) {
+public record Outcome(JobOutcome kind, Duration retryDelay, @Nullable String error, @Nullable Throwable cause) {
 
 	static final Outcome COMPLETED = new Outcome(JobOutcome.COMPLETED, Duration.ZERO, null, null);
 
-	static Outcome retry(Duration delay, String error, Throwable cause) {
+	static Outcome retry(Duration delay, String error, @Nullable Throwable cause) {
 		return new Outcome(JobOutcome.RETRIED, delay, error, cause);
 	}
 
-	static Outcome fail(String error, Throwable cause) {
+	static Outcome fail(String error, @Nullable Throwable cause) {
 		return new Outcome(JobOutcome.FAILED, Duration.ZERO, error, cause);
 	}
 

@@ -8,6 +8,7 @@ import dev.pgqueue.InvalidQueueConfigurationException;
 import dev.pgqueue.QueueAssignment;
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.RetryPolicy;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Settings of one queue: a pool of workers with its own mode, concurrency, batch size and timings.
@@ -47,8 +48,8 @@ import dev.pgqueue.RetryPolicy;
  */
 public record QueueSettings(String name, QueueMode mode, int concurrency, int batchSize, Duration pollInterval,
 		Duration leaseDuration, int maxAttempts, RetryPolicy retry, List<Class<? extends Throwable>> nonRetryable,
-		boolean claimAhead, Duration runAtJitter, QueueAssignment assignment, int buckets, Duration sla,
-		ConcurrencyLimits limits, Duration timeout, boolean twoPhaseCommit) {
+		boolean claimAhead, Duration runAtJitter, QueueAssignment assignment, int buckets, @Nullable Duration sla,
+		ConcurrencyLimits limits, @Nullable Duration timeout, boolean twoPhaseCommit) {
 
 	public static final int DEFAULT_CONCURRENCY = 4;
 
@@ -134,8 +135,8 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 	 * A retry policy for the queue, from settings that may each be missing (then taken from
 	 * {@code defaults}); a bad value is reported with its key under {@code pgqueue.queues.<queue>}.
 	 */
-	public static RetryPolicy retryPolicy(String queue, RetryPolicy defaults, Duration initialDelay, Duration maxDelay,
-			Double multiplier, Double jitter) {
+	public static RetryPolicy retryPolicy(String queue, RetryPolicy defaults, @Nullable Duration initialDelay,
+			@Nullable Duration maxDelay, @Nullable Double multiplier, @Nullable Double jitter) {
 		try {
 			return new RetryPolicy((initialDelay != null) ? initialDelay : defaults.initialDelay(),
 					(maxDelay != null) ? maxDelay : defaults.maxDelay(),
@@ -224,7 +225,7 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 				this.assignment, buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
 	}
 
-	public QueueSettings withSla(Duration sla) {
+	public QueueSettings withSla(@Nullable Duration sla) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
 				this.assignment, this.buckets, sla, this.limits, this.timeout, this.twoPhaseCommit);
@@ -236,7 +237,7 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 				this.assignment, this.buckets, this.sla, limits, this.timeout, this.twoPhaseCommit);
 	}
 
-	public QueueSettings withTimeout(Duration timeout) {
+	public QueueSettings withTimeout(@Nullable Duration timeout) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
 				this.assignment, this.buckets, this.sla, this.limits, timeout, this.twoPhaseCommit);

@@ -3,6 +3,7 @@ package dev.pgqueue.engine.settings;
 import java.time.Duration;
 
 import dev.pgqueue.InvalidQueueConfigurationException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The rules settings share, each with one message: what is wrong with the key as written in
@@ -20,14 +21,14 @@ public final class SettingRules {
 		}
 	}
 
-	public static void positive(String key, Duration value) {
+	public static void positive(String key, @Nullable Duration value) {
 		if (value == null || value.isZero() || value.isNegative()) {
 			throw new InvalidQueueConfigurationException(key, key + " must be positive, was " + value,
 					"Set " + key + " to a positive duration such as 500ms or 1s.");
 		}
 	}
 
-	public static void notNegative(String key, Duration value) {
+	public static void notNegative(String key, @Nullable Duration value) {
 		if (value == null || value.isNegative()) {
 			throw new InvalidQueueConfigurationException(key, key + " must not be negative, was " + value,
 					"Set " + key + " to zero or a positive duration such as 1h.");

@@ -1,0 +1,304 @@
+package dev.pgqueue;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+import javax.xml.parsers.DocumentBuilderFactory;
+import javax.xml.xpath.XPathFactory;
+
+import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.Dependency;
+import com.tngtech.archunit.core.domain.JavaClass;
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaModifier;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.library.dependencies.SliceAssignment;
+import com.tngtech.archunit.library.dependencies.SliceIdentifier;
+import org.junit.jupiter.api.Test;
+import org.w3c.dom.Document;
+
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The rules that keep pgqueue's public surface small, checked on every build: the packages are
+ * layered one way, the API ({@code dev.pgqueue}) needs nothing else of pgqueue, the engine stays out
+ * of the users' Javadoc, and an engine type that nothing outside its package uses is not public.
+ *
+ * <p>Why rules rather than a JPMS module descriptor that exports only the API: Spring Boot
+ * applications run on the class path, where a {@code module-info.java} is ignored and every public
+ * type is reachable whatever it says; and pgqueue's dependencies (Spring, Jackson 3, Flyway) are
+ * automatic modules, whose names a descriptor would have to depend on. A descriptor would cost a
+ * module path in every build and hide nothing from the applications that use pgqueue. These rules
+ * instead keep what the engine's packages share (types public only so that another engine package
+ * can use them) from growing, and keep it out of the users' documentation.
+ */
+class ArchitectureTests {
+
+	/** Where queue-core's main classes were compiled: {@code queue-core/target/classes}. */
+	private static final Path MAIN_CLASSES = locationOf(Job.class);
+
+	/** Where queue-core's test classes were compiled. */
+	private static final Path TEST_CLASSES = locationOf(ArchitectureTests.class);
+
+	/** The project's root, with every module's sources. */
+	private static final Path ROOT = MAIN_CLASSES.getParent().getParent().getParent();
+
+	/** queue-core's main code. */
+	private static final JavaClasses MAIN = new ClassFileImporter().importPath(MAIN_CLASSES);
+
+	/** queue-core's main code and its tests, which use engine types from other packages too. */
+	private static final JavaClasses MAIN_AND_TESTS = new ClassFileImporter().importPaths(MAIN_CLASSES, TEST_CLASSES);
+
+	/**
+	 * Public engine types that nothing outside their package uses, left public for now because their
+	 * files are being changed elsewhere: each is made package-private once the assembly lands.
+	 */
+	private static final Set<String> PACKAGE_PRIVATE_ONCE_THE_ASSEMBLY_LANDS = Set.of(
+			// Used only by the maintenance repository; the sql package is being changed elsewhere.
+			"dev.pgqueue.engine.sql.MaintenanceStatements");
+
+	@Test
+	void no_two_packages_of_pgqueue_depend_on_each_other_even_through_others() {
+		slices().assignedFrom(BY_PACKAGE).should().beFreeOfCycles().check(MAIN);
+	}
+
+	@Test
+	void each_package_is_used_only_by_the_layers_above_it() {
+		layeredArchitecture().consideringOnlyDependenciesInLayers()
+			.layer("api").definedBy("dev.pgqueue")
+			.layer("metrics").definedBy("dev.pgqueue.metrics..")
+			.layer("observation").definedBy("dev.pgqueue.observation..")
+			.layer("schema").definedBy("dev.pgqueue.schema..")
+			.layer("settings").definedBy("dev.pgqueue.engine.settings..")
+			.layer("job").definedBy("dev.pgqueue.engine.job..")
+			.layer("sql").definedBy("dev.pgqueue.engine.sql..")
+			.layer("run").definedBy("dev.pgqueue.engine.run..")
+			.layer("poll").definedBy("dev.pgqueue.engine.poll..")
+			.layer("transactional").definedBy("dev.pgqueue.engine.transactional..")
+			.layer("leased").definedBy("dev.pgqueue.engine.leased..")
+			.layer("limits").definedBy("dev.pgqueue.engine.limits..")
+			.layer("buckets").definedBy("dev.pgqueue.engine.buckets..")
+			.layer("twophase").definedBy("dev.pgqueue.engine.twophase..")
+			.layer("maintenance").definedBy("dev.pgqueue.engine.maintenance..")
+			.layer("engine").definedBy("dev.pgqueue.engine")
+			.layer("listener").definedBy("dev.pgqueue.listener..")
+			// What users touch needs nothing else of pgqueue; every layer may use it.
+			.whereLayer("api").mayNotAccessAnyLayer()
+			// What the engine reports, its traces, and its table: used by the engine, using none of it.
+			.whereLayer("metrics").mayOnlyAccessLayers("api")
+			.whereLayer("observation").mayOnlyAccessLayers("api")
+			.whereLayer("schema").mayOnlyAccessLayers("api")
+			// The engine's vocabulary: settings, and jobs as the engine passes them around.
+			.whereLayer("settings").mayOnlyBeAccessedByLayers("sql", "run", "poll", "transactional", "leased",
+					"limits", "buckets", "twophase", "maintenance", "engine")
+			.whereLayer("job").mayOnlyBeAccessedByLayers("sql", "run", "poll", "transactional", "leased", "limits",
+					"buckets", "twophase", "maintenance", "engine", "listener")
+			.whereLayer("sql").mayOnlyBeAccessedByLayers("run", "poll", "transactional", "leased", "limits",
+					"buckets", "twophase", "maintenance", "engine")
+			.whereLayer("run").mayOnlyBeAccessedByLayers("poll", "transactional", "leased", "limits", "buckets",
+					"twophase", "maintenance", "engine")
+			.whereLayer("poll").mayOnlyBeAccessedByLayers("transactional", "leased", "limits", "buckets",
+					"twophase", "maintenance", "engine")
+			// The claim strategies know nothing of each other, except that two-phase runs transactional batches.
+			.whereLayer("transactional").mayOnlyBeAccessedByLayers("twophase", "maintenance", "engine")
+			.whereLayer("leased").mayOnlyBeAccessedByLayers("maintenance", "engine")
+			.whereLayer("limits").mayOnlyBeAccessedByLayers("maintenance", "engine")
+			.whereLayer("buckets").mayOnlyBeAccessedByLayers("maintenance", "engine")
+			.whereLayer("twophase").mayOnlyBeAccessedByLayers("maintenance", "engine")
+			.whereLayer("maintenance").mayOnlyBeAccessedByLayers("engine")
+			// The clients, the admin and the assembly, and the @JobListener adapter: used by the starter only.
+			.whereLayer("engine").mayNotBeAccessedByAnyLayer()
+			.whereLayer("listener").mayNotBeAccessedByAnyLayer()
+			.whereLayer("listener").mayOnlyAccessLayers("api", "job")
+			.ensureAllClassesAreContainedInArchitecture()
+			.check(MAIN);
+	}
+
+	@Test
+	void the_api_depends_on_no_other_package_of_pgqueue() {
+		noClasses().that().resideInAPackage("dev.pgqueue")
+			.should().dependOnClassesThat(resideInAPackage("dev.pgqueue..")
+				.and(DescribedPredicate.not(resideInAPackage("dev.pgqueue")))
+				.as("reside in another package of pgqueue"))
+			.check(MAIN);
+	}
+
+	@Test
+	void metrics_observation_and_schema_depend_on_nothing_of_the_engine() {
+		noClasses().that().resideInAnyPackage("dev.pgqueue.metrics..", "dev.pgqueue.observation..",
+				"dev.pgqueue.schema..")
+			.should().dependOnClassesThat().resideInAnyPackage("dev.pgqueue.engine..", "dev.pgqueue.listener..")
+			.check(MAIN);
+	}
+
+	@Test
+	void engine_packages_are_left_out_of_the_users_javadoc() throws Exception {
+		Document pom = DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(ROOT.resolve("pom.xml").toFile());
+		String excluded = XPathFactory.newInstance().newXPath().evaluate("/project/build/pluginManagement/plugins/"
+				+ "plugin[artifactId='maven-javadoc-plugin']/configuration/excludePackageNames", pom).trim();
+		List<Pattern> patterns = Stream.of(excluded.split("[:,;]"))
+			.map(String::trim)
+			.filter((name) -> !name.isEmpty())
+			.map((name) -> Pattern.compile(Pattern.quote(name).replace("*", "\\E.*\\Q")))
+			.toList();
+		assertThat(patterns).as("excludePackageNames of maven-javadoc-plugin in the parent pom").isNotEmpty();
+		for (String pkg : packagesOf(MAIN)) {
+			boolean left = patterns.stream().anyMatch((pattern) -> pattern.matcher(pkg).matches());
+			assertThat(left).as("package %s left out of the Javadoc by '%s'", pkg, excluded)
+				.isEqualTo(pkg.equals("dev.pgqueue.engine") || pkg.startsWith("dev.pgqueue.engine."));
+		}
+	}
+
+	@Test
+	void engine_types_that_nothing_outside_their_package_uses_are_not_public() {
+		Set<String> needlesslyPublic = new TreeSet<>(publicTypesUsedOnlyInTheirPackage());
+		needlesslyPublic.removeAll(PACKAGE_PRIVATE_ONCE_THE_ASSEMBLY_LANDS);
+		assertThat(needlesslyPublic).as("public engine types that nothing outside their package uses (in queue-core, "
+				+ "its tests or another module's sources): make them package-private").isEmpty();
+	}
+
+	@Test
+	void the_types_left_public_for_later_are_still_public_and_used_only_in_their_package() {
+		assertThat(publicTypesUsedOnlyInTheirPackage())
+			.as("the types left public until the assembly lands; remove from the list those that are no longer")
+			.containsAll(PACKAGE_PRIVATE_ONCE_THE_ASSEMBLY_LANDS);
+	}
+
+	/**
+	 * Public top-level types of the engine's packages (and the listener adapter's) that no class of
+	 * another package uses: none in queue-core's main code or tests (by their bytecode), and none in
+	 * the sources of the other modules, which name each such type they use (imported, fully qualified,
+	 * or under a wildcard import).
+	 */
+	private static Set<String> publicTypesUsedOnlyInTheirPackage() {
+		Set<String> usedOutside = new TreeSet<>();
+		for (JavaClass origin : MAIN_AND_TESTS) {
+			for (Dependency dependency : origin.getDirectDependenciesFromSelf()) {
+				JavaClass target = topLevel(dependency.getTargetClass().getBaseComponentType());
+				if (!target.getPackageName().equals(origin.getPackageName())) {
+					usedOutside.add(target.getName());
+				}
+			}
+		}
+		Set<String> candidates = new TreeSet<>();
+		for (JavaClass type : MAIN) {
+			if (type.isTopLevelClass() && type.getModifiers().contains(JavaModifier.PUBLIC)
+					&& (type.getPackageName().startsWith("dev.pgqueue.engine")
+							|| type.getPackageName().startsWith("dev.pgqueue.listener"))) {
+				candidates.add(type.getName());
+			}
+		}
+		usedOutside.addAll(namedInOtherModules(candidates));
+		candidates.removeAll(usedOutside);
+		return candidates;
+	}
+
+	private static JavaClass topLevel(JavaClass type) {
+		JavaClass current = type;
+		while (current.getEnclosingClass().isPresent()) {
+			current = current.getEnclosingClass().get();
+		}
+		return current;
+	}
+
+	private static final Pattern QUALIFIED_NAME = Pattern.compile("dev\\.pgqueue(?:\\.[a-z][a-z0-9]*)+\\.[A-Z]\\w*");
+
+	private static final Pattern WILDCARD_IMPORT = Pattern.compile("import\\s+(dev\\.pgqueue[a-z0-9.]*)\\.\\*\\s*;");
+
+	/** Which of the types the sources of the other modules (main and test) name. */
+	private static Set<String> namedInOtherModules(Set<String> types) {
+		Set<String> named = new TreeSet<>();
+		for (Path source : otherModulesSources()) {
+			String text = read(source);
+			Matcher qualified = QUALIFIED_NAME.matcher(text);
+			while (qualified.find()) {
+				named.add(qualified.group());
+			}
+			Matcher wildcard = WILDCARD_IMPORT.matcher(text);
+			while (wildcard.find()) {
+				String pkg = wildcard.group(1);
+				for (String type : types) {
+					String simpleName = type.substring(type.lastIndexOf('.') + 1);
+					if (type.equals(pkg + "." + simpleName) && Pattern.compile("\\b" + simpleName + "\\b").matcher(text).find()) {
+						named.add(type);
+					}
+				}
+			}
+		}
+		return named;
+	}
+
+	private static List<Path> otherModulesSources() {
+		List<Path> sources = new ArrayList<>();
+		try (Stream<Path> modules = Files.list(ROOT)) {
+			for (Path module : modules.filter((dir) -> Files.isRegularFile(dir.resolve("pom.xml"))).toList()) {
+				if (module.getFileName().toString().equals("queue-core") || !Files.isDirectory(module.resolve("src"))) {
+					continue;
+				}
+				try (Stream<Path> files = Files.walk(module.resolve("src"))) {
+					files.filter((file) -> file.toString().endsWith(".java")).forEach(sources::add);
+				}
+			}
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		assertThat(sources).as("sources of the other modules under %s", ROOT).isNotEmpty();
+		return sources;
+	}
+
+	private static Set<String> packagesOf(JavaClasses classes) {
+		Set<String> packages = new TreeSet<>();
+		classes.forEach((type) -> packages.add(type.getPackageName()));
+		return packages;
+	}
+
+	/** Each package of pgqueue a slice of its own; classes of other libraries in none. */
+	private static final SliceAssignment BY_PACKAGE = new SliceAssignment() {
+
+		@Override
+		public SliceIdentifier getIdentifierOf(JavaClass type) {
+			return type.getPackageName().startsWith("dev.pgqueue") ? SliceIdentifier.of(type.getPackageName())
+					: SliceIdentifier.ignore();
+		}
+
+		@Override
+		public String getDescription() {
+			return "packages of pgqueue";
+		}
+
+	};
+
+	private static String read(Path file) {
+		try {
+			return Files.readString(file);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+	}
+
+	private static Path locationOf(Class<?> type) {
+		try {
+			return Path.of(type.getProtectionDomain().getCodeSource().getLocation().toURI());
+		}
+		catch (URISyntaxException ex) {
+			throw new IllegalStateException(ex);
+		}
+	}
+
+}
