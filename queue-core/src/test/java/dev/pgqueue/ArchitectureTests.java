@@ -93,6 +93,7 @@ class ArchitectureTests {
 			.layer("limits").definedBy("dev.pgqueue.engine.limits..")
 			.layer("buckets").definedBy("dev.pgqueue.engine.buckets..")
 			.layer("twophase").definedBy("dev.pgqueue.engine.twophase..")
+			.layer("service").definedBy("dev.pgqueue.engine.service..")
 			.layer("maintenance").definedBy("dev.pgqueue.engine.maintenance..")
 			.layer("engine").definedBy("dev.pgqueue.engine")
 			.layer("listener").definedBy("dev.pgqueue.listener..")
@@ -102,6 +103,10 @@ class ArchitectureTests {
 			.whereLayer("metrics").mayOnlyAccessLayers("api")
 			.whereLayer("observation").mayOnlyAccessLayers("api")
 			.whereLayer("schema").mayOnlyAccessLayers("api")
+			// How every long-running part starts, stops and names its threads.
+			.whereLayer("service").mayNotAccessAnyLayer()
+			.whereLayer("service").mayOnlyBeAccessedByLayers("run", "poll", "transactional", "leased", "limits",
+					"buckets", "twophase", "maintenance", "engine")
 			// The engine's vocabulary: settings, and jobs as the engine passes them around.
 			.whereLayer("settings").mayOnlyBeAccessedByLayers("sql", "run", "poll", "transactional", "leased",
 					"limits", "buckets", "twophase", "maintenance", "engine")

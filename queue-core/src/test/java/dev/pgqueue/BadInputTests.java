@@ -11,7 +11,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
-import dev.pgqueue.engine.maintenance.QueueMaintenance;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.settings.MaintenanceSettings;
 import dev.pgqueue.engine.settings.QueueSettings;
@@ -38,7 +37,7 @@ class BadInputTests {
 
 	private static JobPoller poller;
 
-	private static QueueMaintenance promoter;
+	private static QueueFixture.Maintenance promoter;
 
 	private static final ListAppender<ILoggingEvent> logs = new ListAppender<>();
 
@@ -176,7 +175,7 @@ class BadInputTests {
 				.runAt(java.time.Instant.now().minus(Duration.ofMinutes(5))));
 		assertPollerStillRuns();
 		assertThat(fixture.row(orphan)).containsEntry("state", "available").containsEntry("attempt", 0);
-		QueueMaintenance maintenance = fixture.maintenance((settings) -> settings);
+		QueueFixture.Maintenance maintenance = fixture.maintenance((settings) -> settings);
 		maintenance.readStats();
 		assertThat(logs.list).extracting(ILoggingEvent::getFormattedMessage)
 			.anyMatch((message) -> message.contains("kind 'payment.refund'") && message.contains("queue 'bad'")

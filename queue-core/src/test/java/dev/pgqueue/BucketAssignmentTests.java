@@ -1,7 +1,6 @@
 package dev.pgqueue;
 
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -13,9 +12,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
+import dev.pgqueue.engine.buckets.BucketScope;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.settings.QueueSettings;
-import dev.pgqueue.engine.buckets.BucketScope;
 import dev.pgqueue.engine.sql.JobStatements;
 import dev.pgqueue.schema.SchemaName;
 import org.junit.jupiter.api.AfterAll;

@@ -8,9 +8,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 
-import dev.pgqueue.engine.poll.ClaimFloor;
 import dev.pgqueue.engine.job.ClaimStart;
 import dev.pgqueue.engine.job.ClaimedJob;
+import dev.pgqueue.engine.poll.ClaimFloor;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.sql.JobStatements;

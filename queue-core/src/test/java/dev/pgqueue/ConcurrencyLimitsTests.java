@@ -10,10 +10,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 
-import dev.pgqueue.engine.settings.ConcurrencyLimits;
 import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.settings.ConcurrencyLimits;
 import dev.pgqueue.engine.settings.MaintenanceSettings;
-import dev.pgqueue.engine.maintenance.QueueMaintenance;
 import dev.pgqueue.engine.settings.QueueSettings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -34,7 +33,7 @@ class ConcurrencyLimitsTests {
 
 	private QueueFixture fixture;
 
-	private QueueMaintenance maintenance;
+	private QueueFixture.Maintenance maintenance;
 
 	private final List<Run> runs = new CopyOnWriteArrayList<>();
 

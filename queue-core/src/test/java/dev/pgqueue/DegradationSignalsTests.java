@@ -17,7 +17,6 @@ import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pgqueue.engine.QueueEngine;
-import dev.pgqueue.engine.maintenance.QueueMaintenance;
 import dev.pgqueue.engine.poll.ClaimProgress;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.settings.QueueSettings;
@@ -163,7 +162,7 @@ class DegradationSignalsTests {
 
 	@Test
 	void aClaimThatWaitedBehindATableLockMakesThePollCycleBroken() throws Exception {
-		QueueMaintenance maintenance = fixture.maintenance((m) -> m);
+		QueueFixture.Maintenance maintenance = fixture.maintenance((m) -> m);
 		JobPoller poller = fixture.poller("assessed");
 		poller.start();
 		try (Connection holder = fixture.dataSource().getConnection()) {
@@ -206,7 +205,7 @@ class DegradationSignalsTests {
 					.settings(fixture.engineSettings())
 					.metrics(metrics)
 					.build()) {
-			QueueMaintenance maintenance = engine.maintenance();
+			QueueFixture.Maintenance maintenance = QueueFixture.Maintenance.of(engine);
 			assertThat(maintenance.readLockWaits()).isEqualTo(new LockWaits(application, 0));
 			List<CompletableFuture<Void>> waiters = new ArrayList<>();
 			try (Connection holder = pool.getConnection()) {

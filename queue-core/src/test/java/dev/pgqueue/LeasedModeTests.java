@@ -14,7 +14,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.pgqueue.engine.job.ClaimedJob;
-import dev.pgqueue.engine.maintenance.QueueMaintenance;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.settings.WorkerSettings;
@@ -46,7 +45,7 @@ class LeasedModeTests {
 
 	private static QueueFixture fixture;
 
-	private static QueueMaintenance maintenance;
+	private static QueueFixture.Maintenance maintenance;
 
 	@BeforeAll
 	static void setUp() {

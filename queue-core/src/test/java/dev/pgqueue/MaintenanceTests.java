@@ -15,7 +15,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.pgqueue.engine.maintenance.QueueMaintenance;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.settings.MaintenanceSettings;
 import dev.pgqueue.engine.settings.QueueSettings;
@@ -44,7 +43,7 @@ class MaintenanceTests {
 
 	private static QueueFixture fixture;
 
-	private static QueueMaintenance maintenance;
+	private static QueueFixture.Maintenance maintenance;
 
 	@BeforeAll
 	static void setUp() {
@@ -107,10 +106,9 @@ class MaintenanceTests {
 		// The second instance has its own pool, repository and transactions, as another JVM would.
 		ExecutorService threads = Executors.newFixedThreadPool(2);
 		try (HikariDataSource otherPool = fixture.schema().newPool(4)) {
-			QueueMaintenance other = fixture.engineBuilder(otherPool)
+			QueueFixture.Maintenance other = QueueFixture.Maintenance.of(fixture.engineBuilder(otherPool)
 				.settings(fixture.engineSettings().withMaintenance(smallBatches(MaintenanceSettings.DEFAULT)))
-				.build()
-				.maintenance();
+				.build());
 			CyclicBarrier together = new CyclicBarrier(2);
 			CompletableFuture<Integer> first = CompletableFuture.supplyAsync(() -> afterBarrier(together, maintenance),
 					threads);
@@ -166,10 +164,10 @@ class MaintenanceTests {
 		try (HikariDataSource servers = fixture.schema().newPool(2);
 				java.sql.Connection first = servers.getConnection();
 				java.sql.Connection second = servers.getConnection()) {
-			QueueMaintenance behindPooler = fixture.engineBuilder(StatementPerServerConnection.dataSource(first, second))
+			QueueFixture.Maintenance behindPooler = QueueFixture.Maintenance.of(fixture.engineBuilder(
+					StatementPerServerConnection.dataSource(first, second))
 				.settings(fixture.engineSettings().withMaintenance(smallBatches(MaintenanceSettings.DEFAULT)))
-				.build()
-				.maintenance();
+				.build());
 
 			assertThat(behindPooler.clean()).isEqualTo(250);
 
@@ -181,7 +179,7 @@ class MaintenanceTests {
 		}
 	}
 
-	private static int afterBarrier(CyclicBarrier barrier, QueueMaintenance instance) {
+	private static int afterBarrier(CyclicBarrier barrier, QueueFixture.Maintenance instance) {
 		try {
 			barrier.await(WAIT.toSeconds(), TimeUnit.SECONDS);
 		}

@@ -90,7 +90,7 @@ class NotificationTests {
 			JobClient client = enqueuing.client();
 			client.enqueue(JobRequest.of("wake.me", "later").delay(Duration.ofMillis(300)));
 			await().atMost(Duration.ofSeconds(10)).until(() -> {
-				listening.maintenance().promote();
+				QueueFixture.Maintenance.of(listening).promote();
 				return handledAt.containsKey("\"later\"");
 			});
 			assertThat(fixture.countByState()).doesNotContainKeys("scheduled", "available");

@@ -12,12 +12,12 @@ import dev.pgqueue.engine.JdbcJobAdmin;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.job.JobHandler;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
-import dev.pgqueue.engine.maintenance.QueueMaintenance;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.poll.PollerWakeUps;
 import dev.pgqueue.engine.poll.QueuePauses;
 import dev.pgqueue.engine.poll.QueueSignals;
 import dev.pgqueue.engine.run.JobRunner;
+import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.settings.EngineSettings;
 import dev.pgqueue.engine.settings.MaintenanceSettings;
 import dev.pgqueue.engine.settings.QueueCatalog;
@@ -27,7 +27,10 @@ import dev.pgqueue.engine.sql.AdminRepository;
 import dev.pgqueue.engine.sql.CoordinationRepository;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.sql.MaintenanceRepository;
+import dev.pgqueue.engine.sql.MaintenanceRepository.LockWaits;
+import dev.pgqueue.metrics.OldestTransaction;
 import dev.pgqueue.metrics.QueueMetrics;
+import dev.pgqueue.metrics.QueueStats;
 import dev.pgqueue.observation.QueueObservations;
 import dev.pgqueue.schema.QueueMigrator;
 import dev.pgqueue.schema.SchemaName;
@@ -316,8 +319,9 @@ public final class QueueFixture implements AutoCloseable {
 		return started;
 	}
 
-	public QueueMaintenance maintenance(UnaryOperator<MaintenanceSettings> customizer) {
-		return engine(customizer.apply(MaintenanceSettings.DEFAULT), null).maintenance();
+	/** The background services of an engine of this fixture with these timings, unstarted. */
+	public Maintenance maintenance(UnaryOperator<MaintenanceSettings> customizer) {
+		return Maintenance.of(engine(customizer.apply(MaintenanceSettings.DEFAULT), null));
 	}
 
 	public TransactionTemplate transactionTemplate() {
@@ -395,6 +399,65 @@ public final class QueueFixture implements AutoCloseable {
 	public interface ThrowingConsumer<T> {
 
 		void accept(T value) throws Throwable;
+
+	}
+
+
+	/**
+	 * The background services of one engine, to run by hand (each method runs one round on the
+	 * caller's thread) or on their own threads ({@link #start()}).
+	 */
+	public record Maintenance(QueueEngine engine) {
+
+		public static Maintenance of(QueueEngine engine) {
+			return new Maintenance(engine);
+		}
+
+		public int promote() {
+			return this.engine.promoter().promote();
+		}
+
+		public int rescue() {
+			return this.engine.rescuer().rescue();
+		}
+
+		public int clean() {
+			return this.engine.cleaner().clean();
+		}
+
+		public Map<String, QueueStats> readStats() {
+			return this.engine.statsReader().readStats();
+		}
+
+		public Map<String, QueueStats> lastStats() {
+			return this.engine.statsReader().lastStats();
+		}
+
+		public LockWaits readLockWaits() {
+			return this.engine.statsReader().readLockWaits();
+		}
+
+		public OldestTransaction readOldestTransaction() {
+			return this.engine.statsReader().readOldestTransaction();
+		}
+
+		public void assessPollCycles() {
+			this.engine.statsReader().assessPollCycles();
+		}
+
+		/** Starts promoter, rescuer, cleaner and stats reader on their own threads. */
+		public void start() {
+			services().forEach(EngineService::start);
+		}
+
+		public void stop() {
+			services().forEach(EngineService::stop);
+		}
+
+		private List<EngineService> services() {
+			return List.of(this.engine.promoter(), this.engine.rescuer(), this.engine.cleaner(),
+					this.engine.statsReader());
+		}
 
 	}
 

@@ -11,7 +11,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.settings.MaintenanceSettings;
-import dev.pgqueue.engine.maintenance.QueueMaintenance;
 import dev.pgqueue.engine.settings.QueueSettings;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -34,7 +33,7 @@ class RetryBackoffTests {
 
 	private static QueueFixture fixture;
 
-	private static QueueMaintenance maintenance;
+	private static QueueFixture.Maintenance maintenance;
 
 	private static final List<Attempt> attempts = new CopyOnWriteArrayList<>();
 

@@ -12,7 +12,6 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
-import dev.pgqueue.engine.maintenance.QueueMaintenance;
 import dev.pgqueue.engine.settings.EngineSettings;
 import dev.pgqueue.engine.settings.QueueCatalog;
 import dev.pgqueue.engine.settings.QueueSettings;
@@ -112,7 +111,7 @@ class RuntimeRoleTests {
 			.build();
 		JobClient client = engine.client();
 		JobAdmin jobAdmin = engine.admin();
-		QueueMaintenance maintenance = engine.maintenance();
+		QueueFixture.Maintenance maintenance = QueueFixture.Maintenance.of(engine);
 		engine.start();
 		try {
 			List<UUID> ids = client.enqueueAll(List.of(JobRequest.of("tx.job", 1), JobRequest.of("leased.job", 2),
@@ -149,10 +148,9 @@ class RuntimeRoleTests {
 	void aRoleWithoutStatisticsRightsStillDatesAnotherUsersHeldSnapshot() throws Exception {
 		SchemaName schema = SchemaName.of(admin.schema().name());
 		JdbcTemplate jdbc = new JdbcTemplate(runtimePool);
-		QueueMaintenance maintenance = QueueEngine.builder(runtimePool)
+		QueueFixture.Maintenance maintenance = QueueFixture.Maintenance.of(QueueEngine.builder(runtimePool)
 			.settings(EngineSettings.defaults(schema).withNotifications(false, EngineSettings.DEFAULT_NOTIFY_INTERVAL))
-			.build()
-			.maintenance();
+			.build());
 		maintenance.readOldestTransaction();
 		try (Connection holder = TestDatabase.get().connect()) {
 			holder.setAutoCommit(false);

@@ -6,8 +6,8 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicReference;
 
-import dev.pgqueue.engine.settings.ConcurrencyLimits;
 import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.settings.ConcurrencyLimits;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.observation.QueueObservations;
 import dev.pgqueue.test.TestTracing;

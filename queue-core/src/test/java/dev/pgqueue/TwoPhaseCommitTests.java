@@ -17,7 +17,6 @@ import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pgqueue.engine.QueueEngine;
-import dev.pgqueue.engine.maintenance.QueueMaintenance;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.settings.MaintenanceSettings;
 import dev.pgqueue.engine.settings.QueueSettings;
@@ -55,7 +54,7 @@ class TwoPhaseCommitTests {
 	private static SchemaName schema;
 
 	/** Promotes retries as they fall due; no in-doubt resolver, which the tests run themselves. */
-	private static QueueMaintenance maintenance;
+	private static QueueFixture.Maintenance maintenance;
 
 	/** Enqueues as an application with notifications on. */
 	private static QueueEngine notifyingEngine;

@@ -8,7 +8,7 @@ import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 
 import dev.pgqueue.engine.QueueEngine;
-import dev.pgqueue.engine.maintenance.QueueMaintenance;
+import dev.pgqueue.engine.maintenance.Promoter;
 import dev.pgqueue.engine.settings.EngineSettings;
 import dev.pgqueue.engine.settings.MaintenanceSettings;
 
@@ -34,11 +34,11 @@ final class BurstPromoter implements AutoCloseable {
 
 	BurstPromoter(DataSource pool, BenchSchema schema, long dueNanos) {
 		this.engine = QueueEngine.builder(pool).settings(EngineSettings.defaults(schema.name())).build();
-		QueueMaintenance maintenance = this.engine.maintenance();
+		Promoter promoter = this.engine.promoter();
 		long interval = MaintenanceSettings.DEFAULT.promoteInterval().toMillis();
 		this.timer.scheduleWithFixedDelay(() -> {
 			try {
-				maintenance.promote();
+				promoter.promote();
 			}
 			catch (RuntimeException ex) {
 				// As the engine's own timer does: try again on the next tick.

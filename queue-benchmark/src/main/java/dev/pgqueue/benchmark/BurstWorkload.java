@@ -19,12 +19,12 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.pgqueue.QueueAssignment;
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.benchmark.RawQueue.RawJob;
+import dev.pgqueue.engine.buckets.BucketScope;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.settings.QueueSettings;
-import dev.pgqueue.engine.buckets.BucketScope;
 import dev.pgqueue.engine.sql.JobStatements;
-import org.postgresql.PGConnection;
 import dev.pgqueue.metrics.QueueMetrics;
+import org.postgresql.PGConnection;
 
 
 /**

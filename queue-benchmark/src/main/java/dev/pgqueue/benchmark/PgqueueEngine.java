@@ -15,8 +15,8 @@ import dev.pgqueue.engine.NotificationListener;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.job.JobHandler;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
-import dev.pgqueue.engine.maintenance.QueueMaintenance;
 import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.settings.EngineSettings;
 import dev.pgqueue.engine.settings.MaintenanceSettings;
 import dev.pgqueue.engine.settings.QueueCatalog;
@@ -224,7 +224,7 @@ final class PgqueueEngine implements AutoCloseable {
 	 * The background services (promoter, rescuer, cleaner, stats reader) of an application on the
 	 * engine's pool, notifying the jobs they make due; unstarted, stopped on close.
 	 */
-	QueueMaintenance maintenance(MaintenanceSettings maintenance) {
+	List<EngineService> maintenance(MaintenanceSettings maintenance) {
 		QueueEngine engine = QueueEngine.builder(this.dataSource)
 			.settings(engineSettings().withMaintenance(maintenance))
 			.queues(catalog())
@@ -233,7 +233,7 @@ final class PgqueueEngine implements AutoCloseable {
 			.metrics(this.metrics)
 			.build();
 		this.services.add(engine);
-		return engine.maintenance();
+		return List.of(engine.promoter(), engine.rescuer(), engine.cleaner(), engine.statsReader());
 	}
 
 	private EngineSettings engineSettings() {
@@ -254,10 +254,7 @@ final class PgqueueEngine implements AutoCloseable {
 	public void close() {
 		this.instances.forEach(QueueEngine::close);
 		this.instances.clear();
-		this.services.forEach((engine) -> {
-			engine.maintenance().stop();
-			engine.close();
-		});
+		this.services.forEach(QueueEngine::close);
 		this.services.clear();
 		this.clients.forEach(QueueEngine::close);
 		this.clients.clear();

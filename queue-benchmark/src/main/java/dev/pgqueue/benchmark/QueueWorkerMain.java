@@ -9,9 +9,9 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pgqueue.QueueAssignment;
 import dev.pgqueue.QueueMode;
+import dev.pgqueue.engine.buckets.BucketScope;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.settings.QueueSettings;
-import dev.pgqueue.engine.buckets.BucketScope;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.schema.SchemaName;
 

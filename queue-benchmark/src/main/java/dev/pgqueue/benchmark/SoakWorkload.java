@@ -16,8 +16,8 @@ import javax.sql.DataSource;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.QueueMode;
-import dev.pgqueue.engine.maintenance.QueueMaintenance;
 import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.settings.MaintenanceSettings;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.metrics.QueueMetrics;
@@ -121,11 +121,11 @@ final class SoakWorkload implements Workload {
 			poller.start();
 			// The background services as an application runs them: promoter, rescuer, cleaner, stats reader.
 			MaintenanceSettings defaults = MaintenanceSettings.DEFAULT;
-			QueueMaintenance maintenance = engine.maintenance(new MaintenanceSettings(defaults.promoteInterval(),
+			List<EngineService> maintenance = engine.maintenance(new MaintenanceSettings(defaults.promoteInterval(),
 					defaults.rescueInterval(), defaults.cleanupInterval(), defaults.statsInterval(),
 					variant.deleteCompleted() ? Duration.ZERO : defaults.completedRetention(), defaults.failedRetention(),
 					defaults.cleanupBatchSize()));
-			maintenance.start();
+			maintenance.forEach(EngineService::start);
 			List<Thread> producers = new ArrayList<>();
 			for (int p = 0; p < PRODUCERS; p++) {
 				int producer = p;
@@ -152,7 +152,7 @@ final class SoakWorkload implements Workload {
 			}
 			holder.join();
 			poller.stop();
-			maintenance.stop();
+			maintenance.forEach(EngineService::stop);
 		}
 		finally {
 			producing.set(false);

@@ -44,7 +44,7 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * {@link NotificationThrottle}, it notifies each queue at most once per interval, however fast it
  * enqueues: an enqueue in between leaves its notification to the throttle once it commits.
  */
-public class JdbcJobClient implements JobClient {
+class JdbcJobClient implements JobClient {
 
 	/** Default largest payload: 1 MiB of JSON. */
 

@@ -7,6 +7,7 @@ import java.time.Duration;
 import javax.sql.DataSource;
 
 import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.poll.PollerWakeUps;
 import dev.pgqueue.engine.poll.QueuePauses;
 import dev.pgqueue.engine.sql.NotificationRepository;
@@ -40,7 +41,7 @@ import org.slf4j.LoggerFactory;
  * {@link NotificationThrottle} spaces out each application's notifications of a queue, and jobs
  * enqueued in this application wake its pollers in-process ({@link PollerWakeUps}).
  */
-public class NotificationListener {
+public class NotificationListener implements EngineService {
 
 	private static final Logger logger = LoggerFactory.getLogger(NotificationListener.class);
 
@@ -82,11 +83,17 @@ public class NotificationListener {
 		this.pauses = pauses;
 	}
 
+	@Override
+	public String name() {
+		return "notifications";
+	}
+
 	/** Wakes this poller when its queue is notified. */
 	public void register(JobPoller poller) {
 		this.pollers.register(poller);
 	}
 
+	@Override
 	public synchronized void start() {
 		if (this.running) {
 			return;
@@ -98,6 +105,7 @@ public class NotificationListener {
 		listener.start();
 	}
 
+	@Override
 	public synchronized void stop() {
 		this.running = false;
 		Thread listener = this.thread;
@@ -113,6 +121,7 @@ public class NotificationListener {
 		this.thread = null;
 	}
 
+	@Override
 	public boolean isRunning() {
 		return this.running;
 	}

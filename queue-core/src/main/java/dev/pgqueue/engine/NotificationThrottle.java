@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
  * and spares PostgreSQL most of the work NOTIFY adds to a commit (every notifying commit holds one
  * server-wide lock while it completes).
  */
-public class NotificationThrottle implements AutoCloseable {
+class NotificationThrottle implements AutoCloseable {
 
 	/** Default shortest time between two notifications of a queue. */
 

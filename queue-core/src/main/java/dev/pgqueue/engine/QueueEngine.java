@@ -17,7 +17,13 @@ import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
-import dev.pgqueue.engine.maintenance.QueueMaintenance;
+import dev.pgqueue.engine.maintenance.Cleaner;
+import dev.pgqueue.engine.maintenance.Promoter;
+import dev.pgqueue.engine.maintenance.Rescuer;
+import dev.pgqueue.engine.maintenance.StatsReader;
+import dev.pgqueue.engine.service.EngineService;
+import dev.pgqueue.engine.settings.MaintenanceSettings;
+import org.jspecify.annotations.Nullable;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.poll.PollerWakeUps;
 import dev.pgqueue.engine.poll.QueuePauses;
@@ -92,7 +98,18 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 
 	private final NotificationListener notifications;
 
-	private final QueueMaintenance maintenance;
+	private final Promoter promoter;
+
+	private final Rescuer rescuer;
+
+	private final Cleaner cleaner;
+
+	private final StatsReader statsReader;
+
+	private final InDoubtResolver inDoubtResolver;
+
+	/** The background services and the notification listener, in the order they start. */
+	private final List<EngineService> services = new ArrayList<>();
 
 	private final List<JobPoller> pollers = new ArrayList<>();
 
@@ -134,9 +151,23 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 				? new InDoubtResolver(new PreparedTransactionRepository(jdbc, schema), schema, this.settings.twoPhase(),
 						this.handlers, builder.inDoubtJobResolver, builder.metrics)
 				: null;
-		this.maintenance = this.processing ? new QueueMaintenance(new MaintenanceRepository(jdbc, schema, notify),
-				this.settings.maintenance(), builder.metrics, this::knownQueues, this.handlers, this.signals, resolver,
-				this.pauses) : null;
+		MaintenanceRepository maintenance = new MaintenanceRepository(jdbc, schema, notify);
+		MaintenanceSettings timings = this.settings.maintenance();
+		this.promoter = new Promoter(maintenance, timings.promoteInterval());
+		this.rescuer = new Rescuer(maintenance, builder.metrics, timings.rescueInterval());
+		this.cleaner = new Cleaner(maintenance, timings);
+		this.statsReader = new StatsReader(maintenance, builder.metrics, timings.statsInterval(), this::knownQueues,
+				this.handlers, this.signals, this.pauses);
+		this.inDoubtResolver = resolver;
+		if (this.processing) {
+			if (this.notifications != null) {
+				this.services.add(this.notifications);
+			}
+			this.services.addAll(List.of(this.promoter, this.rescuer, this.cleaner, this.statsReader));
+			if (resolver != null) {
+				this.services.add(resolver);
+			}
+		}
 	}
 
 	/** An engine on this pool of connections; see {@link Builder} for the rest. */
@@ -197,9 +228,38 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		return this.processing;
 	}
 
-	/** The background services; {@code null} when this engine does not process jobs. */
-	public QueueMaintenance maintenance() {
-		return this.maintenance;
+	/** Makes due scheduled jobs available; started only when this engine processes jobs. */
+	public Promoter promoter() {
+		return this.promoter;
+	}
+
+	/** Returns jobs whose lease expired; started only when this engine processes jobs. */
+	public Rescuer rescuer() {
+		return this.rescuer;
+	}
+
+	/** Prunes finished jobs past their retention; started only when this engine processes jobs. */
+	public Cleaner cleaner() {
+		return this.cleaner;
+	}
+
+	/** Reads what metrics and health show, and keeps the last readings; started only when this engine processes jobs. */
+	public StatsReader statsReader() {
+		return this.statsReader;
+	}
+
+	/** Finishes prepared transactions dead workers left; {@code null} unless a queue has two-phase commit. */
+	public @Nullable InDoubtResolver inDoubtResolver() {
+		return this.inDoubtResolver;
+	}
+
+	/**
+	 * The services {@link #start()} starts, in that order: the notification listener (when
+	 * notifications are on), promoter, rescuer, cleaner, stats reader and in-doubt resolver; empty when
+	 * this engine does not process jobs. The pollers come after them.
+	 */
+	public List<EngineService> services() {
+		return List.copyOf(this.services);
 	}
 
 	/** The pollers {@link #start()} made, one per queue with listeners, and those {@link #newPoller} made. */
@@ -258,10 +318,7 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		for (String queue : this.handlers.queues()) {
 			created.add(newPoller(queue));
 		}
-		if (this.notifications != null) {
-			this.notifications.start();
-		}
-		this.maintenance.start();
+		this.services.forEach(EngineService::start);
 		created.forEach(JobPoller::start);
 		this.running = true;
 	}
@@ -318,12 +375,7 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 			running = this.pollers.stream().filter(JobPoller::isRunning).toList();
 		}
 		Runnable afterPollers = () -> {
-			if (this.maintenance != null) {
-				this.maintenance.stop();
-			}
-			if (this.notifications != null) {
-				this.notifications.stop();
-			}
+			stopServices();
 			callback.run();
 		};
 		if (running.isEmpty()) {
@@ -337,6 +389,25 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 					afterPollers.run();
 				}
 			});
+		}
+	}
+
+	/** Stops the services that run, in the reverse of their start order. */
+	private void stopServices() {
+		for (int i = this.services.size() - 1; i >= 0; i--) {
+			EngineService service = this.services.get(i);
+			if (service.isRunning()) {
+				service.stop();
+			}
+		}
+		// Services a caller started by hand (tests, benchmarks) stop too.
+		for (EngineService service : List.of(this.promoter, this.rescuer, this.cleaner, this.statsReader)) {
+			if (service.isRunning()) {
+				service.stop();
+			}
+		}
+		if (this.inDoubtResolver != null && this.inDoubtResolver.isRunning()) {
+			this.inDoubtResolver.stop();
 		}
 	}
 
@@ -355,9 +426,7 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 	public void close() {
 		stop();
 		pollers().stream().filter(JobPoller::isRunning).forEach(JobPoller::stop);
-		if (this.maintenance != null && this.maintenance.isRunning()) {
-			this.maintenance.stop();
-		}
+		stopServices();
 		if (this.throttle != null) {
 			this.throttle.close();
 		}

@@ -16,7 +16,7 @@ import dev.pgqueue.JobPage;
 import dev.pgqueue.JobQuery;
 import dev.pgqueue.JobState;
 import dev.pgqueue.engine.QueueEngine;
-import dev.pgqueue.engine.maintenance.QueueMaintenance;
+import dev.pgqueue.engine.maintenance.StatsReader;
 import dev.pgqueue.engine.poll.ClaimProgress;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.sql.MaintenanceRepository.LockWaits;
@@ -84,15 +84,16 @@ public class QueueEndpoint {
 		return (current != null) ? current.pollers() : List.of();
 	}
 
-	private @Nullable QueueMaintenance maintenance() {
+	/** The stats reader of an engine that runs jobs, else null: only such an engine reads stats. */
+	private @Nullable StatsReader maintenance() {
 		QueueEngine current = this.engine.getIfAvailable();
-		return (current != null) ? current.maintenance() : null;
+		return (current != null && current.processing()) ? current.statsReader() : null;
 	}
 
 	/** The queues: depth, oldest age, scheduled and running jobs, paused, and their signals. */
 	@ReadOperation
 	public Map<String, Object> queues() {
-		QueueMaintenance services = maintenance();
+		StatsReader services = maintenance();
 		Map<String, QueueStats> stats = (services != null) ? services.lastStats() : Map.of();
 		Set<String> paused = this.admin.pausedQueues();
 		Map<String, Map<String, Object>> queues = new TreeMap<>();

@@ -8,7 +8,7 @@ import java.util.Set;
 
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.buckets.BucketScope;
-import dev.pgqueue.engine.maintenance.QueueMaintenance;
+import dev.pgqueue.engine.maintenance.StatsReader;
 import dev.pgqueue.engine.maintenance.TransactionHorizon;
 import dev.pgqueue.engine.poll.ClaimProgress;
 import dev.pgqueue.engine.poll.JobPoller;
@@ -46,13 +46,13 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 
 	private final QueueEngine engine;
 
-	private final QueueMaintenance maintenance;
+	private final StatsReader maintenance;
 
 	/** The health of a running engine's queues and services. */
 	public QueueHealthIndicator(QueueEngine engine) {
 		super("pgqueue health check failed");
 		this.engine = engine;
-		this.maintenance = engine.maintenance();
+		this.maintenance = engine.statsReader();
 	}
 
 	@Override
@@ -108,7 +108,7 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 		}
 		transaction.put("holdsBackCleanup", oldest.age().compareTo(TransactionHorizon.WARN_AFTER) >= 0);
 		builder.withDetail("oldestTransaction", transaction);
-		InDoubtResolver resolver = this.maintenance.inDoubtResolver();
+		InDoubtResolver resolver = this.engine.inDoubtResolver();
 		if (resolver != null) {
 			PreparedTransactions last = resolver.last();
 			Map<String, Object> prepared = new LinkedHashMap<>();

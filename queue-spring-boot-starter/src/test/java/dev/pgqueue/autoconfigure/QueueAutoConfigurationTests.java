@@ -24,6 +24,7 @@ import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.buckets.BucketScope;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.settings.ConcurrencyLimits;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.metrics.QueueMetrics;
@@ -90,7 +91,8 @@ class QueueAutoConfigurationTests {
 				.hasSingleBean(QueueMigrator.class)
 				.hasSingleBean(JobHandlerRegistry.class)
 				.doesNotHaveBean(Flyway.class);
-			assertThat(context.getBean(QueueEngine.class).maintenance()).isNotNull();
+			assertThat(context.getBean(QueueEngine.class).services()).extracting(EngineService::name)
+				.containsExactly("notifications", "promoter", "rescuer", "cleaner", "stats reader");
 			assertThat(SCHEMA.tables(jdbc(context))).contains("pgqueue_jobs", "pgqueue_schema_history");
 		});
 	}
@@ -222,7 +224,7 @@ class QueueAutoConfigurationTests {
 				QueueEngine engine = context.getBean(QueueEngine.class);
 				assertThat(engine.processing()).isFalse();
 				assertThat(engine.pollers()).isEmpty();
-				assertThat(engine.maintenance()).isNull();
+				assertThat(engine.services()).isEmpty();
 				UUID id = context.getBean(JobClient.class).enqueue("producer-only.greeting", new Greeting("Linus", 1));
 				assertThat(SCHEMA.stateOf(jdbc(context), id)).isEqualTo("available");
 			});

@@ -11,9 +11,9 @@ import dev.pgqueue.Job;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobListener;
 import dev.pgqueue.engine.QueueEngine;
-import dev.pgqueue.engine.maintenance.QueueMaintenance;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.settings.TwoPhaseSettings;
+import dev.pgqueue.engine.twophase.InDoubtResolver;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterAll;
@@ -81,9 +81,10 @@ class TwoPhaseCommitAutoConfigurationTests {
 			.withPropertyValues("pgqueue.two-phase-commit.resolve-interval=200ms",
 					"pgqueue.two-phase-commit.in-doubt-after=5s", "pgqueue.two-phase-commit.roll-back-after=10m")
 			.run((context) -> {
-				QueueMaintenance maintenance = context.getBean(QueueEngine.class).maintenance();
-				assertThat(maintenance.inDoubtResolver()).isNotNull();
-				assertThat(maintenance.inDoubtResolver().settings()).isEqualTo(new TwoPhaseSettings(
+				InDoubtResolver resolver = context.getBean(QueueEngine.class).inDoubtResolver();
+				assertThat(resolver).isNotNull();
+				assertThat(resolver.isRunning()).isTrue();
+				assertThat(resolver.settings()).isEqualTo(new TwoPhaseSettings(
 						Duration.ofMillis(200), Duration.ofSeconds(5), Duration.ofMinutes(10)));
 				MeterRegistry registry = context.getBean(MeterRegistry.class);
 				// The resolver's first round runs at start-up.
@@ -106,7 +107,7 @@ class TwoPhaseCommitAutoConfigurationTests {
 			.withPropertyValues(SCHEMA.properties())
 			.withUserConfiguration(PlainListener.class)
 			.run((context) -> {
-				assertThat(context.getBean(QueueEngine.class).maintenance().inDoubtResolver()).isNull();
+				assertThat(context.getBean(QueueEngine.class).inDoubtResolver()).isNull();
 				Health health = context.getBean("pgqueueHealthIndicator", HealthIndicator.class).health(true);
 				assertThat(health.getDetails()).doesNotContainKey("preparedTransactions");
 			});

@@ -9,26 +9,26 @@ import org.jspecify.annotations.Nullable;
  * The rules settings share, each with one message: what is wrong with the key as written in
  * {@code application.yml}, and what to do.
  */
-public final class SettingRules {
+final class SettingRules {
 
 	private SettingRules() {
 	}
 
-	public static void atLeastOne(String key, long value) {
+	static void atLeastOne(String key, long value) {
 		if (value < 1) {
 			throw new InvalidQueueConfigurationException(key, key + " must be at least 1, was " + value,
 					"Set " + key + " to 1 or more.");
 		}
 	}
 
-	public static void positive(String key, @Nullable Duration value) {
+	static void positive(String key, @Nullable Duration value) {
 		if (value == null || value.isZero() || value.isNegative()) {
 			throw new InvalidQueueConfigurationException(key, key + " must be positive, was " + value,
 					"Set " + key + " to a positive duration such as 500ms or 1s.");
 		}
 	}
 
-	public static void notNegative(String key, @Nullable Duration value) {
+	static void notNegative(String key, @Nullable Duration value) {
 		if (value == null || value.isNegative()) {
 			throw new InvalidQueueConfigurationException(key, key + " must not be negative, was " + value,
 					"Set " + key + " to zero or a positive duration such as 1h.");

@@ -11,6 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import dev.pgqueue.InDoubtJob;
 import dev.pgqueue.InDoubtJobResolver;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
+import dev.pgqueue.engine.service.PeriodicService;
 import dev.pgqueue.engine.settings.TwoPhaseSettings;
 import dev.pgqueue.engine.sql.PreparedTransactionRepository;
 import dev.pgqueue.engine.sql.PreparedTransactionRepository.PreparedJob;
@@ -22,8 +23,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The in-doubt resolver: finds this schema's prepared transactions (in this database only) and
- * finishes those whose worker is gone, a background service of {@code QueueMaintenance} that runs
- * at start-up and then every {@link TwoPhaseSettings#resolveInterval()}.
+ * finishes those whose worker is gone: a background service of its own, on a thread of its own (it
+ * waits on the application's answers), that runs at start-up and then every
+ * {@link TwoPhaseSettings#resolveInterval()}.
  *
  * <p>A transaction is in doubt once it has been prepared for {@link TwoPhaseSettings#inDoubtAfter()}
  * and its worker's lock is free (see {@link TwoPhaseJobRunner}); one whose lock is held belongs to
@@ -37,7 +39,7 @@ import org.slf4j.LoggerFactory;
  * <p>Every instance runs it; the lock makes them take turns on each transaction, and one that finds
  * a transaction gone (another instance finished it) moves on.
  */
-public class InDoubtResolver {
+public class InDoubtResolver extends PeriodicService {
 
 	private static final Logger logger = LoggerFactory.getLogger(InDoubtResolver.class);
 
@@ -66,12 +68,18 @@ public class InDoubtResolver {
 	 */
 	public InDoubtResolver(PreparedTransactionRepository repository, SchemaName schema, TwoPhaseSettings settings,
 			JobHandlerRegistry handlers, InDoubtJobResolver resolver, QueueMetrics metrics) {
+		super("in-doubt resolver", settings.resolveInterval());
 		this.repository = repository;
 		this.schema = schema;
 		this.settings = settings;
 		this.handlers = handlers;
 		this.resolver = resolver;
 		this.metrics = metrics;
+	}
+
+	@Override
+	protected void runOnce() {
+		resolve();
 	}
 
 	public TwoPhaseSettings settings() {

@@ -15,7 +15,7 @@ import java.util.function.LongSupplier;
 import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobState;
 import dev.pgqueue.engine.QueueEngine;
-import dev.pgqueue.engine.maintenance.QueueMaintenance;
+import dev.pgqueue.engine.maintenance.StatsReader;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.metrics.QueueStats;
 import org.jspecify.annotations.Nullable;
@@ -69,7 +69,7 @@ final class QueueSummaries {
 		Map<String, Map<JobState, Long>> counts = counted.counts();
 		Set<String> paused = this.admin.pausedQueues();
 		QueueEngine current = this.engine.getIfAvailable();
-		QueueMaintenance services = (current != null) ? current.maintenance() : null;
+		StatsReader services = (current != null && current.processing()) ? current.statsReader() : null;
 		Map<String, QueueStats> stats = (services != null) ? services.lastStats() : Map.of();
 		Map<String, JobPoller> polled = new HashMap<>();
 		if (current != null) {

@@ -1,0 +1,8 @@
+/**
+ * Internal: how the engine's long-running parts start, stop and name their threads. Every poller,
+ * background service and listener is an {@link dev.pgqueue.engine.service.EngineService}, and every
+ * thread the engine makes comes from {@link dev.pgqueue.engine.service.EngineThreads}, named
+ * {@code pgqueue-<queue>-<role>} (or {@code pgqueue-<role>} for what serves every queue), so that a
+ * thread dump reads like the list of services in the internals documentation.
+ */
+package dev.pgqueue.engine.service;
