@@ -105,7 +105,7 @@ class ArchitectureTests {
 			.whereLayer("schema").mayOnlyAccessLayers("api")
 			// How every long-running part starts, stops and names its threads.
 			.whereLayer("service").mayNotAccessAnyLayer()
-			.whereLayer("service").mayOnlyBeAccessedByLayers("run", "poll", "transactional", "leased", "limits",
+			.whereLayer("service").mayOnlyBeAccessedByLayers("settings", "run", "poll", "transactional", "leased", "limits",
 					"buckets", "twophase", "maintenance", "engine")
 			// The engine's vocabulary: settings, and jobs as the engine passes them around.
 			.whereLayer("settings").mayOnlyBeAccessedByLayers("sql", "run", "poll", "transactional", "leased",

@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.service.EngineThreads;
 import dev.pgqueue.engine.settings.QueueCatalog;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.settings.WorkerSettings;
@@ -53,7 +54,7 @@ class ClaimAheadTests {
 						.add(claimed);
 				}
 				// Empty ones too: a worker that claims into an empty queue costs a round trip all the same.
-				if (Thread.currentThread().getName().startsWith("pgqueue-" + queue + "-")) {
+				if (Thread.currentThread().getName().startsWith(EngineThreads.name(queue, "worker"))) {
 					workerClaims.computeIfAbsent(queue, (q) -> new AtomicInteger()).incrementAndGet();
 				}
 			}

@@ -7,9 +7,10 @@ import java.time.Duration;
 import javax.sql.DataSource;
 
 import dev.pgqueue.engine.poll.JobPoller;
-import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.poll.PollerWakeUps;
 import dev.pgqueue.engine.poll.QueuePauses;
+import dev.pgqueue.engine.service.EngineService;
+import dev.pgqueue.engine.service.EngineThreads;
 import dev.pgqueue.engine.sql.NotificationRepository;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
@@ -99,8 +100,7 @@ public class NotificationListener implements EngineService {
 			return;
 		}
 		this.running = true;
-		Thread listener = new Thread(this::listenLoop, "pgqueue-notifications");
-		listener.setDaemon(true);
+		Thread listener = EngineThreads.PLATFORM.newThread(null, "notifications", this::listenLoop);
 		this.thread = listener;
 		listener.start();
 	}

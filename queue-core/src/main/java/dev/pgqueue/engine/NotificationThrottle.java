@@ -10,6 +10,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
+import dev.pgqueue.engine.service.EngineThreads;
 import dev.pgqueue.engine.sql.JobRepository;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -56,12 +57,7 @@ class NotificationThrottle implements AutoCloseable {
 	public NotificationThrottle(JobRepository repository, Duration interval) {
 		this.repository = repository;
 		this.intervalNanos = interval.toNanos();
-		this.scheduler = new ScheduledThreadPoolExecutor(1, (task) -> {
-			Thread thread = new Thread(task, "pgqueue-notify");
-			thread.setDaemon(true);
-			return thread;
-		});
-		this.scheduler.setRemoveOnCancelPolicy(true);
+		this.scheduler = EngineThreads.newScheduler(null, "notify", 0);
 	}
 
 	/**

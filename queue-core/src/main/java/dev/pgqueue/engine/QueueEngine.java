@@ -21,15 +21,14 @@ import dev.pgqueue.engine.maintenance.Cleaner;
 import dev.pgqueue.engine.maintenance.Promoter;
 import dev.pgqueue.engine.maintenance.Rescuer;
 import dev.pgqueue.engine.maintenance.StatsReader;
-import dev.pgqueue.engine.service.EngineService;
-import dev.pgqueue.engine.settings.MaintenanceSettings;
-import org.jspecify.annotations.Nullable;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.poll.PollerWakeUps;
 import dev.pgqueue.engine.poll.QueuePauses;
 import dev.pgqueue.engine.poll.QueueSignals;
 import dev.pgqueue.engine.run.JobRunner;
+import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.settings.EngineSettings;
+import dev.pgqueue.engine.settings.MaintenanceSettings;
 import dev.pgqueue.engine.settings.QueueCatalog;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.sql.AdminRepository;
@@ -41,6 +40,7 @@ import dev.pgqueue.engine.twophase.InDoubtResolver;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.observation.QueueObservations;
 import dev.pgqueue.schema.SchemaName;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import tools.jackson.databind.json.JsonMapper;
@@ -65,6 +65,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  * listener may use, before the data source.
  */
 public final class QueueEngine implements SmartLifecycle, AutoCloseable {
+
+	/** Late start and early stop: after everything a listener may use, before the data source. */
+	public static final int PHASE = Integer.MAX_VALUE - 100;
 
 	private static final Logger logger = LoggerFactory.getLogger(QueueEngine.class);
 
@@ -418,7 +421,7 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 
 	@Override
 	public int getPhase() {
-		return JobPoller.PHASE;
+		return PHASE;
 	}
 
 	/** Stops everything, including pollers started outside {@link #start()}, and the notification throttle. */

@@ -114,7 +114,7 @@ public final class BucketCoordinator {
 			return;
 		}
 		this.stopped = new CountDownLatch(1);
-		this.thread = this.lifecycle.newThread("pgqueue-buckets-" + this.group.queue(), () -> run(scope, signals));
+		this.thread = this.lifecycle.threads().newThread(this.group.queue(), "buckets", () -> run(scope, signals));
 		this.thread.start();
 	}
 

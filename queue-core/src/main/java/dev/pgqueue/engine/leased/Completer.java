@@ -6,12 +6,13 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 import dev.pgqueue.engine.job.ClaimedJob;
 import dev.pgqueue.engine.run.Outcome;
+import dev.pgqueue.engine.service.EngineService;
+import dev.pgqueue.engine.service.EngineThreads;
 import dev.pgqueue.engine.sql.JobRepository;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -25,7 +26,7 @@ import org.springframework.dao.DataAccessException;
  * not per job, and an idle one adds no delay (a flush starts as soon as an outcome arrives).
  * Failures, which are rare, are written one by one.
  */
-final class Completer {
+final class Completer implements EngineService {
 
 	private static final Logger logger = LoggerFactory.getLogger(Completer.class);
 
@@ -43,7 +44,7 @@ final class Completer {
 
 	private final LinkedBlockingQueue<Finished> pending = new LinkedBlockingQueue<>();
 
-	private final BiFunction<String, Runnable, Thread> threads;
+	private final EngineThreads threads;
 
 	private @Nullable Thread thread;
 
@@ -53,7 +54,7 @@ final class Completer {
 	 * @param onRecorded called for each outcome once written (or given up on)
 	 */
 	public Completer(JobRepository repository, boolean deleteCompleted, String queue, Consumer<Finished> onRecorded,
-			BiFunction<String, Runnable, Thread> threads) {
+			EngineThreads threads) {
 		this.repository = repository;
 		this.deleteCompleted = deleteCompleted;
 		this.queue = queue;
@@ -61,11 +62,22 @@ final class Completer {
 		this.threads = threads;
 	}
 
+	@Override
+	public String name() {
+		return this.queue + " completer";
+	}
+
 	/** Starts the thread that writes outcomes. */
+	@Override
 	public synchronized void start() {
 		this.running = true;
-		this.thread = this.threads.apply("pgqueue-completer-" + this.queue, this::run);
+		this.thread = this.threads.newThread(this.queue, "completer", this::run);
 		this.thread.start();
+	}
+
+	@Override
+	public synchronized boolean isRunning() {
+		return this.thread != null;
 	}
 
 	/** Queues an outcome to be written. */
@@ -74,6 +86,7 @@ final class Completer {
 	}
 
 	/** Writes everything submitted so far, then stops. */
+	@Override
 	public synchronized void stop() {
 		if (this.thread == null) {
 			return;

@@ -4,8 +4,9 @@ import java.time.Duration;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BiFunction;
 
+import dev.pgqueue.engine.service.EngineService;
+import dev.pgqueue.engine.service.EngineThreads;
 import dev.pgqueue.engine.settings.QueueSettings;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -20,7 +21,7 @@ import org.springframework.dao.DataAccessException;
  * shutdown timeout longer than the lease never lets another instance run them again. A failed
  * extension is retried after a second.
  */
-final class LeaseKeeper {
+final class LeaseKeeper implements EngineService {
 
 	private static final Logger logger = LoggerFactory.getLogger(LeaseKeeper.class);
 
@@ -32,26 +33,38 @@ final class LeaseKeeper {
 
 	private final Duration period;
 
-	private final BiFunction<String, Runnable, Thread> threads;
+	private final EngineThreads threads;
 
 	private @Nullable ScheduledExecutorService timer;
 
-	LeaseKeeper(LeasedJobs jobs, QueueSettings settings, BiFunction<String, Runnable, Thread> threads) {
+	LeaseKeeper(LeasedJobs jobs, QueueSettings settings, EngineThreads threads) {
 		this.jobs = jobs;
 		this.queue = settings.name();
 		this.period = settings.leaseDuration().dividedBy(3);
 		this.threads = threads;
 	}
 
-	synchronized void start() {
+	@Override
+	public String name() {
+		return this.queue + " lease keeper";
+	}
+
+	@Override
+	public synchronized boolean isRunning() {
+		return this.timer != null;
+	}
+
+	@Override
+	public synchronized void start() {
 		ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1,
-				(task) -> this.threads.apply("pgqueue-leases-" + this.queue, task));
+				(task) -> this.threads.newThread(this.queue, "leases", task));
 		timer.setRemoveOnCancelPolicy(true);
 		this.timer = timer;
 		schedule(this.period);
 	}
 
-	synchronized void stop() {
+	@Override
+	public synchronized void stop() {
 		if (this.timer != null) {
 			this.timer.shutdownNow();
 			this.timer = null;

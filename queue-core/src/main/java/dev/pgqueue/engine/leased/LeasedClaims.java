@@ -6,18 +6,18 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 import dev.pgqueue.JobOutcome;
+import dev.pgqueue.engine.job.ClaimedJob;
+import dev.pgqueue.engine.leased.LeasedJobs.Held;
 import dev.pgqueue.engine.poll.ClaimProgress;
 import dev.pgqueue.engine.poll.ClaimScope;
-import dev.pgqueue.engine.poll.JobClaims;
 import dev.pgqueue.engine.poll.ClaimStrategy;
-import dev.pgqueue.engine.job.ClaimedJob;
-import dev.pgqueue.engine.run.JobRunner;
-import dev.pgqueue.engine.run.Attempt;
+import dev.pgqueue.engine.poll.JobClaims;
 import dev.pgqueue.engine.poll.PollSignals;
+import dev.pgqueue.engine.poll.Workers;
+import dev.pgqueue.engine.run.Attempt;
+import dev.pgqueue.engine.run.JobRunner;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.settings.WorkerSettings;
-import dev.pgqueue.engine.poll.Workers;
-import dev.pgqueue.engine.leased.LeasedJobs.Held;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.metrics.QueueMetrics;
 import org.jspecify.annotations.Nullable;
@@ -156,9 +156,9 @@ public final class LeasedClaims implements ClaimStrategy {
 						// Its outcome is written: the slots it held are free, for this poller too.
 						signals.wakeUp();
 					}
-				}, this.lifecycle::newThread);
+				}, this.lifecycle.threads());
 		this.completer.start();
-		this.leaseKeeper = new LeaseKeeper(this.leased, this.settings, this.lifecycle::newThread);
+		this.leaseKeeper = new LeaseKeeper(this.leased, this.settings, this.lifecycle.threads());
 		this.leaseKeeper.start();
 	}
 

@@ -10,15 +10,15 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+
+import dev.pgqueue.engine.service.EngineService;
+import dev.pgqueue.engine.service.EngineThreads;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.settings.WorkerSettings;
-
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import org.springframework.context.SmartLifecycle;
 import org.springframework.core.task.SimpleAsyncTaskExecutor;
-import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 /**
  * The lifecycle of one queue's polling: one thread runs the poll loop, the queue's
@@ -33,10 +33,7 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  * then the strategy puts unfinished jobs back without using an attempt and their threads are
  * interrupted.
  */
-public class JobPoller implements SmartLifecycle {
-
-	/** Late start and early stop: after everything a listener may use, before the data source. */
-	public static final int PHASE = Integer.MAX_VALUE - 100;
+public class JobPoller implements EngineService {
 
 	/** How long the loop waits for room before looking again anyway. */
 	private static final Duration ROOM_RECHECK = Duration.ofMillis(50);
@@ -116,6 +113,11 @@ public class JobPoller implements SmartLifecycle {
 		this.signals = new PollSignals(queuePaused);
 	}
 
+	@Override
+	public String name() {
+		return this.settings.name() + " poller";
+	}
+
 	public QueueSettings settings() {
 		return this.settings;
 	}
@@ -164,7 +166,7 @@ public class JobPoller implements SmartLifecycle {
 		this.workers = new Workers(this.settings.concurrency(), this.executor, ownPool, this.signals);
 		this.strategy.start(this.workers, this.signals);
 		this.scope.start(this.signals);
-		this.pollThread = this.lifecycle.newThread("pgqueue-poller-" + this.settings.name(), this::pollLoop);
+		this.pollThread = this.lifecycle.threads().newThread(this.settings.name(), "poller", this::pollLoop);
 		this.pollThread.start();
 		logger.info("Polling queue '{}' in {} mode, {} assignment: {} kinds, concurrency {}, batch size {}",
 				this.settings.name(), this.settings.mode().name().toLowerCase(Locale.ROOT),
@@ -179,7 +181,7 @@ public class JobPoller implements SmartLifecycle {
 		stopped.join();
 	}
 
-	@Override
+	/** Stops as {@link #stop()} does, on a thread of its own; calls {@code callback} once stopped. */
 	public synchronized void stop(Runnable callback) {
 		if (!this.running) {
 			callback.run();
@@ -189,7 +191,7 @@ public class JobPoller implements SmartLifecycle {
 		this.signals.stop();
 		Thread poller = this.pollThread;
 		Executor ownExecutor = (this.executor != this.sharedExecutor) ? this.executor : null;
-		this.lifecycle.newThread("pgqueue-stop-" + this.settings.name(), () -> {
+		this.lifecycle.threads().newThread(this.settings.name(), "stop", () -> {
 			try {
 				drain(poller);
 			}
@@ -209,10 +211,6 @@ public class JobPoller implements SmartLifecycle {
 		return this.running;
 	}
 
-	@Override
-	public int getPhase() {
-		return PHASE;
-	}
 
 	private void pollLoop() {
 		int failures = 0;
@@ -316,9 +314,9 @@ public class JobPoller implements SmartLifecycle {
 	}
 
 	private Executor newExecutor() {
-		String prefix = "pgqueue-" + this.settings.name() + "-";
 		if (this.lifecycle.virtualThreads()) {
-			SimpleAsyncTaskExecutor executor = new SimpleAsyncTaskExecutor(prefix);
+			SimpleAsyncTaskExecutor executor = new SimpleAsyncTaskExecutor(
+					EngineThreads.name(this.settings.name(), "worker") + "-");
 			executor.setVirtualThreads(true);
 			// Slots bound what is handed over, so a virtual thread per task never exceeds the concurrency.
 			return executor;
@@ -326,7 +324,7 @@ public class JobPoller implements SmartLifecycle {
 		// Slots bound what is handed over, so the pool never queues more than it can run. Fixed size,
 		// except while leased workers are abandoned to listeners past their time limit (Workers).
 		return new ThreadPoolExecutor(this.settings.concurrency(), this.settings.concurrency(), 0L,
-				TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), new CustomizableThreadFactory(prefix));
+				TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), EngineThreads.platformFactory(this.settings.name(), "worker"));
 	}
 
 }

@@ -10,12 +10,12 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 import dev.pgqueue.QueueAssignment;
+import dev.pgqueue.engine.service.EngineThreads;
 import dev.pgqueue.engine.settings.EngineSettings;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.metrics.QueueMetrics;
 
-import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 /**
  * The degradation signals of every queue this application polls: one {@link ClaimProgress} per
@@ -54,11 +54,9 @@ public final class QueueSignals implements AutoCloseable {
 	}
 
 	private static ThreadPoolExecutor checkExecutor() {
-		CustomizableThreadFactory threads = new CustomizableThreadFactory("pgqueue-claim-check-");
-		threads.setDaemon(true);
 		// At most one check per queue waits here at a time (see ClaimProgress), so the queue stays short.
 		ThreadPoolExecutor executor = new ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-				threads);
+				EngineThreads.platformFactory(null, "claim-check"));
 		executor.allowCoreThreadTimeOut(true);
 		return executor;
 	}

@@ -10,6 +10,7 @@ import dev.pgqueue.Job;
 import dev.pgqueue.engine.job.ClaimedJob;
 import dev.pgqueue.engine.job.JobHandler;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
+import dev.pgqueue.engine.service.EngineThreads;
 import dev.pgqueue.engine.settings.QueueSettings;
 import org.jspecify.annotations.Nullable;
 
@@ -34,14 +35,7 @@ final class JobTimeouts {
 
 	public JobTimeouts(JobHandlerRegistry handlers) {
 		this.handlers = handlers;
-		this.watchdog = new ScheduledThreadPoolExecutor(1, (task) -> {
-			Thread thread = new Thread(task, "pgqueue-timeouts");
-			thread.setDaemon(true);
-			return thread;
-		});
-		this.watchdog.setRemoveOnCancelPolicy(true);
-		this.watchdog.setKeepAliveTime(WATCHDOG_KEEP_ALIVE_SECONDS, TimeUnit.SECONDS);
-		this.watchdog.allowCoreThreadTimeOut(true);
+		this.watchdog = EngineThreads.newScheduler(null, "timeouts", WATCHDOG_KEEP_ALIVE_SECONDS);
 	}
 
 	/**

@@ -3,8 +3,8 @@ package dev.pgqueue.engine.settings;
 import java.time.Duration;
 
 import dev.pgqueue.InvalidQueueConfigurationException;
+import dev.pgqueue.engine.service.EngineThreads;
 
-import org.springframework.core.task.VirtualThreadTaskExecutor;
 
 /**
  * Settings every poller of this application shares.
@@ -30,12 +30,9 @@ public record WorkerSettings(Duration shutdownTimeout, boolean virtualThreads, b
 		}
 	}
 
-	/** A new, unstarted thread of the configured kind. */
-	public Thread newThread(String name, Runnable task) {
-		if (this.virtualThreads) {
-			return new VirtualThreadTaskExecutor(name).getVirtualThreadFactory().newThread(task);
-		}
-		return new Thread(task, name);
+	/** Makes the threads of pollers, workers and keepers, of the configured kind. */
+	public EngineThreads threads() {
+		return new EngineThreads(this.virtualThreads);
 	}
 
 }

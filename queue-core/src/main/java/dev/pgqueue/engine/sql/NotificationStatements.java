@@ -5,7 +5,7 @@ package dev.pgqueue.engine.sql;
  * {@link NotificationRepository} runs them. The channels on which jobs and pauses are announced are
  * named by {@link JobStatements#channel} and {@link AdminStatements#pausesChannel}.
  */
-public final class NotificationStatements {
+final class NotificationStatements {
 
 	private NotificationStatements() {
 	}
