@@ -20,14 +20,15 @@ import dev.pgqueue.engine.poll.JobClaims;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.poll.QueuePauses;
 import dev.pgqueue.engine.poll.QueueSignals;
+import dev.pgqueue.engine.poll.RunContext;
 import dev.pgqueue.engine.run.JobRunner;
+import dev.pgqueue.engine.settings.EngineSettings;
 import dev.pgqueue.engine.settings.QueueCatalog;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.settings.WorkerSettings;
-import dev.pgqueue.engine.sql.CoordinationRepository;
 import dev.pgqueue.engine.sql.JobRepository;
-import dev.pgqueue.engine.sql.LimitRepository;
-import dev.pgqueue.engine.sql.PreparedTransactionRepository;
+import dev.pgqueue.engine.sql.Repositories;
+import dev.pgqueue.engine.transactional.TransactionalBatchRunner;
 import dev.pgqueue.engine.transactional.TransactionalClaims;
 import dev.pgqueue.engine.twophase.PreparedTransactionsCheck;
 import dev.pgqueue.engine.twophase.TwoPhaseJobRunner;
@@ -41,6 +42,8 @@ final class JobPollerFactory {
 
 	private final QueueCatalog queues;
 
+	private final Repositories sql;
+
 	private final JobRepository repository;
 
 	private final JobRunner runner;
@@ -51,38 +54,40 @@ final class JobPollerFactory {
 
 	private final WorkerSettings workerSettings;
 
-	private final Executor workerExecutor;
-
-	private final boolean claimFloors;
-
-	private final CoordinationRepository coordination;
-
 	private final Duration heartbeatInterval;
 
 	private final QueueSignals signals;
 
+	private final Executor workerExecutor;
+
+	private final boolean claimFloors;
+
 	/**
+	 * @param settings the engine's settings: workers and bucket heartbeats
+	 * @param queues the settings of each queue
+	 * @param sql every statement of the engine
+	 * @param runner runs one attempt
+	 * @param transactionTemplate the transactions of transactional queues and limited claims; {@code null}
+	 * when the application has no transaction manager
 	 * @param signals where the pollers record what their claims achieve, one {@link ClaimProgress} per
 	 * queue
-	 * @param coordination the bucket coordinator's tables, for queues with bucket assignment;
-	 * {@code null} when no queue has it
-	 * @param heartbeatInterval how often members of a bucket coordinator heartbeat
+	 * @param workerExecutor runs the workers of every queue, or {@code null} for a pool per queue
+	 * @param claimFloors whether claims of shared queues start from floors
 	 */
-	JobPollerFactory(QueueCatalog queues, JobRepository repository, JobRunner runner,
-			TransactionTemplate transactionTemplate, QueueMetrics metrics, WorkerSettings workerSettings,
-			Executor workerExecutor, boolean claimFloors, QueueSignals signals, CoordinationRepository coordination,
-			Duration heartbeatInterval) {
-		this.coordination = coordination;
-		this.heartbeatInterval = heartbeatInterval;
-		this.claimFloors = claimFloors;
-		this.signals = signals;
+	JobPollerFactory(EngineSettings settings, QueueCatalog queues, Repositories sql, JobRunner runner,
+			TransactionTemplate transactionTemplate, QueueMetrics metrics, QueueSignals signals, Executor workerExecutor,
+			boolean claimFloors) {
 		this.queues = queues;
-		this.repository = repository;
+		this.sql = sql;
+		this.repository = sql.jobs();
 		this.runner = runner;
 		this.transactionTemplate = transactionTemplate;
 		this.metrics = metrics;
-		this.workerSettings = workerSettings;
+		this.workerSettings = settings.workers();
+		this.heartbeatInterval = settings.heartbeatInterval();
+		this.signals = signals;
 		this.workerExecutor = workerExecutor;
+		this.claimFloors = claimFloors;
 	}
 
 	/**
@@ -102,23 +107,19 @@ final class JobPollerFactory {
 					? new ClaimFloor(sweepInterval(settings), ClaimFloor.DEFAULT_MARGIN) : ClaimFloor.none();
 			case BUCKETS -> buckets(settings, kinds, owner);
 		};
-		ClaimProgress progress = this.signals.of(settings);
 		JobClaims claims = limited ? limitedClaims(settings, handlers) : JobClaims.plain(this.repository, queue);
+		RunContext context = new RunContext(settings, kinds, owner, this.repository, scope, claims,
+				this.signals.of(settings), this.runner, this.metrics, this.workerSettings);
 		ClaimStrategy strategy = switch (settings.mode()) {
-			case TRANSACTIONAL -> transactional(settings, kinds, scope, claims, progress);
-			case LEASED -> new LeasedClaims(settings, kinds, owner, this.repository, scope, claims, progress,
-					this.runner, this.metrics, this.workerSettings);
+			case TRANSACTIONAL -> transactional(context);
+			case LEASED -> new LeasedClaims(context);
 		};
-		return new JobPoller(settings, kinds, owner, strategy, scope, this.workerSettings, this.workerExecutor,
+		return new JobPoller(context, strategy, this.workerExecutor,
 				(pauses != null) ? () -> pauses.isPaused(queue) : () -> false);
 	}
 
 	private ClaimScope buckets(QueueSettings settings, String[] kinds, String owner) {
-		if (this.coordination == null) {
-			throw new IllegalStateException("Queue '" + settings.name() + "' has bucket assignment, but this poller "
-					+ "factory was made without the coordination tables");
-		}
-		return new BucketScope(new BucketCoordinator(this.coordination, settings.name(), kinds, owner,
+		return new BucketScope(new BucketCoordinator(this.sql.coordination(), settings.name(), kinds, owner,
 				settings.buckets(), this.heartbeatInterval, this.workerSettings));
 	}
 
@@ -134,12 +135,12 @@ final class JobPollerFactory {
 					+ "several statements in one transaction; define a PlatformTransactionManager bean");
 		}
 		return new LimitedClaims(this.repository.schema().value(), settings.name(), settings.limits(),
-				settings.concurrency(), handlers::maxRunningOf, new LimitRepository(this.repository.jdbcTemplate(), this.repository.schema()),
+				settings.concurrency(), handlers::maxRunningOf, this.sql.limits(),
 				this.transactionTemplate);
 	}
 
-	private ClaimStrategy transactional(QueueSettings settings, String[] kinds, ClaimScope scope, JobClaims claims,
-			ClaimProgress progress) {
+	private ClaimStrategy transactional(RunContext context) {
+		QueueSettings settings = context.settings();
 		if (this.transactionTemplate == null) {
 			throw new IllegalStateException("Queue '" + settings.name() + "' runs in transactional mode, which needs a "
 					+ "PlatformTransactionManager bean; define one or set pgqueue.queues." + settings.name()
@@ -149,15 +150,12 @@ final class JobPollerFactory {
 			ConnectionPoolCheck.warnIfTooSmall(settings, manager.getDataSource());
 		}
 		if (settings.twoPhaseCommit()) {
-			PreparedTransactionRepository prepared = new PreparedTransactionRepository(this.repository.jdbcTemplate(),
-					this.repository.schema());
-			PreparedTransactionsCheck.check(settings, this.repository.schema(), prepared.maxPreparedTransactions());
-			return new TransactionalClaims(settings, claims.limited(), (aborting) -> new TwoPhaseJobRunner(settings,
-					kinds, this.repository, prepared, scope, claims, progress, this.runner, this.transactionTemplate,
-					this.metrics, this.workerSettings.deleteCompleted(), aborting));
+			PreparedTransactionsCheck.check(settings, this.repository.schema(),
+					this.sql.prepared().maxPreparedTransactions());
+			return new TransactionalClaims(context,
+					new TwoPhaseJobRunner(context, this.transactionTemplate, this.sql.prepared()));
 		}
-		return new TransactionalClaims(settings, kinds, this.repository, scope, claims, progress, this.runner,
-				this.transactionTemplate, this.metrics, this.workerSettings.deleteCompleted());
+		return new TransactionalClaims(context, new TransactionalBatchRunner(context, this.transactionTemplate));
 	}
 
 	/**

@@ -31,11 +31,9 @@ import dev.pgqueue.engine.settings.EngineSettings;
 import dev.pgqueue.engine.settings.MaintenanceSettings;
 import dev.pgqueue.engine.settings.QueueCatalog;
 import dev.pgqueue.engine.settings.QueueSettings;
-import dev.pgqueue.engine.sql.AdminRepository;
-import dev.pgqueue.engine.sql.CoordinationRepository;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.sql.MaintenanceRepository;
-import dev.pgqueue.engine.sql.PreparedTransactionRepository;
+import dev.pgqueue.engine.sql.Repositories;
 import dev.pgqueue.engine.twophase.InDoubtResolver;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.observation.QueueObservations;
@@ -126,23 +124,25 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		SchemaName schema = this.settings.schema();
 		JdbcTemplate jdbc = (builder.jdbcTemplate != null) ? builder.jdbcTemplate : new JdbcTemplate(builder.dataSource);
 		boolean notify = this.settings.notifications();
-		this.jobs = (builder.jobs != null) ? builder.jobs : new JobRepository(jdbc, schema, notify);
-		AdminRepository adminRepository = new AdminRepository(jdbc, schema, notify);
-		this.pauses = (builder.pauses != null) ? builder.pauses : new QueuePauses(adminRepository);
+		Repositories sql = Repositories.on(jdbc, schema, notify);
+		if (builder.jobs != null) {
+			sql = sql.withJobs(builder.jobs);
+		}
+		this.jobs = sql.jobs();
+		this.pauses = (builder.pauses != null) ? builder.pauses : new QueuePauses(sql.admin());
 		this.throttle = notify ? new NotificationThrottle(this.jobs, this.settings.notifyInterval()) : null;
 		this.client = new JdbcJobClient(this.jobs, builder.jsonMapper, this.queues, this.handlers,
 				this.settings.maxPayloadBytes(), this.wakeUps, this.throttle, builder.observations);
-		this.admin = new JdbcJobAdmin(adminRepository, this.jobs, this.pauses, this.wakeUps, builder.adminCaller);
+		this.admin = new JdbcJobAdmin(sql.admin(), this.jobs, this.pauses, this.wakeUps, builder.adminCaller);
 		this.processing = builder.processing;
 		this.twoPhaseResolverGiven = builder.inDoubtJobResolver != null;
 		this.runner = new JobRunner(this.handlers, builder.metrics, builder.observations);
 		this.signals = (builder.signals != null) ? builder.signals
 				: new QueueSignals(this.jobs, builder.metrics, this.settings.slaWindow());
 		PlatformTransactionManager manager = builder.transactionManager;
-		this.pollerFactory = new JobPollerFactory(this.queues, this.jobs, this.runner,
-				(manager != null) ? new TransactionTemplate(manager) : null, builder.metrics, this.settings.workers(),
-				builder.workerExecutor, builder.claimFloors, this.signals, new CoordinationRepository(jdbc, schema),
-				this.settings.heartbeatInterval());
+		this.pollerFactory = new JobPollerFactory(this.settings, this.queues, sql, this.runner,
+				(manager != null) ? new TransactionTemplate(manager) : null, builder.metrics, this.signals,
+				builder.workerExecutor, builder.claimFloors);
 		this.notifications = (this.processing && notify)
 				? new NotificationListener(builder.dataSource, this.jobs.channel(), this.wakeUps,
 						builder.pauseNotifications ? this.pauses : null)
@@ -151,10 +151,10 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 			.stream()
 			.anyMatch((queue) -> this.queues.settings(queue).twoPhaseCommit());
 		InDoubtResolver resolver = (twoPhase && builder.inDoubtJobResolver != null)
-				? new InDoubtResolver(new PreparedTransactionRepository(jdbc, schema), schema, this.settings.twoPhase(),
+				? new InDoubtResolver(sql.prepared(), schema, this.settings.twoPhase(),
 						this.handlers, builder.inDoubtJobResolver, builder.metrics)
 				: null;
-		MaintenanceRepository maintenance = new MaintenanceRepository(jdbc, schema, notify);
+		MaintenanceRepository maintenance = sql.maintenance();
 		MaintenanceSettings timings = this.settings.maintenance();
 		this.promoter = new Promoter(maintenance, timings.promoteInterval());
 		this.rescuer = new Rescuer(maintenance, builder.metrics, timings.rescueInterval());

@@ -13,6 +13,7 @@ import dev.pgqueue.engine.poll.ClaimScope;
 import dev.pgqueue.engine.poll.ClaimStrategy;
 import dev.pgqueue.engine.poll.JobClaims;
 import dev.pgqueue.engine.poll.PollSignals;
+import dev.pgqueue.engine.poll.RunContext;
 import dev.pgqueue.engine.poll.Workers;
 import dev.pgqueue.engine.run.Attempt;
 import dev.pgqueue.engine.run.JobRunner;
@@ -114,34 +115,24 @@ public final class LeasedClaims implements ClaimStrategy {
 	private Completer completer;
 
 	/**
-	 * @param settings the queue's settings
-	 * @param kinds kinds to claim
-	 * @param owner the lease owner this poller claims as
-	 * @param repository the SQL
-	 * @param scope which part of the queue claims read
-	 * @param claims the claim statements
-	 * @param progress records what each claim achieved
-	 * @param runner runs one attempt
-	 * @param metrics where to report
-	 * @param lifecycle threads, shutdown timeout, and whether completed jobs are deleted
+	 * @param context the queue and the owner this poller claims as, its claims and where they are
+	 * recorded, what runs an attempt, threads, shutdown timeout, and whether completed jobs are deleted
 	 */
-	public LeasedClaims(QueueSettings settings, String[] kinds, String owner, JobRepository repository,
-			ClaimScope scope, JobClaims claims, ClaimProgress progress, JobRunner runner, QueueMetrics metrics,
-			WorkerSettings lifecycle) {
-		this.settings = settings;
-		this.scope = scope;
-		this.claims = claims;
-		this.progress = progress;
-		this.kinds = kinds.clone();
-		this.owner = owner;
-		this.repository = repository;
-		this.runner = runner;
-		this.metrics = metrics;
-		this.lifecycle = lifecycle;
-		this.leased = new LeasedJobs(repository, settings.name(), owner, settings.leaseDuration());
-		this.aheadEstimate = new ClaimAheadEstimate(settings.batchSize());
+	public LeasedClaims(RunContext context) {
+		this.settings = context.settings();
+		this.scope = context.scope();
+		this.claims = context.claims();
+		this.progress = context.progress();
+		this.kinds = context.kinds();
+		this.owner = context.owner();
+		this.repository = context.jobs();
+		this.runner = context.runner();
+		this.metrics = context.metrics();
+		this.lifecycle = context.workers();
+		this.leased = new LeasedJobs(this.repository, this.settings.name(), this.owner, this.settings.leaseDuration());
+		this.aheadEstimate = new ClaimAheadEstimate(this.settings.batchSize());
 		this.workerClaims = new Semaphore(
-				settings.claimAhead() ? Math.min(MAX_WORKER_CLAIMS, settings.concurrency() - 1) : 0);
+				this.settings.claimAhead() ? Math.min(MAX_WORKER_CLAIMS, this.settings.concurrency() - 1) : 0);
 	}
 
 	@Override

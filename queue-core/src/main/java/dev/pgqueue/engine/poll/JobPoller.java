@@ -71,44 +71,21 @@ public class JobPoller implements EngineService {
 	private Executor executor;
 
 	/**
-	 * @param settings the queue's settings
-	 * @param kinds kinds this poller claims (those with a listener in this application)
-	 * @param owner identifies this poller in lease columns and logs
+	 * @param context the queue, its kinds and owner, the part of the queue its claims read (whose
+	 * services start and stop with the poller), and the thread and shutdown settings of all queues
 	 * @param strategy how the queue's mode claims and runs jobs
-	 * @param scope which part of the queue its claims read (its services start and stop with the
-	 * poller)
-	 * @param lifecycle thread and shutdown settings shared by all queues
 	 * @param sharedExecutor runs the workers of every queue, or {@code null} for a pool of this
 	 * queue's own, made at start and shut down at stop
-	 */
-	public JobPoller(QueueSettings settings, String[] kinds, String owner, ClaimStrategy strategy, ClaimScope scope,
-			WorkerSettings lifecycle, Executor sharedExecutor) {
-		this(settings, kinds, owner, strategy, scope, lifecycle, sharedExecutor, () -> false);
-	}
-
-	/**
-	 * @param settings the queue's settings
-	 * @param kinds kinds this poller claims (those with a listener in this application)
-	 * @param owner identifies this poller in lease columns and logs
-	 * @param strategy how the queue's mode claims and runs jobs
-	 * @param scope which part of the queue its claims read
-	 * @param lifecycle thread and shutdown settings shared by all queues
-	 * @param sharedExecutor runs the workers of every queue, or {@code null} for a pool of this
-	 * queue's own
 	 * @param queuePaused whether an operator paused the queue ({@link QueuePauses}); asked before
 	 * every claim
 	 */
-	public JobPoller(QueueSettings settings, String[] kinds, String owner, ClaimStrategy strategy, ClaimScope scope,
-			WorkerSettings lifecycle, Executor sharedExecutor, BooleanSupplier queuePaused) {
-		if (kinds.length == 0) {
-			throw new IllegalArgumentException("Queue '" + settings.name() + "' has no job kinds to claim");
-		}
-		this.settings = settings;
-		this.kinds = kinds.clone();
-		this.owner = owner;
+	public JobPoller(RunContext context, ClaimStrategy strategy, Executor sharedExecutor, BooleanSupplier queuePaused) {
+		this.settings = context.settings();
+		this.kinds = context.kinds();
+		this.owner = context.owner();
 		this.strategy = strategy;
-		this.scope = scope;
-		this.lifecycle = lifecycle;
+		this.scope = context.scope();
+		this.lifecycle = context.workers();
 		this.sharedExecutor = sharedExecutor;
 		this.signals = new PollSignals(queuePaused);
 	}

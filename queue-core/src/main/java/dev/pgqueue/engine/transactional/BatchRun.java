@@ -1,18 +1,20 @@
 package dev.pgqueue.engine.transactional;
 
-import java.util.function.IntConsumer;
-
 /**
- * Claims and runs one batch of a transactional queue in one transaction: {@link TransactionalBatchRunner}
- * for most queues, one job prepared and committed in two phases for queues with two-phase commit.
+ * Claims and runs one batch of a transactional queue in one transaction, on a worker's thread:
+ * {@link TransactionalBatchRunner} for most queues, one job prepared and committed in two phases for
+ * queues with two-phase commit. Both follow {@link BatchFlow}.
  */
 @FunctionalInterface
-public interface BatchRun {
+interface BatchRun {
 
 	/**
 	 * Claims and runs one batch.
-	 * @param onClaimed told how many jobs the claim returned, as soon as it has
+	 * @param handOff told how many jobs the claim returned, as soon as it has, for the poll thread
+	 * waiting on it
+	 * @param stop whether shutdown has run out of time: the batch then leaves its remaining jobs
+	 * untouched, and a job interrupted by it goes back without using an attempt
 	 */
-	void run(IntConsumer onClaimed);
+	void run(ClaimHandOff handOff, BatchStop stop);
 
 }

@@ -4,21 +4,13 @@ import java.lang.reflect.Method;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.BooleanSupplier;
-import java.util.function.IntConsumer;
 
-import dev.pgqueue.JobOutcome;
-import dev.pgqueue.engine.poll.ClaimProgress;
-import dev.pgqueue.engine.poll.ClaimScope;
-import dev.pgqueue.engine.poll.JobClaims;
 import dev.pgqueue.engine.job.ClaimedJob;
-import dev.pgqueue.engine.run.JobRunner;
+import dev.pgqueue.engine.poll.RunContext;
 import dev.pgqueue.engine.run.Attempt;
 import dev.pgqueue.engine.run.OnTimeout;
 import dev.pgqueue.engine.run.Outcome;
-import dev.pgqueue.engine.settings.QueueSettings;
-import dev.pgqueue.engine.sql.JobRepository;
-import dev.pgqueue.metrics.QueueMetrics;
+import org.jspecify.annotations.Nullable;
 import org.postgresql.PGConnection;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -48,101 +40,50 @@ import org.springframework.util.ReflectionUtils;
  * interrupted; its attempt fails whatever it does next, so it is undone like any failure and never
  * run again by the careful run.
  */
-public class TransactionalBatchRunner implements BatchRun {
+public final class TransactionalBatchRunner extends BatchFlow {
 
 	private static final Logger logger = LoggerFactory.getLogger(TransactionalBatchRunner.class);
 
 	/** {@code Thread.isVirtual()}, which JDK 17 does not have; null there. */
 	private static final Method IS_VIRTUAL = ReflectionUtils.findMethod(Thread.class, "isVirtual");
 
-	private final QueueSettings settings;
-
-	private final String[] kinds;
-
-	private final JobRepository repository;
-
-	private final ClaimScope scope;
-
-	private final JobClaims claims;
-
-	private final ClaimProgress progress;
-
-	private final JobRunner runner;
-
-	private final TransactionTemplate transactionTemplate;
-
-	private final QueueMetrics metrics;
-
-	private final boolean deleteCompleted;
-
-	private final BooleanSupplier aborting;
-
 	/**
-	 * @param claims the claim statements
-	 * @param progress records what each claim achieved
-	 * @param aborting whether shutdown has run out of time: the batch then leaves its remaining jobs
-	 * untouched, and a job interrupted by it goes back without using an attempt
+	 * @param context the queue, its claims and where they are recorded, what runs an attempt
+	 * @param transactions the batches' transactions
 	 */
-	public TransactionalBatchRunner(QueueSettings settings, String[] kinds, JobRepository repository,
-			ClaimScope scope, JobClaims claims, ClaimProgress progress, JobRunner runner,
-			TransactionTemplate transactionTemplate, QueueMetrics metrics, boolean deleteCompleted,
-			BooleanSupplier aborting) {
-		this.settings = settings;
-		this.scope = scope;
-		this.claims = claims;
-		this.progress = progress;
-		this.kinds = kinds.clone();
-		this.repository = repository;
-		this.runner = runner;
-		this.transactionTemplate = transactionTemplate;
-		this.metrics = metrics;
-		this.deleteCompleted = deleteCompleted;
-		this.aborting = aborting;
+	public TransactionalBatchRunner(RunContext context, TransactionTemplate transactions) {
+		super(context, transactions);
 	}
 
 	/**
-	 * Claims and runs one batch.
-	 * @param onClaimed told how many jobs the claim returned, as soon as it has
+	 * A claim that stopped at its share of a limit leaves jobs for another batch: it counts as full,
+	 * so that the poller claims again at once.
 	 */
 	@Override
-	public void run(IntConsumer onClaimed) {
-		List<Attempt> standing = this.transactionTemplate.execute((status) -> runBatch(status, onClaimed));
-		// Counted and logged once committed, and only the attempts whose outcome stands: a neighbour
-		// undone by the careful run and run again is one job finished, not two.
-		if (standing != null) {
-			standing.forEach(this.runner::record);
-		}
+	protected int claimedCount(List<ClaimedJob> jobs) {
+		return context().claims().stoppedAtShare() ? Math.max(jobs.size(), settings().batchSize()) : jobs.size();
 	}
 
 	/** Runs the batch; returns the attempts whose outcomes it recorded. */
-	private List<Attempt> runBatch(TransactionStatus status, IntConsumer onClaimed) {
-		long start = System.nanoTime();
-		List<ClaimedJob> jobs = this.scope.claim((from) -> this.claims.lock(this.kinds, this.settings.batchSize(), from));
-		this.progress.claimed(this.kinds, this.settings.batchSize(), jobs, start, System.nanoTime() - start);
-		// A claim that stopped at its share of a limit leaves jobs for another batch: say "full", so
-		// that the poller claims again at once.
-		onClaimed.accept(this.claims.stoppedAtShare() ? Math.max(jobs.size(), this.settings.batchSize()) : jobs.size());
-		if (jobs.isEmpty()) {
-			return List.of();
-		}
+	@Override
+	protected List<Attempt> runClaimed(TransactionStatus status, List<ClaimedJob> jobs, BatchStop stop) {
 		// One savepoint for the whole batch, taken after the claim: rolling back to it undoes the
 		// listeners' work but keeps the claim's row locks, so no other poller can take these jobs
 		// between the optimistic run and the careful one.
 		Object batchStart = status.createSavepoint();
 		// The batch's connection, on which its listeners' JDBC work runs; null when it cannot be reached,
 		// and then a timed-out listener is only interrupted.
-		OnTimeout onTimeout = stopAtTimeout(this.repository.transactionConnection());
-		List<Attempt> attempts = new ArrayList<>(jobs.size());
-		Retry retry = runOptimistically(status, jobs, batchStart, attempts, onTimeout);
-		if (retry == RELEASE_ALL) {
-			status.rollbackToSavepoint(batchStart);
-			return List.of();
+		OnTimeout onTimeout = stopAtTimeout(jobs().transactionConnection());
+		OptimisticRun run = runOptimistically(status, jobs, batchStart, onTimeout, stop);
+		if (run instanceof Completed completed) {
+			return completed.attempts();
 		}
-		if (retry != null) {
-			status.rollbackToSavepoint(batchStart);
-			return runCarefully(status, jobs, retry, onTimeout);
+		status.rollbackToSavepoint(batchStart);
+		if (run instanceof RunCarefully careful) {
+			return runCarefully(status, jobs, careful.failed(), onTimeout, stop);
 		}
-		return attempts;
+		// Released whole: the commit leaves every job as it was.
+		return List.of();
 	}
 
 	/**
@@ -184,32 +125,30 @@ public class TransactionalBatchRunner implements BatchRun {
 		return IS_VIRTUAL != null && Boolean.TRUE.equals(ReflectionUtils.invokeMethod(IS_VIRTUAL, thread));
 	}
 
-	/**
-	 * Runs the batch without savepoints, adding each attempt to {@code attempts}; returns null when
-	 * every job completed and was recorded.
-	 */
-	private Retry runOptimistically(TransactionStatus status, List<ClaimedJob> jobs, Object batchStart,
-			List<Attempt> attempts, OnTimeout onTimeout) {
+	/** Runs the batch without a savepoint per job; says what became of it. */
+	private OptimisticRun runOptimistically(TransactionStatus status, List<ClaimedJob> jobs, Object batchStart,
+			OnTimeout onTimeout, BatchStop stop) {
+		List<Attempt> attempts = new ArrayList<>(jobs.size());
 		List<Long> completed = new ArrayList<>(jobs.size());
 		for (ClaimedJob job : jobs) {
-			if (this.aborting.getAsBoolean()) {
+			if (stop.aborting()) {
 				// Shutdown: leave the rest untouched; the commit releases them as they were.
 				break;
 			}
-			Attempt attempt = this.runner.runUnrecorded(job, this.settings, onTimeout);
+			Attempt attempt = runner().runUnrecorded(job, settings(), onTimeout);
 			Outcome outcome = attempt.outcome();
-			if (this.aborting.getAsBoolean()) {
+			if (stop.aborting()) {
 				Thread.interrupted();
 				if (!outcome.succeeded()) {
 					// Interrupted by shutdown, maybe half-way through its own writes, which no savepoint
 					// of its own can undo: undo the batch, releasing every job without using an attempt.
-					this.metrics.jobFinished(this.settings.name(), job.job().kind(), JobOutcome.RELEASED, 0);
-					return RELEASE_ALL;
+					released(job);
+					return new ReleaseAll();
 				}
 			}
 			if (!outcome.succeeded() || status.isRollbackOnly()) {
 				boolean knownFailure = !outcome.succeeded() && !inFailedTransaction(outcome.cause());
-				return new Retry(knownFailure ? job.id() : null, knownFailure ? attempt : null);
+				return new RunCarefully(knownFailure ? new Failure(job, attempt) : null);
 			}
 			completed.add(job.id());
 			attempts.add(attempt);
@@ -221,7 +160,7 @@ public class TransactionalBatchRunner implements BatchRun {
 			// have to look those up while stepping over the rows: 4 ms p50 pickup instead of 0.26 ms at
 			// 1 000 jobs/s in the steady-state benchmark.
 			status.releaseSavepoint(batchStart);
-			this.repository.completeLocked(completed, this.deleteCompleted);
+			completeLocked(completed);
 		}
 		catch (TransactionException | DataAccessException ex) {
 			if (!inFailedTransaction(ex)) {
@@ -229,24 +168,25 @@ public class TransactionalBatchRunner implements BatchRun {
 			}
 			// A listener caught the exception of its own failed statement: find which, carefully.
 			// (The release failed too, so the batch's savepoint is still there to roll back to.)
-			return new Retry(null, null);
+			return new RunCarefully(null);
 		}
-		return null;
+		return new Completed(attempts);
 	}
 
 	/** Runs the batch with a savepoint per job; returns the attempts whose outcomes it recorded. */
-	private List<Attempt> runCarefully(TransactionStatus status, List<ClaimedJob> jobs, Retry retry,
-			OnTimeout onTimeout) {
+	private List<Attempt> runCarefully(TransactionStatus status, List<ClaimedJob> jobs, @Nullable Failure failed,
+			OnTimeout onTimeout, BatchStop stop) {
 		List<Long> completed = new ArrayList<>(jobs.size());
 		List<Attempt> succeeded = new ArrayList<>(jobs.size());
 		List<Failure> failures = new ArrayList<>();
 		Done unconfirmed = null;
 		for (ClaimedJob job : jobs) {
-			if (this.aborting.getAsBoolean()) {
+			if (stop.aborting()) {
 				break;
 			}
-			if (retry.failedId() != null && job.id() == retry.failedId()) {
-				failures.add(new Failure(job, retry.failedAttempt()));
+			if (failed != null && job.id() == failed.job().id()) {
+				// Not run twice: its outcome from the optimistic run stands.
+				failures.add(failed);
 				continue;
 			}
 			Object savepoint;
@@ -258,9 +198,9 @@ public class TransactionalBatchRunner implements BatchRun {
 				savepoint = status.createSavepoint();
 			}
 			unconfirmed = null;
-			Attempt attempt = this.runner.runUnrecorded(job, this.settings, onTimeout);
+			Attempt attempt = runner().runUnrecorded(job, settings(), onTimeout);
 			Outcome outcome = attempt.outcome();
-			if (this.aborting.getAsBoolean()) {
+			if (stop.aborting()) {
 				// An interrupt meant for the listener must not break the statements below.
 				Thread.interrupted();
 			}
@@ -274,28 +214,25 @@ public class TransactionalBatchRunner implements BatchRun {
 			}
 			// Undo the listener's own work but keep its neighbours'.
 			status.rollbackToSavepoint(savepoint);
-			if (this.aborting.getAsBoolean()) {
-				this.metrics.jobFinished(this.settings.name(), job.job().kind(), JobOutcome.RELEASED, 0);
+			if (stop.aborting()) {
+				released(job);
 				break;
 			}
 			if (outcome.succeeded()) {
-				attempt = this.runner.rollbackOnly(attempt, this.settings);
+				attempt = runner().rollbackOnly(attempt, settings());
 			}
 			failures.add(new Failure(job, attempt));
 		}
 		try {
-			this.repository.completeLocked(completed, this.deleteCompleted);
+			completeLocked(completed);
 		}
 		catch (DataAccessException ex) {
 			undoAborted(status, unconfirmed, ex, completed, succeeded, failures);
-			this.repository.completeLocked(completed, this.deleteCompleted);
+			completeLocked(completed);
 		}
 		List<Attempt> recorded = new ArrayList<>(succeeded);
 		for (Failure failure : failures) {
-			Outcome outcome = failure.attempt().outcome();
-			this.repository.recordLockedFailure(failure.job().id(), outcome.nextState(), outcome.retryDelay(),
-					outcome.error());
-			recorded.add(failure.attempt());
+			recorded.add(recordLockedFailure(failure.job(), failure.attempt()));
 		}
 		return recorded;
 	}
@@ -316,31 +253,29 @@ public class TransactionalBatchRunner implements BatchRun {
 		status.rollbackToSavepoint(last.savepoint());
 		completed.remove(completed.size() - 1);
 		Attempt returned = succeeded.remove(succeeded.size() - 1);
-		failures.add(new Failure(last.job(), this.runner.transactionAborted(returned, this.settings)));
+		failures.add(new Failure(last.job(), runner().transactionAborted(returned, settings())));
+	}
+
+	/** What the optimistic run of a batch came to. */
+	private sealed interface OptimisticRun permits Completed, RunCarefully, ReleaseAll {
+	}
+
+	/** Every job completed and was recorded: the batch commits as it is. */
+	private record Completed(List<Attempt> attempts) implements OptimisticRun {
 	}
 
 	/**
-	 * Whether the failure is PostgreSQL refusing a statement in a transaction that an earlier failed
-	 * statement aborted ({@code 25P02}).
+	 * A job failed, or a listener left the transaction unusable: undo the batch and run it again with
+	 * a savepoint per job.
+	 * @param failed the job whose listener failed and its attempt; {@code null} when the failure could
+	 * not be pinned on one job
 	 */
-	public static boolean inFailedTransaction(Throwable failure) {
-		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
-			if (cause instanceof SQLException sql && "25P02".equals(sql.getSQLState())) {
-				return true;
-			}
-		}
-		return false;
+	private record RunCarefully(@Nullable Failure failed) implements OptimisticRun {
 	}
 
-	/**
-	 * What a failed optimistic run hands to the careful one: the job whose listener failed and its
-	 * outcome (both null when the failure could not be pinned on one job).
-	 */
-	private record Retry(Long failedId, Attempt failedAttempt) {
+	/** Shutdown interrupted a listener: undo the whole batch and release its jobs. */
+	private record ReleaseAll() implements OptimisticRun {
 	}
-
-	/** The optimistic run was interrupted by shutdown: undo the whole batch and release its jobs. */
-	private static final Retry RELEASE_ALL = new Retry(null, null);
 
 	private record Failure(ClaimedJob job, Attempt attempt) {
 	}

@@ -2,27 +2,15 @@ package dev.pgqueue.engine.transactional;
 
 import java.time.Duration;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.function.BooleanSupplier;
-import java.util.function.Function;
 
 import dev.pgqueue.engine.poll.Backoff;
-import dev.pgqueue.engine.poll.ClaimProgress;
-import dev.pgqueue.engine.poll.ClaimScope;
 import dev.pgqueue.engine.poll.ClaimStrategy;
-import dev.pgqueue.engine.poll.JobClaims;
-import dev.pgqueue.engine.run.JobRunner;
 import dev.pgqueue.engine.poll.PollSignals;
-import dev.pgqueue.engine.settings.QueueSettings;
+import dev.pgqueue.engine.poll.RunContext;
 import dev.pgqueue.engine.poll.Workers;
-import dev.pgqueue.engine.sql.JobRepository;
-import dev.pgqueue.metrics.QueueMetrics;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-
-import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * Transactional mode: each worker slot runs a whole batch in one transaction. The claim itself runs
@@ -46,7 +34,7 @@ public final class TransactionalClaims implements ClaimStrategy {
 
 	private final Map<Thread, Boolean> batchThreads = new ConcurrentHashMap<>();
 
-	private volatile boolean aborting;
+	private final BatchStop stop = new BatchStop();
 
 	private volatile int batchFailures;
 
@@ -55,47 +43,22 @@ public final class TransactionalClaims implements ClaimStrategy {
 	private PollSignals signals;
 
 	/**
-	 * @param settings the queue's settings
-	 * @param kinds kinds to claim
-	 * @param repository the SQL
-	 * @param scope which part of the queue claims read
-	 * @param claims the claim statements
-	 * @param progress records what each claim achieved
-	 * @param runner runs one attempt
-	 * @param transactionTemplate the batches' transactions
-	 * @param metrics where to report
-	 * @param deleteCompleted whether completed jobs are deleted rather than kept
+	 * @param context the queue, its claims and where they are recorded
+	 * @param batches what claims and runs each batch: the queue's variant of {@link BatchFlow}
 	 */
-	public TransactionalClaims(QueueSettings settings, String[] kinds, JobRepository repository, ClaimScope scope,
-			JobClaims claims, ClaimProgress progress, JobRunner runner, TransactionTemplate transactionTemplate,
-			QueueMetrics metrics, boolean deleteCompleted) {
-		this(settings, claims.limited(), (aborting) -> new TransactionalBatchRunner(settings, kinds, repository, scope,
-				claims, progress, runner, transactionTemplate, metrics, deleteCompleted, aborting));
-	}
-
-	/**
-	 * @param settings the queue's settings
-	 * @param limited whether claims respect concurrency limits: a finished batch then wakes the
-	 * poller, since its slots are free
-	 * @param batches makes what runs each batch, given whether shutdown has run out of time
-	 */
-	public TransactionalClaims(QueueSettings settings, boolean limited, Function<BooleanSupplier, BatchRun> batches) {
-		this.queue = settings.name();
-		this.batchSize = settings.batchSize();
-		this.limited = limited;
-		this.batches = batches.apply(this::isAborting);
-	}
-
-	/** Whether shutdown has run out of time: batches leave their remaining jobs untouched. */
-	boolean isAborting() {
-		return this.aborting;
+	public TransactionalClaims(RunContext context, BatchRun batches) {
+		this.queue = context.queue();
+		this.batchSize = context.settings().batchSize();
+		// A finished batch of limited claims frees slots its poller can use at once.
+		this.limited = context.claims().limited();
+		this.batches = batches;
 	}
 
 	@Override
 	public void start(Workers workers, PollSignals signals) {
 		this.workers = workers;
 		this.signals = signals;
-		this.aborting = false;
+		this.stop.reset();
 	}
 
 	@Override
@@ -106,28 +69,22 @@ public final class TransactionalClaims implements ClaimStrategy {
 	@Override
 	public boolean claim(int room) throws InterruptedException {
 		this.workers.acquire();
-		CompletableFuture<Integer> claimed = new CompletableFuture<>();
+		ClaimHandOff handOff = new ClaimHandOff();
 		try {
-			this.workers.execute(() -> runBatch(claimed));
+			this.workers.execute(() -> runBatch(handOff));
 		}
 		catch (RuntimeException ex) {
 			this.workers.release();
 			throw ex;
 		}
-		try {
-			return claimed.get() >= this.batchSize;
-		}
-		catch (ExecutionException ex) {
-			throw (ex.getCause() instanceof RuntimeException runtime) ? runtime
-					: new IllegalStateException(ex.getCause());
-		}
+		return handOff.await() >= this.batchSize;
 	}
 
-	private void runBatch(CompletableFuture<Integer> claimed) {
+	private void runBatch(ClaimHandOff handOff) {
 		this.batchThreads.put(Thread.currentThread(), Boolean.TRUE);
 		try {
-			this.batches.run(claimed::complete);
-			claimed.complete(0);
+			this.batches.run(handOff, this.stop);
+			handOff.claimed(0);
 			this.batchFailures = 0;
 			if (this.limited) {
 				// The batch's slots are free: claim again now rather than after the poll interval.
@@ -135,7 +92,7 @@ public final class TransactionalClaims implements ClaimStrategy {
 			}
 		}
 		catch (RuntimeException | Error ex) {
-			if (!claimed.completeExceptionally(ex)) {
+			if (!handOff.failed(ex)) {
 				// The claim had worked, so the poll loop saw no error: pause it here, or a batch that
 				// fails the same way every time would be claimed again at once, over and over.
 				int failures = ++this.batchFailures;
@@ -159,7 +116,7 @@ public final class TransactionalClaims implements ClaimStrategy {
 
 	@Override
 	public void abandonRunning() {
-		this.aborting = true;
+		this.stop.abort();
 		logger.warn("Queue '{}': shutdown timeout passed; interrupting {} batches, whose unfinished jobs go back to "
 				+ "the queue without using an attempt", this.queue, this.batchThreads.size());
 		this.batchThreads.keySet().forEach(Thread::interrupt);

@@ -2,25 +2,19 @@ package dev.pgqueue.engine.twophase;
 
 import java.sql.SQLException;
 import java.util.List;
-import java.util.function.BooleanSupplier;
-import java.util.function.IntConsumer;
+import java.util.function.Supplier;
 
 import dev.pgqueue.ExternalEffect;
-import dev.pgqueue.JobOutcome;
-import dev.pgqueue.engine.poll.ClaimProgress;
-import dev.pgqueue.engine.poll.ClaimScope;
 import dev.pgqueue.engine.job.ClaimedJob;
-import dev.pgqueue.engine.poll.JobClaims;
-import dev.pgqueue.engine.run.JobRunner;
+import dev.pgqueue.engine.poll.RunContext;
 import dev.pgqueue.engine.run.Attempt;
 import dev.pgqueue.engine.run.Outcome;
 import dev.pgqueue.engine.settings.QueueSettings;
-import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.sql.PreparedTransactionRepository;
 import dev.pgqueue.engine.sql.PreparedTransactionRepository.Session;
-import dev.pgqueue.engine.transactional.BatchRun;
-import dev.pgqueue.engine.transactional.TransactionalBatchRunner;
-import dev.pgqueue.metrics.QueueMetrics;
+import dev.pgqueue.engine.transactional.BatchFlow;
+import dev.pgqueue.engine.transactional.BatchStop;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,7 +46,7 @@ import org.springframework.transaction.support.TransactionTemplate;
  * holds an advisory lock keyed on the transaction's id, which the {@link InDoubtResolver} must take
  * before it touches that transaction: a prepared transaction whose lock is free has lost its worker.
  */
-public class TwoPhaseJobRunner implements BatchRun {
+public final class TwoPhaseJobRunner extends BatchFlow {
 
 	/**
 	 * Bound as a transaction resource (any value) while the current transaction is going to be
@@ -63,113 +57,68 @@ public class TwoPhaseJobRunner implements BatchRun {
 
 	private static final Logger logger = LoggerFactory.getLogger(TwoPhaseJobRunner.class);
 
-	private final QueueSettings settings;
-
-	private final String[] kinds;
-
-	private final JobRepository jobs;
-
 	private final PreparedTransactionRepository prepared;
-
-	private final ClaimScope scope;
-
-	private final JobClaims claims;
-
-	private final ClaimProgress progress;
-
-	private final JobRunner runner;
-
-	private final TransactionTemplate transactions;
 
 	private final TransactionTemplate outsideTransaction;
 
-	private final QueueMetrics metrics;
-
-	private final boolean deleteCompleted;
-
-	private final BooleanSupplier aborting;
-
 	/**
-	 * @param prepared the statements of two-phase commit, on the same data source as {@code jobs}: the
-	 * prepare and the commit run on the connection of the job's transaction
-	 * @param claims the claim statements (a job's concurrency slots, if any, are held by its prepared
-	 * transaction until it is committed or rolled back)
-	 * @param progress records what each claim achieved
-	 * @param deleteCompleted whether completed jobs are deleted rather than kept
-	 * @param aborting whether shutdown has run out of time: an effect interrupted by it is rolled back
-	 * and its job goes back without using an attempt
+	 * @param context the queue (two-phase, batch size 1), its claims (a job's concurrency slots, if
+	 * any, are held by its prepared transaction until it is committed or rolled back) and where they
+	 * are recorded, what runs an attempt
+	 * @param transactions the jobs' transactions
+	 * @param prepared the statements of two-phase commit, on the same data source as the context's
+	 * jobs: the prepare and the commit run on the connection of the job's transaction
 	 */
-	public TwoPhaseJobRunner(QueueSettings settings, String[] kinds, JobRepository jobs,
-			PreparedTransactionRepository prepared, ClaimScope scope, JobClaims claims, ClaimProgress progress,
-			JobRunner runner, TransactionTemplate transactions, QueueMetrics metrics, boolean deleteCompleted,
-			BooleanSupplier aborting) {
+	public TwoPhaseJobRunner(RunContext context, TransactionTemplate transactions,
+			PreparedTransactionRepository prepared) {
+		super(context, transactions);
+		QueueSettings settings = context.settings();
 		if (!settings.twoPhaseCommit() || settings.batchSize() != 1) {
 			throw new IllegalArgumentException("Queue '" + settings.name() + "' is not a two-phase queue of batch size 1");
 		}
-		this.settings = settings;
-		this.kinds = kinds.clone();
-		this.jobs = jobs;
 		this.prepared = prepared;
-		this.scope = scope;
-		this.claims = claims;
-		this.progress = progress;
-		this.runner = runner;
-		this.transactions = transactions;
 		this.outsideTransaction = new TransactionTemplate(transactions.getTransactionManager());
 		this.outsideTransaction.setPropagationBehavior(TransactionDefinition.PROPAGATION_NOT_SUPPORTED);
-		this.metrics = metrics;
-		this.deleteCompleted = deleteCompleted;
-		this.aborting = aborting;
 	}
 
+	/** The job's transaction is going to be prepared: enqueues in it leave their notification for later. */
 	@Override
-	public void run(IntConsumer onClaimed) {
-		Attempt standing = this.transactions.execute((status) -> {
-			TransactionSynchronizationManager.bindResource(PREPARED_TRANSACTION, Boolean.TRUE);
-			try {
-				return runJob(status, onClaimed);
-			}
-			finally {
-				TransactionSynchronizationManager.unbindResource(PREPARED_TRANSACTION);
-			}
-		});
-		if (standing != null) {
-			this.runner.record(standing);
+	protected <T> T inTransaction(Supplier<T> transaction) {
+		TransactionSynchronizationManager.bindResource(PREPARED_TRANSACTION, Boolean.TRUE);
+		try {
+			return transaction.get();
+		}
+		finally {
+			TransactionSynchronizationManager.unbindResource(PREPARED_TRANSACTION);
 		}
 	}
 
-	/** Claims and runs one job; returns the attempt whose outcome stands, or {@code null} for none. */
-	private Attempt runJob(TransactionStatus status, IntConsumer onClaimed) {
-		long start = System.nanoTime();
-		List<ClaimedJob> claimed = this.scope.claim((from) -> this.claims.lock(this.kinds, 1, from));
-		this.progress.claimed(this.kinds, 1, claimed, start, System.nanoTime() - start);
-		onClaimed.accept(claimed.size());
-		if (claimed.isEmpty()) {
-			return null;
-		}
-		ClaimedJob job = claimed.get(0);
-		String gid = TransactionIds.of(this.jobs.schema(), this.settings.name(), job.job().id());
+	/** Runs the one claimed job; returns its attempt when its outcome stands, else nothing. */
+	@Override
+	protected List<Attempt> runClaimed(TransactionStatus status, List<ClaimedJob> jobs, BatchStop stop) {
+		ClaimedJob job = jobs.get(0);
+		String gid = TransactionIds.of(jobs().schema(), settings().name(), job.job().id());
 		if (this.prepared.isHeldElsewhere(gid)) {
 			// The worker of its previous attempt rolled its effect back and has not recorded the failure
 			// yet: leave the job to it (the row goes back as it was), or the retry would skip its backoff.
 			status.setRollbackOnly();
-			return null;
+			return List.of();
 		}
 		// Rolling back to it undoes the listener's work but keeps the claim's row lock.
 		Object savepoint = status.createSavepoint();
-		Attempt attempt = this.runner.runUnrecorded(job, this.settings);
-		if (this.aborting.getAsBoolean()) {
+		Attempt attempt = runner().runUnrecorded(job, settings());
+		if (stop.aborting()) {
 			Thread.interrupted();
 			if (!attempt.outcome().succeeded()) {
 				status.setRollbackOnly();
-				this.metrics.jobFinished(this.settings.name(), job.job().kind(), JobOutcome.RELEASED, 0);
-				return null;
+				released(job);
+				return List.of();
 			}
 		}
 		if (!attempt.outcome().succeeded() || status.isRollbackOnly()) {
 			status.rollbackToSavepoint(savepoint);
-			return recordLockedFailure(job,
-					attempt.outcome().succeeded() ? this.runner.rollbackOnly(attempt, this.settings) : attempt);
+			return List.of(recordLockedFailure(job,
+					attempt.outcome().succeeded() ? runner().rollbackOnly(attempt, settings()) : attempt));
 		}
 		try {
 			// JPA and the like write what they hold now, into the transaction about to be prepared.
@@ -177,33 +126,29 @@ public class TwoPhaseJobRunner implements BatchRun {
 			// Released before the completion, so that the row is updated by the transaction that
 			// locked it, not by a subtransaction (see TransactionalBatchRunner).
 			status.releaseSavepoint(savepoint);
-			this.jobs.completeLocked(List.of(job.id()), this.deleteCompleted);
+			completeLocked(List.of(job.id()));
 		}
 		catch (TransactionException | DataAccessException ex) {
-			if (!TransactionalBatchRunner.inFailedTransaction(ex)) {
+			if (!inFailedTransaction(ex)) {
 				throw ex;
 			}
 			// The listener caught the exception of its own failed statement; its work is lost.
 			status.rollbackToSavepoint(savepoint);
-			return recordLockedFailure(job, this.runner.transactionAborted(attempt, this.settings));
+			return List.of(recordLockedFailure(job, runner().transactionAborted(attempt, settings())));
 		}
 		if (attempt.effect() == null) {
 			// Nothing outside the database: the transaction commits as any other.
-			return attempt;
+			return List.of(attempt);
 		}
-		return this.prepared.onTransactionConnection((session) -> prepareAndApply(status, session, job, attempt));
-	}
-
-	private Attempt recordLockedFailure(ClaimedJob job, Attempt attempt) {
-		Outcome outcome = attempt.outcome();
-		this.jobs.recordLockedFailure(job.id(), outcome.nextState(), outcome.retryDelay(), outcome.error());
-		return attempt;
+		Attempt standing = this.prepared
+			.onTransactionConnection((session) -> prepareAndApply(status, session, job, attempt, stop));
+		return (standing != null) ? List.of(standing) : List.of();
 	}
 
 	/** Prepares the transaction on its connection, runs the effect, and commits or rolls back. */
-	private Attempt prepareAndApply(TransactionStatus status, Session session, ClaimedJob job, Attempt attempt)
-			throws SQLException {
-		String gid = TransactionIds.of(this.jobs.schema(), this.settings.name(), job.job().id());
+	private @Nullable Attempt prepareAndApply(TransactionStatus status, Session session, ClaimedJob job,
+			Attempt attempt, BatchStop stop) throws SQLException {
+		String gid = TransactionIds.of(jobs().schema(), settings().name(), job.job().id());
 		session.hold(gid);
 		try {
 			session.prepare(gid);
@@ -215,7 +160,7 @@ public class TwoPhaseJobRunner implements BatchRun {
 		}
 		session.setAutoCommit(true);
 		try {
-			return apply(status, session, gid, job, attempt);
+			return apply(status, session, gid, job, attempt, stop);
 		}
 		finally {
 			releaseQuietly(session, gid);
@@ -223,9 +168,10 @@ public class TwoPhaseJobRunner implements BatchRun {
 		}
 	}
 
-	private Attempt apply(TransactionStatus status, Session session, String gid, ClaimedJob job, Attempt attempt) {
+	private @Nullable Attempt apply(TransactionStatus status, Session session, String gid, ClaimedJob job,
+			Attempt attempt, BatchStop stop) {
 		Throwable failure = runEffect(attempt.effect());
-		boolean aborting = this.aborting.getAsBoolean();
+		boolean aborting = stop.aborting();
 		if (aborting) {
 			// An interrupt meant for the effect must not break the statements below.
 			Thread.interrupted();
@@ -239,7 +185,7 @@ public class TwoPhaseJobRunner implements BatchRun {
 				status.setRollbackOnly();
 				logger.warn("Job {} of kind '{}' in queue '{}': its external effect ran, but its prepared transaction "
 						+ "'{}' could not be committed ({}); the in-doubt resolver will ask whether the effect happened "
-						+ "and commit it", job.job().id(), job.job().kind(), this.settings.name(), gid, ex.toString());
+						+ "and commit it", job.job().id(), job.job().kind(), settings().name(), gid, ex.toString());
 				return null;
 			}
 		}
@@ -250,18 +196,18 @@ public class TwoPhaseJobRunner implements BatchRun {
 		catch (SQLException ex) {
 			logger.warn("Job {} of kind '{}' in queue '{}': its external effect failed, and its prepared transaction "
 					+ "'{}' could not be rolled back ({}); the in-doubt resolver will finish it", job.job().id(),
-					job.job().kind(), this.settings.name(), gid, ex.toString());
+					job.job().kind(), settings().name(), gid, ex.toString());
 			return null;
 		}
 		if (aborting) {
-			this.metrics.jobFinished(this.settings.name(), job.job().kind(), JobOutcome.RELEASED, 0);
+			released(job);
 			return null;
 		}
-		Attempt failed = this.runner.effectFailed(attempt, failure, this.settings);
+		Attempt failed = runner().effectFailed(attempt, failure, settings());
 		Outcome outcome = failed.outcome();
 		// The row was unlocked by the rollback: another worker may have claimed it since, and runs it
 		// then as if this attempt had never happened.
-		if (!this.jobs.recordFailureIfAvailable(job.id(), job.attempt(), outcome.nextState(), outcome.retryDelay(),
+		if (!jobs().recordFailureIfAvailable(job.id(), job.attempt(), outcome.nextState(), outcome.retryDelay(),
 				outcome.error())) {
 			logger.debug("Job {} was claimed again before the failure of its external effect was recorded; the "
 					+ "attempt is not counted", job.job().id());

@@ -1,0 +1,31 @@
+package dev.pgqueue.engine.sql;
+
+import dev.pgqueue.schema.SchemaName;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * Every repository of one engine, on one {@link JdbcTemplate} and one schema: the hot path
+ * ({@link JobRepository}, {@link LimitRepository}), operators' statements ({@link AdminRepository}),
+ * the background services' ({@link MaintenanceRepository}), the bucket coordinator's
+ * ({@link CoordinationRepository}) and two-phase commit's ({@link PreparedTransactionRepository}).
+ */
+public record Repositories(JobRepository jobs, AdminRepository admin, MaintenanceRepository maintenance,
+		CoordinationRepository coordination, LimitRepository limits, PreparedTransactionRepository prepared) {
+
+	/**
+	 * @param notify whether statements that make jobs due (enqueue, promote, retry, resume) notify
+	 * their queue's pollers
+	 */
+	public static Repositories on(JdbcTemplate jdbc, SchemaName schema, boolean notify) {
+		return new Repositories(new JobRepository(jdbc, schema, notify), new AdminRepository(jdbc, schema, notify),
+				new MaintenanceRepository(jdbc, schema, notify), new CoordinationRepository(jdbc, schema),
+				new LimitRepository(jdbc, schema), new PreparedTransactionRepository(jdbc, schema));
+	}
+
+	/** The same repositories with another job repository, for tests that make some of its statements fail. */
+	public Repositories withJobs(JobRepository jobs) {
+		return new Repositories(jobs, this.admin, this.maintenance, this.coordination, this.limits, this.prepared);
+	}
+
+}

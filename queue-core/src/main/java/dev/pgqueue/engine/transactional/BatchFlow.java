@@ -1,0 +1,129 @@
+package dev.pgqueue.engine.transactional;
+
+import java.sql.SQLException;
+import java.util.List;
+import java.util.function.Supplier;
+
+import dev.pgqueue.JobOutcome;
+import dev.pgqueue.engine.job.ClaimedJob;
+import dev.pgqueue.engine.poll.RunContext;
+import dev.pgqueue.engine.run.Attempt;
+import dev.pgqueue.engine.run.JobRunner;
+import dev.pgqueue.engine.run.Outcome;
+import dev.pgqueue.engine.settings.QueueSettings;
+import dev.pgqueue.engine.sql.JobRepository;
+
+import org.springframework.transaction.TransactionStatus;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * The flow every transactional batch follows, in one transaction: claim, hand the claim's size to
+ * the poll thread, run what was claimed behind a savepoint, record each outcome with the row locks
+ * the claim took, commit, then count and log the attempts whose outcomes stand. How the claimed jobs
+ * run is the variant's: {@link TransactionalBatchRunner} runs a batch optimistically, then carefully
+ * when a job fails; {@code twophase.TwoPhaseJobRunner} runs one job and prepares its transaction
+ * before its external effect.
+ */
+public abstract class BatchFlow implements BatchRun {
+
+	private final RunContext context;
+
+	private final TransactionTemplate transactions;
+
+	protected BatchFlow(RunContext context, TransactionTemplate transactions) {
+		this.context = context;
+		this.transactions = transactions;
+	}
+
+	@Override
+	public final void run(ClaimHandOff handOff, BatchStop stop) {
+		List<Attempt> standing = this.transactions.execute((status) -> inTransaction(() -> {
+			List<ClaimedJob> jobs = claim();
+			handOff.claimed(claimedCount(jobs));
+			return jobs.isEmpty() ? List.<Attempt>of() : runClaimed(status, jobs, stop);
+		}));
+		// Counted and logged once committed, and only the attempts whose outcome stands: a neighbour
+		// undone by a careful run and run again is one job finished, not two.
+		if (standing != null) {
+			standing.forEach(this.context.runner()::record);
+		}
+	}
+
+	/**
+	 * Runs the claimed jobs inside the batch's transaction and records their outcomes.
+	 * @return the attempts whose outcomes were recorded (counted once the transaction commits)
+	 */
+	protected abstract List<Attempt> runClaimed(TransactionStatus status, List<ClaimedJob> jobs, BatchStop stop);
+
+	/** Runs the body of the transaction; a variant may bind what its transaction needs around it. */
+	protected <T> T inTransaction(Supplier<T> transaction) {
+		return transaction.get();
+	}
+
+	/** How many jobs the poll thread is told the claim returned; a full batch makes it claim again at once. */
+	protected int claimedCount(List<ClaimedJob> jobs) {
+		return jobs.size();
+	}
+
+	/** Claims up to a batch of due jobs from where the scope says, and records what the claim achieved. */
+	private List<ClaimedJob> claim() {
+		String[] kinds = this.context.kinds();
+		int batchSize = settings().batchSize();
+		long start = System.nanoTime();
+		List<ClaimedJob> jobs = this.context.scope()
+			.claim((from) -> this.context.claims().lock(kinds, batchSize, from));
+		this.context.progress().claimed(kinds, batchSize, jobs, start, System.nanoTime() - start);
+		return jobs;
+	}
+
+	protected final RunContext context() {
+		return this.context;
+	}
+
+	protected final QueueSettings settings() {
+		return this.context.settings();
+	}
+
+	protected final JobRunner runner() {
+		return this.context.runner();
+	}
+
+	protected final JobRepository jobs() {
+		return this.context.jobs();
+	}
+
+	protected final TransactionTemplate transactions() {
+		return this.transactions;
+	}
+
+	/** Completes the jobs, which the batch's transaction holds locked. */
+	protected final void completeLocked(List<Long> ids) {
+		jobs().completeLocked(ids, this.context.workers().deleteCompleted());
+	}
+
+	/** Records the failed attempt of a job the batch's transaction holds locked; returns the attempt. */
+	protected final Attempt recordLockedFailure(ClaimedJob job, Attempt attempt) {
+		Outcome outcome = attempt.outcome();
+		jobs().recordLockedFailure(job.id(), outcome.nextState(), outcome.retryDelay(), outcome.error());
+		return attempt;
+	}
+
+	/** Counts a job that goes back to the queue without using an attempt (shutdown ran out of time). */
+	protected final void released(ClaimedJob job) {
+		this.context.metrics().jobFinished(settings().name(), job.job().kind(), JobOutcome.RELEASED, 0);
+	}
+
+	/**
+	 * Whether the failure is PostgreSQL refusing a statement in a transaction that an earlier failed
+	 * statement aborted ({@code 25P02}).
+	 */
+	public static boolean inFailedTransaction(Throwable failure) {
+		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+			if (cause instanceof SQLException sql && "25P02".equals(sql.getSQLState())) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+}
