@@ -27,6 +27,13 @@ public class QueueMigrator implements InitializingBean {
 
 	public static final String LOCATION = "classpath:dev/pgqueue/schema/migration";
 
+	/**
+	 * Whether a table exists, the check made instead of migrating. Parameter: the table's
+	 * schema-qualified, quoted name. Returns one row, true or false.
+	 */
+	static final String TABLE_EXISTS = """
+			SELECT to_regclass(?) IS NOT NULL""";
+
 	private static final Logger logger = LoggerFactory.getLogger(QueueMigrator.class);
 
 	private final DataSource dataSource;
@@ -73,8 +80,8 @@ public class QueueMigrator implements InitializingBean {
 	}
 
 	private void verify() {
-		Boolean exists = new JdbcTemplate(this.dataSource).queryForObject(
-				"SELECT to_regclass(?) IS NOT NULL", Boolean.class, this.schema.qualify("pgqueue_jobs"));
+		Boolean exists = new JdbcTemplate(this.dataSource).queryForObject(TABLE_EXISTS, Boolean.class,
+				this.schema.qualify("pgqueue_jobs"));
 		if (!Boolean.TRUE.equals(exists)) {
 			throw new InvalidQueueConfigurationException("pgqueue.schema.migrate", "Table " + this.schema.value()
 					+ ".pgqueue_jobs does not exist and pgqueue.schema.migrate is false",

@@ -242,18 +242,23 @@ public final class JobStatements {
 				CLAIMED_COLUMNS_OF_J);
 		this.claimLeasedInBuckets = leasing.formatted(claimableInBuckets.formatted("id", this.table), this.table,
 				CLAIMED_COLUMNS_OF_J);
-		this.completeLocked = "UPDATE " + this.table + " SET state = 'completed', attempt = attempt + 1, "
-				+ "started_at = now(), finished_at = clock_timestamp(), last_error = NULL WHERE id = ANY(?)";
-		this.deleteLocked = "DELETE FROM " + this.table + " WHERE id = ANY(?)";
-		this.recordLockedFailure = "UPDATE " + this.table + " SET attempt = attempt + 1, state = ?, "
-				+ "run_at = CASE WHEN ? = 'scheduled' THEN clock_timestamp() + ? * interval '1 millisecond' ELSE run_at END, "
-				+ "started_at = now(), finished_at = CASE WHEN ? = 'failed' THEN clock_timestamp() END, last_error = ? "
-				+ "WHERE id = ?";
-		this.recordFailureIfAvailable = "UPDATE " + this.table + " SET attempt = attempt + 1, state = ?, "
-				+ "run_at = CASE WHEN ? = 'scheduled' THEN clock_timestamp() + ? * interval '1 millisecond' ELSE run_at END, "
-				+ "started_at = now(), finished_at = CASE WHEN ? = 'failed' THEN clock_timestamp() END, last_error = ? "
-				+ "WHERE id = (SELECT id FROM " + this.table + " WHERE id = ? AND attempt = ? AND state = 'available' "
-				+ "FOR UPDATE SKIP LOCKED)";
+		this.completeLocked = """
+				UPDATE %s SET state = 'completed', attempt = attempt + 1, started_at = now(),
+				       finished_at = clock_timestamp(), last_error = NULL
+				WHERE id = ANY(?)""".formatted(this.table);
+		this.deleteLocked = """
+				DELETE FROM %s WHERE id = ANY(?)""".formatted(this.table);
+		this.recordLockedFailure = """
+				UPDATE %s SET attempt = attempt + 1, state = ?,
+				       run_at = CASE WHEN ? = 'scheduled' THEN clock_timestamp() + ? * interval '1 millisecond' ELSE run_at END,
+				       started_at = now(), finished_at = CASE WHEN ? = 'failed' THEN clock_timestamp() END, last_error = ?
+				WHERE id = ?""".formatted(this.table);
+		this.recordFailureIfAvailable = """
+				UPDATE %1$s SET attempt = attempt + 1, state = ?,
+				       run_at = CASE WHEN ? = 'scheduled' THEN clock_timestamp() + ? * interval '1 millisecond' ELSE run_at END,
+				       started_at = now(), finished_at = CASE WHEN ? = 'failed' THEN clock_timestamp() END, last_error = ?
+				WHERE id = (SELECT id FROM %1$s WHERE id = ? AND attempt = ? AND state = 'available'
+				            FOR UPDATE SKIP LOCKED)""".formatted(this.table);
 		this.completeLeased = """
 				UPDATE %1$s j SET state = 'completed', finished_at = clock_timestamp(),
 				       lease_owner = NULL, lease_until = NULL, last_error = NULL
@@ -264,16 +269,20 @@ public final class JobStatements {
 				DELETE FROM %1$s j USING unnest(?::bigint[], ?::integer[]) AS d(id, attempt)
 				WHERE j.id = d.id AND j.attempt = d.attempt AND j.state = 'running'
 				RETURNING j.id""".formatted(this.table);
-		this.recordLeasedFailure = "UPDATE " + this.table + " SET state = ?, "
-				+ "run_at = CASE WHEN ? = 'scheduled' THEN clock_timestamp() + ? * interval '1 millisecond' ELSE run_at END, "
-				+ "finished_at = CASE WHEN ? = 'failed' THEN clock_timestamp() END, last_error = ?, "
-				+ "lease_owner = NULL, lease_until = NULL "
-				+ "WHERE id = ? AND attempt = ? AND state = 'running'";
-		this.extendLeases = "UPDATE " + this.table + " SET lease_until = clock_timestamp() + ? * interval '1 millisecond'"
-				+ " WHERE id = ANY(?) AND state = 'running' AND lease_owner = ? RETURNING id";
-		this.releaseLeased = "UPDATE " + this.table + " SET state = 'available', attempt = attempt - 1, "
-				+ "started_at = NULL, lease_owner = NULL, lease_until = NULL "
-				+ "WHERE id = ANY(?) AND state = 'running' AND lease_owner = ?";
+		this.recordLeasedFailure = """
+				UPDATE %s SET state = ?,
+				       run_at = CASE WHEN ? = 'scheduled' THEN clock_timestamp() + ? * interval '1 millisecond' ELSE run_at END,
+				       finished_at = CASE WHEN ? = 'failed' THEN clock_timestamp() END, last_error = ?,
+				       lease_owner = NULL, lease_until = NULL
+				WHERE id = ? AND attempt = ? AND state = 'running'""".formatted(this.table);
+		this.extendLeases = """
+				UPDATE %s SET lease_until = clock_timestamp() + ? * interval '1 millisecond'
+				WHERE id = ANY(?) AND state = 'running' AND lease_owner = ?
+				RETURNING id""".formatted(this.table);
+		this.releaseLeased = """
+				UPDATE %s SET state = 'available', attempt = attempt - 1, started_at = NULL, lease_owner = NULL,
+				       lease_until = NULL
+				WHERE id = ANY(?) AND state = 'running' AND lease_owner = ?""".formatted(this.table);
 		this.countHeldElsewhere = """
 				SELECT count(*) FILTER (WHERE s.xmax <> '0'::xid) FROM (
 				    SELECT xmax FROM %s
@@ -286,9 +295,11 @@ public final class JobStatements {
 	 * trip, and PostgreSQL folds identical notifications of one transaction into one.
 	 */
 	private String notifying(String insert) {
-		return "WITH inserted AS (" + insert.strip() + " RETURNING queue, state)\n"
-				+ "SELECT pg_notify('" + this.channel + "', q.queue) FROM (SELECT DISTINCT queue FROM inserted "
-				+ "WHERE state = 'available') q";
+		return """
+				WITH inserted AS (%s
+				    RETURNING queue, state)
+				SELECT pg_notify('%s', q.queue) FROM (SELECT DISTINCT queue FROM inserted WHERE state = 'available') q"""
+			.formatted(insert.strip(), this.channel);
 	}
 
 }

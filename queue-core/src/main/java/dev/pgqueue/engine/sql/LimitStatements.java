@@ -88,8 +88,10 @@ final class LimitStatements {
 				ORDER BY j.priority DESC, j.run_at, j.id
 				LIMIT ?""".formatted(table);
 		// lease_until IS NOT NULL (true of every running row) lets the small lease index find them.
-		this.running = "SELECT kind, concurrency_key, count(*) FROM " + table
-				+ " WHERE queue = ? AND state = 'running' AND lease_until IS NOT NULL GROUP BY kind, concurrency_key";
+		this.running = """
+				SELECT kind, concurrency_key, count(*) FROM %s
+				WHERE queue = ? AND state = 'running' AND lease_until IS NOT NULL
+				GROUP BY kind, concurrency_key""".formatted(table);
 		String chosen = """
 				SELECT %s FROM %s
 				WHERE id = ANY(?::bigint[]) AND state = 'available'

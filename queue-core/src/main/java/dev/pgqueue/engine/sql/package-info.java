@@ -1,6 +1,41 @@
 /**
- * Internal: every SQL statement pgqueue runs, in one style. {@link dev.pgqueue.engine.sql.JobStatements}
- * and {@link dev.pgqueue.engine.sql.MaintenanceStatements} hold the texts, named after what they do,
- * for the hot path and for the background services; the repositories run them.
+ * Internal: every SQL statement the engine runs, in one place and one style.
+ *
+ * <p>The rule:
+ * <ul>
+ * <li>Every statement is here. Code elsewhere in the engine calls a repository method named after
+ * what it does, and never touches a {@code JdbcTemplate}, a {@code ConnectionCallback} or a JDBC
+ * {@code Statement} (enforced by {@code SqlStaysInTheSqlPackageTests}). Only
+ * {@code dev.pgqueue.schema}, below the engine, runs SQL of its own: the migrations, and the check
+ * that the jobs table exists.</li>
+ * <li>Each statement is named after what it does: a field of a {@code *Statements} class (a method
+ * for one that takes no bind parameters and is written for one value), written as a text block (a
+ * string for a short one-liner), with the schema-qualified, quoted table names filled in by the
+ * class's constructor. No text is assembled in a repository.</li>
+ * <li>Each statement's Javadoc lists its parameters in order, and what it returns. Queue and kind
+ * names are always bind parameters; only validated schema names (and, where a statement can take no
+ * parameter, a quoted identifier or an escaped literal) are written into the text.</li>
+ * <li>Each {@code *Statements} class has one repository that runs it, and nothing else runs it
+ * (but for the benchmark's raw JDBC baseline, which runs {@link dev.pgqueue.engine.sql.JobStatements}
+ * to measure the same texts).</li>
+ * </ul>
+ *
+ * <p>The statements are kept apart by what runs them and how often:
+ * <ul>
+ * <li>the hot path, enqueue, claim, outcome and lease: {@link dev.pgqueue.engine.sql.JobStatements},
+ * run by {@link dev.pgqueue.engine.sql.JobRepository}, and the claims under concurrency limits,
+ * {@code LimitStatements}, run by {@link dev.pgqueue.engine.sql.LimitRepository};</li>
+ * <li>maintenance, the background services on timers (promoter, rescuer, cleaner, stats):
+ * {@link dev.pgqueue.engine.sql.MaintenanceStatements}, run by
+ * {@link dev.pgqueue.engine.sql.MaintenanceRepository};</li>
+ * <li>the operators' statements and the pause table: {@link dev.pgqueue.engine.sql.AdminStatements},
+ * run by {@link dev.pgqueue.engine.sql.AdminRepository};</li>
+ * <li>the bucket coordinator: {@code CoordinationStatements}, run by
+ * {@link dev.pgqueue.engine.sql.CoordinationRepository};</li>
+ * <li>two-phase commit and the in-doubt resolver: {@code PreparedTransactionStatements}, run by
+ * {@link dev.pgqueue.engine.sql.PreparedTransactionRepository};</li>
+ * <li>the notification listener: {@link dev.pgqueue.engine.sql.NotificationStatements}, run by
+ * {@link dev.pgqueue.engine.sql.NotificationRepository}.</li>
+ * </ul>
  */
 package dev.pgqueue.engine.sql;
