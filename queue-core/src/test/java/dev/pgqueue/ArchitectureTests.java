@@ -108,7 +108,7 @@ class ArchitectureTests {
 			.whereLayer("service").mayOnlyBeAccessedByLayers("settings", "run", "poll", "transactional", "leased", "limits",
 					"buckets", "twophase", "maintenance", "engine")
 			// The engine's vocabulary: settings, and jobs as the engine passes them around.
-			.whereLayer("settings").mayOnlyBeAccessedByLayers("sql", "run", "poll", "transactional", "leased",
+			.whereLayer("settings").mayOnlyBeAccessedByLayers("job", "sql", "run", "poll", "transactional", "leased",
 					"limits", "buckets", "twophase", "maintenance", "engine")
 			.whereLayer("job").mayOnlyBeAccessedByLayers("sql", "run", "poll", "transactional", "leased", "limits",
 					"buckets", "twophase", "maintenance", "engine", "listener")

@@ -313,7 +313,7 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 			this.running = true;
 			return;
 		}
-		checkQueues();
+		this.queues.requireListeners(this.handlers.queues(), this.twoPhaseResolverGiven);
 		if (this.handlers.queues().isEmpty()) {
 			logger.info("pgqueue found no @JobListener methods; no queue is polled in this application");
 		}
@@ -324,30 +324,6 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		this.services.forEach(EngineService::start);
 		created.forEach(JobPoller::start);
 		this.running = true;
-	}
-
-	private void checkQueues() {
-		Set<String> unused = new TreeSet<>(this.queues.configuredQueues());
-		unused.removeAll(this.handlers.queues());
-		if (!unused.isEmpty()) {
-			String queue = unused.iterator().next();
-			throw new InvalidQueueConfigurationException("pgqueue.queues." + queue, "pgqueue.queues configures queue '"
-					+ queue + "', but no @JobListener in this application runs jobs in it (queues with listeners: "
-					+ this.handlers.queues() + ")", "Fix the queue's name, add a @JobListener(queue = \"" + queue
-							+ "\"), remove its configuration, or set pgqueue.enabled=false in an application that "
-							+ "only enqueues.");
-		}
-		for (String queue : this.handlers.queues()) {
-			if (this.queues.settings(queue).twoPhaseCommit() && !this.twoPhaseResolverGiven) {
-				throw new InvalidQueueConfigurationException("pgqueue.queues." + queue + ".two-phase-commit", "Queue '"
-						+ queue + "' uses two-phase commit, but the application defines no InDoubtJobResolver bean (or "
-						+ "more than one): a job whose worker dies between prepare and commit would stay in doubt, "
-						+ "holding its row and vacuum back, until pgqueue.two-phase-commit.roll-back-after",
-						"Define one InDoubtJobResolver bean that asks the other system whether a job's effect happened "
-								+ "(by the job's id); if the effects are idempotent and may simply run again, "
-								+ "(job) -> false will do.");
-			}
-		}
 	}
 
 	@Override

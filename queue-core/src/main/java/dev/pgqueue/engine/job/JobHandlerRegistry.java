@@ -7,6 +7,7 @@ import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 
 import dev.pgqueue.InvalidJobListenerException;
+import dev.pgqueue.engine.settings.KindSettings;
 import org.jspecify.annotations.Nullable;
 
 /** The handlers of this application, by kind. */
@@ -31,6 +32,11 @@ public class JobHandlerRegistry {
 	/** Per-kind settings that override the listeners' annotations. */
 	private final Map<String, KindOverride> overrides = new ConcurrentHashMap<>();
 
+	/** Overrides what a kind's listener says about its limits ({@code pgqueue.kinds.<kind>.*}). */
+	public void override(KindSettings settings) {
+		this.overrides.put(settings.kind(), new KindOverride(settings.maxRunning(), settings.timeout()));
+	}
+
 	/**
 	 * Overrides what a kind's listener says about its limits.
 	 * @param maxRunning most jobs of the kind running at once, 0 for none; {@code null} keeps the
@@ -38,17 +44,7 @@ public class JobHandlerRegistry {
 	 * @param timeout timeout of one attempt; {@code null} keeps the listener's
 	 */
 	public void override(String kind, @Nullable Integer maxRunning, @Nullable Duration timeout) {
-		if (maxRunning != null && maxRunning < 0) {
-			throw new dev.pgqueue.InvalidQueueConfigurationException("pgqueue.kinds." + kind + ".max-running",
-					"pgqueue.kinds." + kind + ".max-running must not be negative, was " + maxRunning,
-					"Set it to 1 or more, or 0 for no limit.");
-		}
-		if (timeout != null && (timeout.isZero() || timeout.isNegative())) {
-			throw new dev.pgqueue.InvalidQueueConfigurationException("pgqueue.kinds." + kind + ".timeout",
-					"pgqueue.kinds." + kind + ".timeout must be positive, was " + timeout,
-					"Give a positive duration, or leave it out for the listener's or the queue's.");
-		}
-		this.overrides.put(kind, new KindOverride(maxRunning, timeout));
+		override(new KindSettings(kind, maxRunning, timeout));
 	}
 
 	/** Most jobs of a kind running at once across every instance; 0 for no limit. */
