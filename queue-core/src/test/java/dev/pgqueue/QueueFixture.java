@@ -10,6 +10,7 @@ import javax.sql.DataSource;
 
 import dev.pgqueue.engine.JdbcJobAdmin;
 import dev.pgqueue.engine.QueueEngine;
+import dev.pgqueue.engine.QueueEngineBuilder;
 import dev.pgqueue.engine.job.JobHandler;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.poll.JobPoller;
@@ -253,12 +254,12 @@ public final class QueueFixture implements AutoCloseable {
 	 * building: {@link #engineSettings()}, this fixture's queues, handlers, transactions, metrics and
 	 * observations as configured now, signals and pauses of its own.
 	 */
-	public QueueEngine.Builder engineBuilder() {
+	public QueueEngineBuilder engineBuilder() {
 		return engineBuilder(this.schema.dataSource());
 	}
 
 	/** As {@link #engineBuilder()}, on a pool of the instance's own (and transactions on it). */
-	public QueueEngine.Builder engineBuilder(DataSource pool) {
+	public QueueEngineBuilder engineBuilder(DataSource pool) {
 		return QueueEngine.builder(pool)
 			.settings(engineSettings())
 			.queues(catalog())

@@ -5,12 +5,10 @@ import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import javax.sql.DataSource;
 
-import dev.pgqueue.AdminCaller;
 import dev.pgqueue.InDoubtJobResolver;
 import dev.pgqueue.InvalidQueueConfigurationException;
 import dev.pgqueue.JobAdmin;
@@ -35,13 +33,10 @@ import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.sql.MaintenanceRepository;
 import dev.pgqueue.engine.sql.Repositories;
 import dev.pgqueue.engine.twophase.InDoubtResolver;
-import dev.pgqueue.metrics.QueueMetrics;
-import dev.pgqueue.observation.QueueObservations;
 import dev.pgqueue.schema.SchemaName;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.context.SmartLifecycle;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -116,7 +111,7 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 
 	private volatile boolean running;
 
-	private QueueEngine(Builder builder) {
+	QueueEngine(QueueEngineBuilder builder) {
 		this.settings = builder.settings;
 		this.queues = (builder.queues != null) ? builder.queues
 				: new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE), List.of());
@@ -174,8 +169,8 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 	}
 
 	/** An engine on this pool of connections; see {@link Builder} for the rest. */
-	public static Builder builder(DataSource dataSource) {
-		return new Builder(dataSource);
+	public static QueueEngineBuilder builder(DataSource dataSource) {
+		return new QueueEngineBuilder(dataSource);
 	}
 
 	/** Enqueues jobs; wakes this application's pollers after commit. */
@@ -410,170 +405,6 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 			this.throttle.close();
 		}
 		this.signals.close();
-	}
-
-	/**
-	 * What an engine is built from. Only the pool of connections is required; everything else has a
-	 * default: the schema's {@link EngineSettings#defaults defaults}, no queue configured (every queue
-	 * runs with the default settings), a new handler registry, no transaction manager (transactional
-	 * queues then fail at start with a message saying what to define), a plain JSON mapper, no
-	 * metrics, no observations, a pool of workers per queue, the {@link AdminCaller#SYSTEM system}
-	 * caller.
-	 */
-	public static final class Builder {
-
-		private final DataSource dataSource;
-
-		private EngineSettings settings = EngineSettings.defaults(SchemaName.of(SchemaName.DEFAULT));
-
-		private QueueCatalog queues;
-
-		private JobHandlerRegistry handlers = new JobHandlerRegistry();
-
-		private JdbcTemplate jdbcTemplate;
-
-		private PlatformTransactionManager transactionManager;
-
-		private JsonMapper jsonMapper;
-
-		private QueueMetrics metrics = QueueMetrics.NONE;
-
-		private QueueObservations observations = QueueObservations.NONE;
-
-		private Executor workerExecutor;
-
-		private InDoubtJobResolver inDoubtJobResolver;
-
-		private AdminCaller adminCaller = AdminCaller.SYSTEM;
-
-		private boolean processing = true;
-
-		private boolean claimFloors = true;
-
-		private QueueSignals signals;
-
-		private QueuePauses pauses;
-
-		private JobRepository jobs;
-
-		private boolean pauseNotifications = true;
-
-		private Builder(DataSource dataSource) {
-			this.dataSource = dataSource;
-		}
-
-		public Builder settings(EngineSettings settings) {
-			this.settings = settings;
-			return this;
-		}
-
-		/** The configured queues, and the settings of any other. */
-		public Builder queues(QueueCatalog queues) {
-			this.queues = queues;
-			return this;
-		}
-
-		/** Where listeners are registered; a new, empty registry unless given. */
-		public Builder handlers(JobHandlerRegistry handlers) {
-			this.handlers = handlers;
-			return this;
-		}
-
-		/** Runs every statement; one on the data source unless given. */
-		public Builder jdbcTemplate(JdbcTemplate jdbcTemplate) {
-			this.jdbcTemplate = jdbcTemplate;
-			return this;
-		}
-
-		/** The transactions of transactional queues, and of limited claims. */
-		public Builder transactionManager(PlatformTransactionManager transactionManager) {
-			this.transactionManager = transactionManager;
-			return this;
-		}
-
-		public Builder jsonMapper(JsonMapper jsonMapper) {
-			this.jsonMapper = jsonMapper;
-			return this;
-		}
-
-		public Builder metrics(QueueMetrics metrics) {
-			this.metrics = metrics;
-			return this;
-		}
-
-		public Builder observations(QueueObservations observations) {
-			this.observations = observations;
-			return this;
-		}
-
-		/** Runs the workers of every queue, instead of a pool per queue. */
-		public Builder workerExecutor(Executor workerExecutor) {
-			this.workerExecutor = workerExecutor;
-			return this;
-		}
-
-		/** Decides the jobs that queues with two-phase commit left in doubt. */
-		public Builder inDoubtJobResolver(InDoubtJobResolver inDoubtJobResolver) {
-			this.inDoubtJobResolver = inDoubtJobResolver;
-			return this;
-		}
-
-		/** Names who calls {@link JobAdmin} operations, for the log. */
-		public Builder adminCaller(AdminCaller adminCaller) {
-			this.adminCaller = adminCaller;
-			return this;
-		}
-
-		/** Whether the engine runs jobs; {@code false} for an application that only enqueues. */
-		public Builder processing(boolean processing) {
-			this.processing = processing;
-			return this;
-		}
-
-		/**
-		 * Whether claims of shared queues start from floors; {@code false} only to measure what floors
-		 * are worth.
-		 */
-		public Builder claimFloors(boolean claimFloors) {
-			this.claimFloors = claimFloors;
-			return this;
-		}
-
-		/** Where the pollers record their claims; for engines that stand for one application together. */
-		public Builder signals(QueueSignals signals) {
-			this.signals = signals;
-			return this;
-		}
-
-		/** Which queues are paused; for engines that stand for one application together. */
-		public Builder pauses(QueuePauses pauses) {
-			this.pauses = pauses;
-			return this;
-		}
-
-		/**
-		 * Whether the notification listener also hears pauses and resumes announced by other
-		 * instances ({@code true} unless set); without, a pause reaches this engine's pollers when
-		 * they next read the pause table, at most a second later.
-		 */
-		public Builder pauseNotifications(boolean pauseNotifications) {
-			this.pauseNotifications = pauseNotifications;
-			return this;
-		}
-
-		/** The statements of the jobs table; for tests that make some of them fail. */
-		public Builder jobs(JobRepository jobs) {
-			this.jobs = jobs;
-			return this;
-		}
-
-		public QueueEngine build() {
-			if (this.jsonMapper == null) {
-				this.jsonMapper = JsonMapper.builder().build();
-			}
-			return new QueueEngine(this);
-		}
-
 	}
 
 }

@@ -1,0 +1,186 @@
+package dev.pgqueue.engine;
+
+import java.util.concurrent.Executor;
+
+import javax.sql.DataSource;
+
+import dev.pgqueue.AdminCaller;
+import dev.pgqueue.InDoubtJobResolver;
+import dev.pgqueue.JobAdmin;
+import dev.pgqueue.engine.job.JobHandlerRegistry;
+import dev.pgqueue.engine.poll.QueuePauses;
+import dev.pgqueue.engine.poll.QueueSignals;
+import dev.pgqueue.engine.settings.EngineSettings;
+import dev.pgqueue.engine.settings.QueueCatalog;
+import dev.pgqueue.engine.sql.JobRepository;
+import dev.pgqueue.metrics.QueueMetrics;
+import dev.pgqueue.observation.QueueObservations;
+import dev.pgqueue.schema.SchemaName;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.transaction.PlatformTransactionManager;
+
+/**
+ * What an engine is built from. Only the pool of connections is required; everything else has a
+ * default: the schema's {@link EngineSettings#defaults defaults}, no queue configured (every queue
+ * runs with the default settings), a new handler registry, no transaction manager (transactional
+ * queues then fail at start with a message saying what to define), a plain JSON mapper, no
+ * metrics, no observations, a pool of workers per queue, the {@link AdminCaller#SYSTEM system}
+ * caller.
+ */
+public final class QueueEngineBuilder {
+
+	final DataSource dataSource;
+
+	EngineSettings settings = EngineSettings.defaults(SchemaName.of(SchemaName.DEFAULT));
+
+	QueueCatalog queues;
+
+	JobHandlerRegistry handlers = new JobHandlerRegistry();
+
+	JdbcTemplate jdbcTemplate;
+
+	PlatformTransactionManager transactionManager;
+
+	JsonMapper jsonMapper;
+
+	QueueMetrics metrics = QueueMetrics.NONE;
+
+	QueueObservations observations = QueueObservations.NONE;
+
+	Executor workerExecutor;
+
+	InDoubtJobResolver inDoubtJobResolver;
+
+	AdminCaller adminCaller = AdminCaller.SYSTEM;
+
+	boolean processing = true;
+
+	boolean claimFloors = true;
+
+	QueueSignals signals;
+
+	QueuePauses pauses;
+
+	JobRepository jobs;
+
+	boolean pauseNotifications = true;
+
+	QueueEngineBuilder(DataSource dataSource) {
+		this.dataSource = dataSource;
+	}
+
+	public QueueEngineBuilder settings(EngineSettings settings) {
+		this.settings = settings;
+		return this;
+	}
+
+	/** The configured queues, and the settings of any other. */
+	public QueueEngineBuilder queues(QueueCatalog queues) {
+		this.queues = queues;
+		return this;
+	}
+
+	/** Where listeners are registered; a new, empty registry unless given. */
+	public QueueEngineBuilder handlers(JobHandlerRegistry handlers) {
+		this.handlers = handlers;
+		return this;
+	}
+
+	/** Runs every statement; one on the data source unless given. */
+	public QueueEngineBuilder jdbcTemplate(JdbcTemplate jdbcTemplate) {
+		this.jdbcTemplate = jdbcTemplate;
+		return this;
+	}
+
+	/** The transactions of transactional queues, and of limited claims. */
+	public QueueEngineBuilder transactionManager(PlatformTransactionManager transactionManager) {
+		this.transactionManager = transactionManager;
+		return this;
+	}
+
+	public QueueEngineBuilder jsonMapper(JsonMapper jsonMapper) {
+		this.jsonMapper = jsonMapper;
+		return this;
+	}
+
+	public QueueEngineBuilder metrics(QueueMetrics metrics) {
+		this.metrics = metrics;
+		return this;
+	}
+
+	public QueueEngineBuilder observations(QueueObservations observations) {
+		this.observations = observations;
+		return this;
+	}
+
+	/** Runs the workers of every queue, instead of a pool per queue. */
+	public QueueEngineBuilder workerExecutor(Executor workerExecutor) {
+		this.workerExecutor = workerExecutor;
+		return this;
+	}
+
+	/** Decides the jobs that queues with two-phase commit left in doubt. */
+	public QueueEngineBuilder inDoubtJobResolver(InDoubtJobResolver inDoubtJobResolver) {
+		this.inDoubtJobResolver = inDoubtJobResolver;
+		return this;
+	}
+
+	/** Names who calls {@link JobAdmin} operations, for the log. */
+	public QueueEngineBuilder adminCaller(AdminCaller adminCaller) {
+		this.adminCaller = adminCaller;
+		return this;
+	}
+
+	/** Whether the engine runs jobs; {@code false} for an application that only enqueues. */
+	public QueueEngineBuilder processing(boolean processing) {
+		this.processing = processing;
+		return this;
+	}
+
+	/**
+	 * Whether claims of shared queues start from floors; {@code false} only to measure what floors
+	 * are worth.
+	 */
+	public QueueEngineBuilder claimFloors(boolean claimFloors) {
+		this.claimFloors = claimFloors;
+		return this;
+	}
+
+	/** Where the pollers record their claims; for engines that stand for one application together. */
+	public QueueEngineBuilder signals(QueueSignals signals) {
+		this.signals = signals;
+		return this;
+	}
+
+	/** Which queues are paused; for engines that stand for one application together. */
+	public QueueEngineBuilder pauses(QueuePauses pauses) {
+		this.pauses = pauses;
+		return this;
+	}
+
+	/**
+	 * Whether the notification listener also hears pauses and resumes announced by other
+	 * instances ({@code true} unless set); without, a pause reaches this engine's pollers when
+	 * they next read the pause table, at most a second later.
+	 */
+	public QueueEngineBuilder pauseNotifications(boolean pauseNotifications) {
+		this.pauseNotifications = pauseNotifications;
+		return this;
+	}
+
+	/** The statements of the jobs table; for tests that make some of them fail. */
+	public QueueEngineBuilder jobs(JobRepository jobs) {
+		this.jobs = jobs;
+		return this;
+	}
+
+	public QueueEngine build() {
+		if (this.jsonMapper == null) {
+			this.jsonMapper = JsonMapper.builder().build();
+		}
+		return new QueueEngine(this);
+	}
+
+}
