@@ -5,6 +5,7 @@ import java.lang.reflect.Method;
 import javax.sql.DataSource;
 
 import dev.pgqueue.engine.settings.QueueSettings;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,7 +33,7 @@ final class ConnectionPoolCheck {
 	}
 
 	/** Logs a warning when the transactional queue's batches would not all get a connection. */
-	static void warnIfTooSmall(QueueSettings settings, DataSource dataSource) {
+	static void warnIfTooSmall(QueueSettings settings, @Nullable DataSource dataSource) {
 		if (dataSource == null) {
 			return;
 		}

@@ -21,6 +21,7 @@ import dev.pgqueue.engine.sql.AdminRepository.Listed;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.poll.PollerWakeUps;
 import dev.pgqueue.engine.poll.QueuePauses;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,9 +42,9 @@ public class JdbcJobAdmin implements JobAdmin {
 
 	private final JobRepository jobs;
 
-	private final QueuePauses pauses;
+	private final @Nullable QueuePauses pauses;
 
-	private final PollerWakeUps wakeUps;
+	private final @Nullable PollerWakeUps wakeUps;
 
 	private final AdminCaller caller;
 
@@ -56,8 +57,8 @@ public class JdbcJobAdmin implements JobAdmin {
 	 * {@code null} for none
 	 * @param caller names who asks, for the log
 	 */
-	public JdbcJobAdmin(AdminRepository repository, JobRepository jobs, QueuePauses pauses, PollerWakeUps wakeUps,
-			AdminCaller caller) {
+	public JdbcJobAdmin(AdminRepository repository, JobRepository jobs, @Nullable QueuePauses pauses,
+			@Nullable PollerWakeUps wakeUps, AdminCaller caller) {
 		this.repository = repository;
 		this.jobs = jobs;
 		this.pauses = pauses;
@@ -110,7 +111,7 @@ public class JdbcJobAdmin implements JobAdmin {
 	}
 
 	@Override
-	public int retryFailed(String queue, String kind) {
+	public int retryFailed(@Nullable String queue, @Nullable String kind) {
 		if (queue == null && kind == null) {
 			throw new IllegalArgumentException("Name a queue, a kind or both: retrying every failed job of every "
 					+ "queue at once is not offered");
@@ -182,7 +183,7 @@ public class JdbcJobAdmin implements JobAdmin {
 	}
 
 	/** What a change of one job came to; {@code after} is the job's state once it is applied. */
-	private static AdminResult result(UUID id, Change change, JobState after) {
+	private static AdminResult result(UUID id, Change change, @Nullable JobState after) {
 		if (change.locked() || (!change.changed() && change.state() == JobState.RUNNING)) {
 			return new AdminResult(id, Outcome.RUNNING, JobState.RUNNING);
 		}

@@ -26,6 +26,7 @@ import dev.pgqueue.engine.twophase.TwoPhaseJobRunner;
 import dev.pgqueue.observation.EnqueueContext;
 import dev.pgqueue.observation.QueueObservations;
 import io.micrometer.observation.Observation;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -58,9 +59,9 @@ class JdbcJobClient implements JobClient {
 
 	private final long maxPayloadBytes;
 
-	private final PollerWakeUps wakeUps;
+	private final @Nullable PollerWakeUps wakeUps;
 
-	private final NotificationThrottle throttle;
+	private final @Nullable NotificationThrottle throttle;
 
 	private final QueueObservations observations;
 
@@ -73,7 +74,8 @@ class JdbcJobClient implements JobClient {
 	 * @param observations observes each enqueue
 	 */
 	JdbcJobClient(JobRepository repository, JsonMapper jsonMapper, QueueCatalog queues, JobHandlerRegistry handlers,
-			long maxPayloadBytes, PollerWakeUps wakeUps, NotificationThrottle throttle, QueueObservations observations) {
+			long maxPayloadBytes, @Nullable PollerWakeUps wakeUps, @Nullable NotificationThrottle throttle,
+			QueueObservations observations) {
 		this.repository = repository;
 		this.jsonMapper = jsonMapper;
 		this.queues = queues;

@@ -33,6 +33,7 @@ import dev.pgqueue.engine.transactional.TransactionalClaims;
 import dev.pgqueue.engine.twophase.PreparedTransactionsCheck;
 import dev.pgqueue.engine.twophase.TwoPhaseJobRunner;
 import dev.pgqueue.metrics.QueueMetrics;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -48,7 +49,7 @@ final class JobPollerFactory {
 
 	private final JobRunner runner;
 
-	private final TransactionTemplate transactionTemplate;
+	private final @Nullable TransactionTemplate transactionTemplate;
 
 	private final QueueMetrics metrics;
 
@@ -58,7 +59,7 @@ final class JobPollerFactory {
 
 	private final QueueSignals signals;
 
-	private final Executor workerExecutor;
+	private final @Nullable Executor workerExecutor;
 
 	private final boolean claimFloors;
 
@@ -75,8 +76,8 @@ final class JobPollerFactory {
 	 * @param claimFloors whether claims of shared queues start from floors
 	 */
 	JobPollerFactory(EngineSettings settings, QueueCatalog queues, Repositories sql, JobRunner runner,
-			TransactionTemplate transactionTemplate, QueueMetrics metrics, QueueSignals signals, Executor workerExecutor,
-			boolean claimFloors) {
+			@Nullable TransactionTemplate transactionTemplate, QueueMetrics metrics, QueueSignals signals,
+			@Nullable Executor workerExecutor, boolean claimFloors) {
 		this.queues = queues;
 		this.sql = sql;
 		this.repository = sql.jobs();
@@ -94,7 +95,7 @@ final class JobPollerFactory {
 	 * A poller for the queue that claims the given kinds. Warns when a transactional queue's batches
 	 * would not all get a connection from the pool.
 	 */
-	JobPoller create(String queue, String[] kinds, QueuePauses pauses) {
+	JobPoller create(String queue, String[] kinds, @Nullable QueuePauses pauses) {
 		QueueSettings settings = this.queues.settings(queue);
 		requireTwoPhaseCommitForEffects(settings, kinds);
 		JobHandlerRegistry handlers = this.runner.handlers();

@@ -12,6 +12,7 @@ import dev.pgqueue.engine.poll.QueuePauses;
 import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.service.EngineThreads;
 import dev.pgqueue.engine.sql.NotificationRepository;
+import org.jspecify.annotations.Nullable;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 import org.slf4j.Logger;
@@ -54,13 +55,13 @@ public class NotificationListener implements EngineService {
 
 	private final PollerWakeUps pollers;
 
-	private final QueuePauses pauses;
+	private final @Nullable QueuePauses pauses;
 
 	private volatile boolean running;
 
-	private volatile Thread thread;
+	private volatile @Nullable Thread thread;
 
-	private volatile Connection connection;
+	private volatile @Nullable Connection connection;
 
 	/** A listener that wakes the pollers registered with it. */
 	public NotificationListener(DataSource dataSource, String channel) {
@@ -77,7 +78,8 @@ public class NotificationListener implements EngineService {
 	 * {@code pauses}: an announced pause or resume makes the pollers read the pause table again at
 	 * once, and wakes the queue's pollers (a resumed queue claims without waiting for its interval).
 	 */
-	public NotificationListener(DataSource dataSource, String channel, PollerWakeUps pollers, QueuePauses pauses) {
+	public NotificationListener(DataSource dataSource, String channel, PollerWakeUps pollers,
+			@Nullable QueuePauses pauses) {
 		this.dataSource = dataSource;
 		this.channel = channel;
 		this.pollers = pollers;

@@ -76,7 +76,7 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 
 	private final PollerWakeUps wakeUps = new PollerWakeUps();
 
-	private final NotificationThrottle throttle;
+	private final @Nullable NotificationThrottle throttle;
 
 	private final JdbcJobClient client;
 
@@ -92,7 +92,7 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 
 	private final JobPollerFactory pollerFactory;
 
-	private final NotificationListener notifications;
+	private final @Nullable NotificationListener notifications;
 
 	private final Promoter promoter;
 
@@ -102,7 +102,7 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 
 	private final StatsReader statsReader;
 
-	private final InDoubtResolver inDoubtResolver;
+	private final @Nullable InDoubtResolver inDoubtResolver;
 
 	/** The background services and the notification listener, in the order they start. */
 	private final List<EngineService> services = new ArrayList<>();
@@ -278,7 +278,7 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 	 * A new, unstarted poller of the queue that asks {@code pauses} whether its queue is paused, as
 	 * the poller of another instance would.
 	 */
-	public synchronized JobPoller newPoller(String queue, QueuePauses pauses) {
+	public synchronized JobPoller newPoller(String queue, @Nullable QueuePauses pauses) {
 		JobPoller poller = this.pollerFactory.create(queue, this.handlers.kindsOf(queue), pauses);
 		this.pollers.add(poller);
 		this.wakeUps.register(poller);

@@ -16,6 +16,7 @@ import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.observation.QueueObservations;
 import dev.pgqueue.schema.SchemaName;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -35,23 +36,23 @@ public final class QueueEngineBuilder {
 
 	EngineSettings settings = EngineSettings.defaults(SchemaName.of(SchemaName.DEFAULT));
 
-	QueueCatalog queues;
+	@Nullable QueueCatalog queues;
 
 	JobHandlerRegistry handlers = new JobHandlerRegistry();
 
-	JdbcTemplate jdbcTemplate;
+	@Nullable JdbcTemplate jdbcTemplate;
 
-	PlatformTransactionManager transactionManager;
+	@Nullable PlatformTransactionManager transactionManager;
 
-	JsonMapper jsonMapper;
+	@Nullable JsonMapper jsonMapper;
 
 	QueueMetrics metrics = QueueMetrics.NONE;
 
 	QueueObservations observations = QueueObservations.NONE;
 
-	Executor workerExecutor;
+	@Nullable Executor workerExecutor;
 
-	InDoubtJobResolver inDoubtJobResolver;
+	@Nullable InDoubtJobResolver inDoubtJobResolver;
 
 	AdminCaller adminCaller = AdminCaller.SYSTEM;
 
@@ -59,11 +60,11 @@ public final class QueueEngineBuilder {
 
 	boolean claimFloors = true;
 
-	QueueSignals signals;
+	@Nullable QueueSignals signals;
 
-	QueuePauses pauses;
+	@Nullable QueuePauses pauses;
 
-	JobRepository jobs;
+	@Nullable JobRepository jobs;
 
 	boolean pauseNotifications = true;
 
@@ -77,7 +78,7 @@ public final class QueueEngineBuilder {
 	}
 
 	/** The configured queues, and the settings of any other. */
-	public QueueEngineBuilder queues(QueueCatalog queues) {
+	public QueueEngineBuilder queues(@Nullable QueueCatalog queues) {
 		this.queues = queues;
 		return this;
 	}
@@ -89,18 +90,18 @@ public final class QueueEngineBuilder {
 	}
 
 	/** Runs every statement; one on the data source unless given. */
-	public QueueEngineBuilder jdbcTemplate(JdbcTemplate jdbcTemplate) {
+	public QueueEngineBuilder jdbcTemplate(@Nullable JdbcTemplate jdbcTemplate) {
 		this.jdbcTemplate = jdbcTemplate;
 		return this;
 	}
 
 	/** The transactions of transactional queues, and of limited claims. */
-	public QueueEngineBuilder transactionManager(PlatformTransactionManager transactionManager) {
+	public QueueEngineBuilder transactionManager(@Nullable PlatformTransactionManager transactionManager) {
 		this.transactionManager = transactionManager;
 		return this;
 	}
 
-	public QueueEngineBuilder jsonMapper(JsonMapper jsonMapper) {
+	public QueueEngineBuilder jsonMapper(@Nullable JsonMapper jsonMapper) {
 		this.jsonMapper = jsonMapper;
 		return this;
 	}
@@ -116,13 +117,13 @@ public final class QueueEngineBuilder {
 	}
 
 	/** Runs the workers of every queue, instead of a pool per queue. */
-	public QueueEngineBuilder workerExecutor(Executor workerExecutor) {
+	public QueueEngineBuilder workerExecutor(@Nullable Executor workerExecutor) {
 		this.workerExecutor = workerExecutor;
 		return this;
 	}
 
 	/** Decides the jobs that queues with two-phase commit left in doubt. */
-	public QueueEngineBuilder inDoubtJobResolver(InDoubtJobResolver inDoubtJobResolver) {
+	public QueueEngineBuilder inDoubtJobResolver(@Nullable InDoubtJobResolver inDoubtJobResolver) {
 		this.inDoubtJobResolver = inDoubtJobResolver;
 		return this;
 	}
@@ -149,13 +150,13 @@ public final class QueueEngineBuilder {
 	}
 
 	/** Where the pollers record their claims; for engines that stand for one application together. */
-	public QueueEngineBuilder signals(QueueSignals signals) {
+	public QueueEngineBuilder signals(@Nullable QueueSignals signals) {
 		this.signals = signals;
 		return this;
 	}
 
 	/** Which queues are paused; for engines that stand for one application together. */
-	public QueueEngineBuilder pauses(QueuePauses pauses) {
+	public QueueEngineBuilder pauses(@Nullable QueuePauses pauses) {
 		this.pauses = pauses;
 		return this;
 	}
@@ -171,7 +172,7 @@ public final class QueueEngineBuilder {
 	}
 
 	/** The statements of the jobs table; for tests that make some of them fail. */
-	public QueueEngineBuilder jobs(JobRepository jobs) {
+	public QueueEngineBuilder jobs(@Nullable JobRepository jobs) {
 		this.jobs = jobs;
 		return this;
 	}

@@ -16,4 +16,7 @@
  * dependencies (Spring, Jackson 3, Flyway) are automatic modules, so a descriptor would cost every
  * build a module path and hide nothing from the applications.
  */
+@NullMarked
 package dev.pgqueue.engine;
+
+import org.jspecify.annotations.NullMarked;

@@ -10,6 +10,7 @@ import java.util.function.Supplier;
 import dev.pgqueue.engine.sql.MaintenanceRepository.HorizonReading;
 import dev.pgqueue.metrics.OldestTransaction;
 import dev.pgqueue.engine.poll.ClaimFloor;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,7 +47,7 @@ public final class TransactionHorizon {
 
 	private volatile OldestTransaction last = OldestTransaction.NONE;
 
-	private Instant lastWarning;
+	private @Nullable Instant lastWarning;
 
 	public TransactionHorizon() {
 		this(Instant::now);

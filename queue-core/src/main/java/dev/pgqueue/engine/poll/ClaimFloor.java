@@ -10,6 +10,7 @@ import java.util.function.Function;
 import java.util.function.LongSupplier;
 import dev.pgqueue.engine.job.ClaimStart;
 import dev.pgqueue.engine.job.ClaimedJob;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Where one queue's claims start reading the claim index, so that they do not walk over the jobs
@@ -161,7 +162,7 @@ public final class ClaimFloor implements ClaimScope {
 	 * What a claim that started at {@code start} returned, in any order ({@code null} when it failed),
 	 * and how long it took.
 	 */
-	synchronized void claimed(ClaimStart start, List<ClaimedJob> jobs, long tookNanos) {
+	synchronized void claimed(ClaimStart start, @Nullable List<ClaimedJob> jobs, long tookNanos) {
 		if (!this.enabled) {
 			return;
 		}

@@ -13,6 +13,7 @@ import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.metrics.PollCycleAssessment;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.engine.job.ClaimedJob;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,7 +34,7 @@ public final class ClaimProgress {
 
 	private final String queue;
 
-	private final Duration sla;
+	private final @Nullable Duration sla;
 
 	private final long slaSeconds;
 
@@ -45,7 +46,7 @@ public final class ClaimProgress {
 
 	private final QueueMetrics metrics;
 
-	private final Executor checks;
+	private final @Nullable Executor checks;
 
 	private final PollCycleWindow pollCycles = new PollCycleWindow();
 
@@ -67,8 +68,8 @@ public final class ClaimProgress {
 	 * @param slaWindow how long the queue counts as slipping after a job missed its SLA
 	 * @param checks runs the checks of short claims; {@code null} for none
 	 */
-	ClaimProgress(String queue, Duration sla, Duration slaWindow, JobRepository repository, QueueMetrics metrics,
-			Executor checks) {
+	ClaimProgress(String queue, @Nullable Duration sla, Duration slaWindow, JobRepository repository,
+			QueueMetrics metrics, @Nullable Executor checks) {
 		this.queue = queue;
 		this.sla = sla;
 		this.slaSeconds = (sla != null) ? sla.getSeconds() : 0;
@@ -178,7 +179,7 @@ public final class ClaimProgress {
 	}
 
 	/** The queue's SLA, or {@code null} when it has none. */
-	public Duration sla() {
+	public @Nullable Duration sla() {
 		return this.sla;
 	}
 

@@ -15,6 +15,7 @@ import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.service.EngineThreads;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.settings.WorkerSettings;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -58,13 +59,13 @@ public class JobPoller implements EngineService {
 
 	private final WorkerSettings lifecycle;
 
-	private final Executor sharedExecutor;
+	private final @Nullable Executor sharedExecutor;
 
 	private final PollSignals signals;
 
 	private volatile boolean running;
 
-	private volatile Workers workers;
+	private volatile @Nullable Workers workers;
 
 	private Thread pollThread;
 
@@ -79,7 +80,8 @@ public class JobPoller implements EngineService {
 	 * @param queuePaused whether an operator paused the queue ({@link QueuePauses}); asked before
 	 * every claim
 	 */
-	public JobPoller(RunContext context, ClaimStrategy strategy, Executor sharedExecutor, BooleanSupplier queuePaused) {
+	public JobPoller(RunContext context, ClaimStrategy strategy, @Nullable Executor sharedExecutor,
+			BooleanSupplier queuePaused) {
 		this.settings = context.settings();
 		this.kinds = context.kinds();
 		this.owner = context.owner();

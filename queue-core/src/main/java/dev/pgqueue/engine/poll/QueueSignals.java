@@ -15,6 +15,7 @@ import dev.pgqueue.engine.settings.EngineSettings;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.metrics.QueueMetrics;
+import org.jspecify.annotations.Nullable;
 
 
 /**
@@ -35,7 +36,7 @@ public final class QueueSignals implements AutoCloseable {
 
 	private final Duration slaWindow;
 
-	private final ThreadPoolExecutor checks;
+	private final @Nullable ThreadPoolExecutor checks;
 
 	private final Map<String, ClaimProgress> queues = new ConcurrentHashMap<>();
 
@@ -73,7 +74,7 @@ public final class QueueSignals implements AutoCloseable {
 	}
 
 	/** The signals of the queue, or {@code null} when it is not polled here. */
-	public ClaimProgress get(String queue) {
+	public @Nullable ClaimProgress get(String queue) {
 		return this.queues.get(queue);
 	}
 

@@ -5,6 +5,8 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A queue's worker slots and the threads that fill them. A slot is taken before work is handed to
  * a thread and given back when the work ends, so that no more than the concurrency ever runs and
@@ -25,7 +27,7 @@ public final class Workers {
 	private final PollSignals signals;
 
 	/** The queue's own pool, resized for abandoned threads; null for an executor shared with others. */
-	private final ThreadPoolExecutor ownPool;
+	private final @Nullable ThreadPoolExecutor ownPool;
 
 	private int abandoned;
 
@@ -33,7 +35,7 @@ public final class Workers {
 	 * @param ownPool the executor when it is this queue's own pool, which then grows by a thread for
 	 * each abandoned one; {@code null} for an executor that is not the queue's to resize
 	 */
-	Workers(int concurrency, Executor executor, ThreadPoolExecutor ownPool, PollSignals signals) {
+	Workers(int concurrency, Executor executor, @Nullable ThreadPoolExecutor ownPool, PollSignals signals) {
 		this.concurrency = concurrency;
 		this.slots = new Semaphore(concurrency);
 		this.executor = executor;

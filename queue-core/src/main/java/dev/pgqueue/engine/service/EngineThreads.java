@@ -5,6 +5,8 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.core.task.VirtualThreadTaskExecutor;
 
 /**
@@ -34,12 +36,12 @@ public final class EngineThreads {
 	}
 
 	/** {@code pgqueue-<queue>-<role>}, or {@code pgqueue-<role>} when {@code queue} is null. */
-	public static String name(String queue, String role) {
+	public static String name(@Nullable String queue, String role) {
 		return (queue != null) ? PREFIX + queue + "-" + role : PREFIX + role;
 	}
 
 	/** A new, unstarted thread of the configured kind that runs {@code task}. */
-	public Thread newThread(String queue, String role, Runnable task) {
+	public Thread newThread(@Nullable String queue, String role, Runnable task) {
 		String name = name(queue, role);
 		if (this.virtual) {
 			return new VirtualThreadTaskExecutor(name).getVirtualThreadFactory().newThread(task);
@@ -50,7 +52,7 @@ public final class EngineThreads {
 	}
 
 	/** Makes platform daemon threads numbered from 1: {@code pgqueue-<queue>-<role>-1}, … */
-	public static ThreadFactory platformFactory(String queue, String role) {
+	public static ThreadFactory platformFactory(@Nullable String queue, String role) {
 		String prefix = name(queue, role) + "-";
 		AtomicInteger count = new AtomicInteger();
 		return (task) -> {
@@ -65,7 +67,7 @@ public final class EngineThreads {
 	 * tasks are removed at once; the thread ends after {@code keepAliveSeconds} without a task when
 	 * that is positive.
 	 */
-	public static ScheduledThreadPoolExecutor newScheduler(String queue, String role, long keepAliveSeconds) {
+	public static ScheduledThreadPoolExecutor newScheduler(@Nullable String queue, String role, long keepAliveSeconds) {
 		String name = name(queue, role);
 		ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(1, (task) -> {
 			Thread thread = new Thread(task, name);

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -20,7 +21,7 @@ public abstract class PeriodicService implements EngineService {
 
 	private final Duration interval;
 
-	private ScheduledThreadPoolExecutor scheduler;
+	private @Nullable ScheduledThreadPoolExecutor scheduler;
 
 	/**
 	 * @param name what the service does, which names its thread ({@code pgqueue-<name>})

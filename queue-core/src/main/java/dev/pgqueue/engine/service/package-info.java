@@ -5,4 +5,7 @@
  * {@code pgqueue-<queue>-<role>} (or {@code pgqueue-<role>} for what serves every queue), so that a
  * thread dump reads like the list of services in the internals documentation.
  */
+@NullMarked
 package dev.pgqueue.engine.service;
+
+import org.jspecify.annotations.NullMarked;

@@ -19,6 +19,7 @@ import dev.pgqueue.JobDetails;
 import dev.pgqueue.JobQuery;
 import dev.pgqueue.JobState;
 import dev.pgqueue.schema.SchemaName;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -53,7 +54,7 @@ public class AdminRepository {
 	}
 
 	/** The job with this public id, or {@code null}. */
-	public Listed find(UUID id, boolean withPayload) {
+	public @Nullable Listed find(UUID id, boolean withPayload) {
 		List<Listed> found = this.jdbc.query(withPayload ? this.sql.findJobWithPayload : this.sql.findJob,
 				detailsMapper(withPayload), id);
 		return found.isEmpty() ? null : found.get(0);
@@ -123,7 +124,7 @@ public class AdminRepository {
 	 * The state of a job whose row another transaction holds, as last committed; {@code null} when it
 	 * cannot be read (inside the caller's transaction, which the failed lock aborted).
 	 */
-	private JobState committedState(UUID id) {
+	private @Nullable JobState committedState(UUID id) {
 		try {
 			List<String> states = this.jdbc.queryForList(this.sql.jobState, String.class, id);
 			return states.isEmpty() ? null : JobState.fromSqlValue(states.get(0));
@@ -146,7 +147,7 @@ public class AdminRepository {
 	 * Retries failed jobs of a queue and/or a kind ({@code null} for any), in batches, each its own
 	 * statement. Returns how many jobs each queue got back.
 	 */
-	public Map<String, Integer> retryFailed(String queue, String kind) {
+	public Map<String, Integer> retryFailed(@Nullable String queue, @Nullable String kind) {
 		Map<String, Integer> retried = new LinkedHashMap<>();
 		while (true) {
 			Map<String, Integer> batch = new LinkedHashMap<>();
@@ -184,7 +185,7 @@ public class AdminRepository {
 						withPayload ? rs.getString(14) : null));
 	}
 
-	private static Instant instant(OffsetDateTime timestamp) {
+	private static @Nullable Instant instant(@Nullable OffsetDateTime timestamp) {
 		return (timestamp != null) ? timestamp.toInstant() : null;
 	}
 
@@ -202,7 +203,8 @@ public class AdminRepository {
 	 * @param queue the job's queue ({@code null} when locked or not found)
 	 * @param changed whether the change was made
 	 */
-	public record Change(boolean locked, JobState state, String kind, String queue, boolean changed) {
+	public record Change(boolean locked, @Nullable JobState state, @Nullable String kind, @Nullable String queue,
+			boolean changed) {
 
 		static final Change NOT_FOUND = new Change(false, null, null, null, false);
 

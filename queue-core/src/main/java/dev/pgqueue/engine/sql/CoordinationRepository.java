@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import dev.pgqueue.schema.SchemaName;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.RowMapper;
@@ -57,7 +58,7 @@ public class CoordinationRepository {
 	 * generation this member leads
 	 * @return the generation this member leads, or {@code null} when another member leads
 	 */
-	public Long leadAndRebalance(Group group, String member, Duration expiry, Rebalance rebalance) {
+	public @Nullable Long leadAndRebalance(Group group, String member, Duration expiry, Rebalance rebalance) {
 		return this.transactions.execute((status) -> {
 			List<Long> led = this.jdbc.queryForList(this.sql.lead, Long.class, group.queue(), group.kindsHash(), member,
 					expiry.toMillis());
@@ -168,7 +169,7 @@ public class CoordinationRepository {
 	 * @param nextOwner the member the leader asked the owner to hand the bucket to, or {@code null}
 	 * @param generation the leader's generation that wrote the row
 	 */
-	public record BucketOwner(int bucket, String owner, String nextOwner, long generation) {
+	public record BucketOwner(int bucket, String owner, @Nullable String nextOwner, long generation) {
 	}
 
 	/** What a rebalance writes, given the leader's generation, the live members (oldest first) and the bucket rows. */

@@ -9,6 +9,7 @@ import java.util.List;
 
 import dev.pgqueue.engine.job.ClaimedJob;
 import dev.pgqueue.schema.SchemaName;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 
@@ -35,7 +36,7 @@ public class LimitRepository {
 	 * @param excludedIds jobs to leave out (already chosen)
 	 * @param orderedByKey whether to leave out jobs whose key has an unfinished job enqueued earlier
 	 */
-	public List<Candidate> candidates(String queue, int perKey, String[] kinds, int[] buckets,
+	public List<Candidate> candidates(String queue, int perKey, String[] kinds, int @Nullable [] buckets,
 			Collection<String> excludedKeys, Collection<Long> excludedIds, boolean orderedByKey, int limit) {
 		return this.jdbc.query((Connection con) -> {
 			PreparedStatement ps = con.prepareStatement(this.sql.candidates);
@@ -119,11 +120,11 @@ public class LimitRepository {
 	}
 
 	/** A due job a limited claim may take: its id, kind and concurrency key (or {@code null}). */
-	public record Candidate(long id, String kind, String key) {
+	public record Candidate(long id, String kind, @Nullable String key) {
 	}
 
 	/** How many jobs of a kind and concurrency key (or {@code null}) are running. */
-	public record Running(String kind, String key, int count) {
+	public record Running(String kind, @Nullable String key, int count) {
 	}
 
 	/** The ids of the candidates, in their order. */

@@ -14,6 +14,7 @@ import java.util.UUID;
 import dev.pgqueue.JobState;
 import dev.pgqueue.metrics.QueueStats;
 import dev.pgqueue.schema.SchemaName;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 
@@ -178,7 +179,7 @@ public class MaintenanceRepository {
 	 * @param applicationName the {@code application_name} counted: the stats reader's own
 	 * @param waiting sessions with that name waiting on a lock
 	 */
-	public record LockWaits(String applicationName, long waiting) {
+	public record LockWaits(@Nullable String applicationName, long waiting) {
 
 		/** Nothing read yet. */
 		public static final LockWaits NONE = new LockWaits(null, 0);
@@ -196,8 +197,8 @@ public class MaintenanceRepository {
 	 * @param transactionsSince transaction ids assigned since the holder's snapshot
 	 * @param age time since the holder's transaction began, or {@code null} when not visible
 	 */
-	public record HorizonReading(long nextXid, boolean held, Integer pid, String holder, String state,
-			long transactionsSince, Duration age) {
+	public record HorizonReading(long nextXid, boolean held, @Nullable Integer pid, @Nullable String holder,
+			@Nullable String state, long transactionsSince, @Nullable Duration age) {
 	}
 
 	/** Due jobs of a kind that no listener in this application claims from their queue. */

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.UUID;
 
 import dev.pgqueue.schema.SchemaName;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -74,7 +75,7 @@ public class PreparedTransactionRepository {
 	 * Runs {@code work} on the connection of the caller's transaction (the worker's: it prepares that
 	 * transaction, then commits or rolls it back on the same session).
 	 */
-	public <T> T onTransactionConnection(SessionWork<T> work) {
+	public <T extends @Nullable Object> T onTransactionConnection(SessionWork<T> work) {
 		return this.jdbc.execute((ConnectionCallback<T>) (con) -> work.run(new Session(con, this.sql)));
 	}
 
@@ -82,7 +83,7 @@ public class PreparedTransactionRepository {
 	 * Runs {@code work} on a connection of the pool in auto-commit mode, outside any transaction: the
 	 * resolver's, which takes the worker's lock and commits or rolls back on that one session.
 	 */
-	public <T> T onOwnConnection(SessionWork<T> work) {
+	public <T extends @Nullable Object> T onOwnConnection(SessionWork<T> work) {
 		return this.jdbc.execute((Connection con) -> {
 			boolean autoCommit = con.getAutoCommit();
 			if (!autoCommit) {
@@ -101,7 +102,7 @@ public class PreparedTransactionRepository {
 
 	/** Work on one connection's session, given its statements. */
 	@FunctionalInterface
-	public interface SessionWork<T> {
+	public interface SessionWork<T extends @Nullable Object> {
 
 		T run(Session session) throws SQLException;
 
@@ -209,8 +210,8 @@ public class PreparedTransactionRepository {
 	 * @param storedAttempt the job's attempt as stored before the prepared transaction, or {@code null}
 	 * @param payload the job's payload, or {@code null}
 	 */
-	public record PreparedJob(String gid, String xid, Duration age, UUID jobId, String kind, String queue,
-			Integer storedAttempt, String payload) {
+	public record PreparedJob(String gid, String xid, Duration age, @Nullable UUID jobId, @Nullable String kind,
+			@Nullable String queue, @Nullable Integer storedAttempt, @Nullable String payload) {
 	}
 
 }

@@ -2,6 +2,7 @@ package dev.pgqueue.engine.sql;
 
 import java.util.Map;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import tools.jackson.core.JacksonException;
@@ -26,7 +27,7 @@ final class TraceContextColumn {
 	}
 
 	/** The column's value for these headers: null for none. */
-	static String write(Map<String, String> headers) {
+	static @Nullable String write(Map<String, String> headers) {
 		return (headers == null || headers.isEmpty()) ? null : JSON.writeValueAsString(headers);
 	}
 
@@ -34,7 +35,7 @@ final class TraceContextColumn {
 	 * The headers of a column's value; empty for null. A value that is not a JSON object of strings
 	 * (written by hand) is ignored: the job runs in a new trace rather than not at all.
 	 */
-	static Map<String, String> read(String column) {
+	static Map<String, String> read(@Nullable String column) {
 		if (column == null) {
 			return Map.of();
 		}

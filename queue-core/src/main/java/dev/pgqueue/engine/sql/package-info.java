@@ -38,4 +38,7 @@
  * {@link dev.pgqueue.engine.sql.NotificationRepository}.</li>
  * </ul>
  */
+@NullMarked
 package dev.pgqueue.engine.sql;
+
+import org.jspecify.annotations.NullMarked;

@@ -2,6 +2,8 @@ package dev.pgqueue.engine.transactional;
 
 import java.util.concurrent.CountDownLatch;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * What the worker running a batch tells the poll thread that handed it a slot: how many jobs the
  * claim returned, or that the batch failed before its claim returned. Told once; whatever comes
@@ -14,7 +16,7 @@ final class ClaimHandOff {
 
 	private int claimed;
 
-	private Throwable failure;
+	private @Nullable Throwable failure;
 
 	/** The claim returned {@code count} jobs; returns whether this was the first thing told. */
 	public synchronized boolean claimed(int count) {

@@ -45,7 +45,7 @@ public final class TransactionalBatchRunner extends BatchFlow {
 	private static final Logger logger = LoggerFactory.getLogger(TransactionalBatchRunner.class);
 
 	/** {@code Thread.isVirtual()}, which JDK 17 does not have; null there. */
-	private static final Method IS_VIRTUAL = ReflectionUtils.findMethod(Thread.class, "isVirtual");
+	private static final @Nullable Method IS_VIRTUAL = ReflectionUtils.findMethod(Thread.class, "isVirtual");
 
 	/**
 	 * @param context the queue, its claims and where they are recorded, what runs an attempt
@@ -102,7 +102,7 @@ public final class TransactionalBatchRunner extends BatchFlow {
 	 * is blocked on, which would be the batch's connection, and the whole batch would roll back with
 	 * the timed-out job going back unpunished, to time out again.
 	 */
-	private static OnTimeout stopAtTimeout(PGConnection connection) {
+	private static OnTimeout stopAtTimeout(@Nullable PGConnection connection) {
 		return (attempt, thread) -> {
 			if (connection != null) {
 				try {
@@ -245,8 +245,8 @@ public final class TransactionalBatchRunner extends BatchFlow {
 	 * job alone is undone, back to its savepoint, and counted as a failed attempt.
 	 * @throws RuntimeException {@code failure} when it has another cause
 	 */
-	private void undoAborted(TransactionStatus status, Done last, RuntimeException failure, List<Long> completed,
-			List<Attempt> succeeded, List<Failure> failures) {
+	private void undoAborted(TransactionStatus status, @Nullable Done last, RuntimeException failure,
+			List<Long> completed, List<Attempt> succeeded, List<Failure> failures) {
 		if (last == null || !inFailedTransaction(failure)) {
 			throw failure;
 		}

@@ -18,6 +18,7 @@ import dev.pgqueue.engine.sql.PreparedTransactionRepository.PreparedJob;
 import dev.pgqueue.metrics.PreparedTransactions;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.schema.SchemaName;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,7 +55,7 @@ public class InDoubtResolver extends PeriodicService {
 
 	private final JobHandlerRegistry handlers;
 
-	private final InDoubtJobResolver resolver;
+	private final @Nullable InDoubtJobResolver resolver;
 
 	private final QueueMetrics metrics;
 
@@ -67,7 +68,7 @@ public class InDoubtResolver extends PeriodicService {
 	 * @param resolver the application's answer, or {@code null} when it has none
 	 */
 	public InDoubtResolver(PreparedTransactionRepository repository, SchemaName schema, TwoPhaseSettings settings,
-			JobHandlerRegistry handlers, InDoubtJobResolver resolver, QueueMetrics metrics) {
+			JobHandlerRegistry handlers, @Nullable InDoubtJobResolver resolver, QueueMetrics metrics) {
 		super("in-doubt resolver", settings.resolveInterval());
 		this.repository = repository;
 		this.schema = schema;
@@ -227,9 +228,9 @@ public class InDoubtResolver extends PeriodicService {
 		/** Committed or rolled back by someone else meanwhile. */
 		GONE(null);
 
-		private final String label;
+		private final @Nullable String label;
 
-		Decision(String label) {
+		Decision(@Nullable String label) {
 			this.label = label;
 		}
 

@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.UUID;
 
 import dev.pgqueue.schema.SchemaName;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The global ids under which jobs' transactions are prepared: {@code pgqueue:<schema>:<queue>:<job
@@ -34,7 +35,7 @@ public final class TransactionIds {
 	}
 
 	/** The queue an id of the schema names, or {@code null} when it is not one of the schema's ids. */
-	static String queueOf(SchemaName schema, String gid) {
+	static @Nullable String queueOf(SchemaName schema, String gid) {
 		String prefix = prefix(schema);
 		if (!gid.startsWith(prefix) || gid.length() < prefix.length() + JOB_PART + 1) {
 			return null;

@@ -5,4 +5,7 @@
  * effect fails). The {@link dev.pgqueue.engine.twophase.InDoubtResolver} finishes the transactions
  * that dead workers left prepared, asking the application's {@link dev.pgqueue.InDoubtJobResolver}.
  */
+@NullMarked
 package dev.pgqueue.engine.twophase;
+
+import org.jspecify.annotations.NullMarked;
