@@ -25,6 +25,7 @@ import dev.pgqueue.engine.job.ClaimedJob;
 import dev.pgqueue.engine.job.NewJob;
 import dev.pgqueue.metrics.QueueStats;
 import dev.pgqueue.schema.SchemaName;
+import org.jspecify.annotations.Nullable;
 import org.postgresql.PGConnection;
 
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -91,7 +92,7 @@ public class JobRepository {
 	 * statement of a listener that runs past its time limit: {@link PGConnection#cancelQuery()} may
 	 * be called from any thread, since the cancel request travels on a connection of its own.
 	 */
-	public PGConnection transactionConnection() {
+	public @Nullable PGConnection transactionConnection() {
 		DataSource dataSource = this.jdbc.getDataSource();
 		Object holder = (dataSource != null) ? TransactionSynchronizationManager.getResource(dataSource) : null;
 		if (!(holder instanceof ConnectionHolder connectionHolder)) {
@@ -332,8 +333,9 @@ public class JobRepository {
 
 	/**
 	 * Records a failed attempt of a job that is no longer locked, if it is still available with the
-	 * stored attempt it had when it was claimed; a job another transaction claimed meanwhile is left
-	 * as it is.
+	 * stored attempt it had when it was claimed; it waits for a claimer that locked the row meanwhile
+	 * to let go (one that finds the worker's advisory lock held does so at once), and a job that has
+	 * moved on since is left as it is.
 	 * @return whether the failure was recorded
 	 */
 	public boolean recordFailureIfAvailable(long id, int storedAttempt, JobState next, Duration retryDelay,
@@ -430,15 +432,15 @@ public class JobRepository {
 		};
 	}
 
-	private static Instant instant(OffsetDateTime timestamp) {
+	private static @Nullable Instant instant(@Nullable OffsetDateTime timestamp) {
 		return (timestamp != null) ? timestamp.toInstant() : null;
 	}
 
-	private static Timestamp timestamp(Instant instant) {
+	private static @Nullable Timestamp timestamp(@Nullable Instant instant) {
 		return (instant != null) ? Timestamp.from(instant) : null;
 	}
 
-	private static Long delayMicros(Duration delay) {
+	private static @Nullable Long delayMicros(@Nullable Duration delay) {
 		if (delay == null) {
 			return null;
 		}

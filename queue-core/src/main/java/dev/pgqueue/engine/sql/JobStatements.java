@@ -130,9 +130,11 @@ public final class JobStatements {
 
 	/**
 	 * Records a failed attempt of a job that is no longer locked (its prepared transaction was rolled
-	 * back), if it is still available with the attempt it had, skipping it when another transaction
-	 * has claimed it since. Parameters: next state, next state, retry delay in milliseconds, next
-	 * state, last error, id, attempt as stored.
+	 * back), if it is still available with the attempt it had. It waits for a row lock rather than
+	 * skipping the row: a claimer that locked it meanwhile finds the recording worker's advisory lock
+	 * held and lets go at once, and a skipped row would leave the attempt uncounted (the job would run
+	 * its effect once more than its attempts allow). Parameters: next state, next state, retry delay in
+	 * milliseconds, next state, last error, id, attempt as stored.
 	 */
 	public final String recordFailureIfAvailable;
 
@@ -258,7 +260,7 @@ public final class JobStatements {
 				       run_at = CASE WHEN ? = 'scheduled' THEN clock_timestamp() + ? * interval '1 millisecond' ELSE run_at END,
 				       started_at = now(), finished_at = CASE WHEN ? = 'failed' THEN clock_timestamp() END, last_error = ?
 				WHERE id = (SELECT id FROM %1$s WHERE id = ? AND attempt = ? AND state = 'available'
-				            FOR UPDATE SKIP LOCKED)""".formatted(this.table);
+				            FOR UPDATE)""".formatted(this.table);
 		this.completeLeased = """
 				UPDATE %1$s j SET state = 'completed', finished_at = clock_timestamp(),
 				       lease_owner = NULL, lease_until = NULL, last_error = NULL

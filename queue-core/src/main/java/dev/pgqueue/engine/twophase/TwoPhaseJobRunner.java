@@ -205,20 +205,21 @@ public final class TwoPhaseJobRunner extends BatchFlow {
 		}
 		Attempt failed = runner().effectFailed(attempt, failure, settings());
 		Outcome outcome = failed.outcome();
-		// The row was unlocked by the rollback: another worker may have claimed it since, and runs it
-		// then as if this attempt had never happened.
+		// The row was unlocked by the rollback. A worker that claims it now finds this worker's lock on
+		// the transaction's id held and lets the row go, so the failure waits for that row lock rather
+		// than skip it; only a job that moved on meanwhile (cancelled, deleted) is left as it is.
 		if (!jobs().recordFailureIfAvailable(job.id(), job.attempt(), outcome.nextState(), outcome.retryDelay(),
 				outcome.error())) {
-			logger.debug("Job {} was claimed again before the failure of its external effect was recorded; the "
-					+ "attempt is not counted", job.job().id());
+			logger.debug("Job {} changed before the failure of its external effect was recorded; the attempt is "
+					+ "not counted", job.job().id());
 			return null;
 		}
 		return failed;
 	}
 
 	/** Runs the effect with the job's transaction suspended; returns what it threw, or {@code null}. */
-	private Throwable runEffect(ExternalEffect effect) {
-		Throwable[] failure = new Throwable[1];
+	private @Nullable Throwable runEffect(ExternalEffect effect) {
+		@Nullable Throwable[] failure = new Throwable[1];
 		this.outsideTransaction.executeWithoutResult((none) -> {
 			try {
 				effect.run();
