@@ -168,7 +168,7 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		}
 	}
 
-	/** An engine on this pool of connections; see {@link Builder} for the rest. */
+	/** An engine on this pool of connections; see {@link QueueEngineBuilder} for the rest. */
 	public static QueueEngineBuilder builder(DataSource dataSource) {
 		return new QueueEngineBuilder(dataSource);
 	}
