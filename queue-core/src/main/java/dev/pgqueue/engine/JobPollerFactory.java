@@ -22,6 +22,7 @@ import dev.pgqueue.engine.poll.QueuePauses;
 import dev.pgqueue.engine.poll.QueueSignals;
 import dev.pgqueue.engine.poll.RunContext;
 import dev.pgqueue.engine.run.JobRunner;
+import dev.pgqueue.engine.service.PooledConnections;
 import dev.pgqueue.engine.settings.EngineSettings;
 import dev.pgqueue.engine.settings.QueueCatalog;
 import dev.pgqueue.engine.settings.QueueSettings;
@@ -61,6 +62,8 @@ final class JobPollerFactory {
 
 	private final @Nullable Executor workerExecutor;
 
+	private final PooledConnections connections;
+
 	private final boolean claimFloors;
 
 	/**
@@ -74,10 +77,11 @@ final class JobPollerFactory {
 	 * queue
 	 * @param workerExecutor runs the workers of every queue, or {@code null} for a pool per queue
 	 * @param claimFloors whether claims of shared queues start from floors
+	 * @param connections the application's pool, whose idle connections are replaced after a lost one
 	 */
 	JobPollerFactory(EngineSettings settings, QueueCatalog queues, Repositories sql, JobRunner runner,
 			@Nullable TransactionTemplate transactionTemplate, QueueMetrics metrics, QueueSignals signals,
-			@Nullable Executor workerExecutor, boolean claimFloors) {
+			@Nullable Executor workerExecutor, boolean claimFloors, PooledConnections connections) {
 		this.queues = queues;
 		this.sql = sql;
 		this.repository = sql.jobs();
@@ -89,6 +93,7 @@ final class JobPollerFactory {
 		this.signals = signals;
 		this.workerExecutor = workerExecutor;
 		this.claimFloors = claimFloors;
+		this.connections = connections;
 	}
 
 	/**
@@ -110,7 +115,7 @@ final class JobPollerFactory {
 		};
 		JobClaims claims = limited ? limitedClaims(settings, handlers) : JobClaims.plain(this.repository, queue);
 		RunContext context = new RunContext(settings, kinds, owner, this.repository, scope, claims,
-				this.signals.of(settings), this.runner, this.metrics, this.workerSettings);
+				this.signals.of(settings), this.runner, this.metrics, this.workerSettings, this.connections);
 		ClaimStrategy strategy = switch (settings.mode()) {
 			case TRANSACTIONAL -> transactional(context);
 			case LEASED -> new LeasedClaims(context);
@@ -121,7 +126,7 @@ final class JobPollerFactory {
 
 	private ClaimScope buckets(QueueSettings settings, String[] kinds, String owner) {
 		return new BucketScope(new BucketCoordinator(this.sql.coordination(), settings.name(), kinds, owner,
-				settings.buckets(), this.heartbeatInterval, this.workerSettings));
+				settings.buckets(), this.heartbeatInterval, this.workerSettings, this.connections));
 	}
 
 	/** The queue's poll interval, but no shorter than {@link ClaimFloor#MIN_SWEEP_INTERVAL}. */

@@ -11,6 +11,8 @@ import dev.pgqueue.engine.poll.PollerWakeUps;
 import dev.pgqueue.engine.poll.QueuePauses;
 import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.service.EngineThreads;
+import dev.pgqueue.engine.service.FailureStreak;
+import dev.pgqueue.engine.service.PooledConnections;
 import dev.pgqueue.engine.sql.NotificationRepository;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.PGConnection;
@@ -130,8 +132,9 @@ public class NotificationListener implements EngineService {
 
 
 	private void listenLoop() {
-		int failures = 0;
+		FailureStreak failures = new FailureStreak(PooledConnections.of(this.dataSource));
 		while (this.running) {
+			long started = System.nanoTime();
 			try (Connection con = this.dataSource.getConnection()) {
 				this.connection = con;
 				if (!con.getAutoCommit()) {
@@ -144,10 +147,9 @@ public class NotificationListener implements EngineService {
 					NotificationRepository.listen(con, this.channel);
 				}
 				PGConnection pg = con.unwrap(PGConnection.class);
-				if (failures > 0) {
+				if (failures.succeeded() != null) {
 					logger.info("pgqueue notifications: listening again on channel '{}'", this.channel);
 				}
-				failures = 0;
 				// Jobs committed, and pauses changed, while we were not listening would otherwise wait for
 				// the poll interval.
 				if (this.pauses != null) {
@@ -170,12 +172,13 @@ public class NotificationListener implements EngineService {
 				if (!this.running) {
 					return;
 				}
-				failures++;
-				long backoff = Math.min(30_000L, 250L << Math.min(failures - 1, 7));
-				logger.warn("pgqueue notifications on channel '{}' failed ({} in a row); pollers fall back to their "
-						+ "poll interval; reconnecting in {} ms: {}", this.channel, failures, backoff, ex.toString());
+				// A lost connection is replaced at once; repeated failures space out.
+				FailureStreak.Pause pause = failures.failed(ex, started);
+				logger.warn("pgqueue notifications on channel '{}' failed ({} {} in a row); pollers fall back to their "
+						+ "poll interval until it listens again, in {} ms: {}", this.channel, pause.inARow(),
+						pause.cause().tag(), pause.delay().toMillis(), ex.toString());
 				try {
-					Thread.sleep(backoff);
+					Thread.sleep(pause.delay().toMillis());
 				}
 				catch (InterruptedException interrupted) {
 					Thread.currentThread().interrupt();

@@ -25,6 +25,7 @@ import dev.pgqueue.engine.poll.QueuePauses;
 import dev.pgqueue.engine.poll.QueueSignals;
 import dev.pgqueue.engine.run.JobRunner;
 import dev.pgqueue.engine.service.EngineService;
+import dev.pgqueue.engine.service.PooledConnections;
 import dev.pgqueue.engine.settings.EngineSettings;
 import dev.pgqueue.engine.settings.MaintenanceSettings;
 import dev.pgqueue.engine.settings.QueueCatalog;
@@ -137,7 +138,7 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		PlatformTransactionManager manager = builder.transactionManager;
 		this.pollerFactory = new JobPollerFactory(this.settings, this.queues, sql, this.runner,
 				(manager != null) ? new TransactionTemplate(manager) : null, builder.metrics, this.signals,
-				builder.workerExecutor, builder.claimFloors);
+				builder.workerExecutor, builder.claimFloors, PooledConnections.of(builder.dataSource));
 		this.notifications = (this.processing && notify)
 				? new NotificationListener(builder.dataSource, this.jobs.channel(), this.wakeUps,
 						builder.pauseNotifications ? this.pauses : null)

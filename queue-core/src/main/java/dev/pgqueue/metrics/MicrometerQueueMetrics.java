@@ -104,6 +104,17 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 	}
 
 	@Override
+	public void claimsPaused(String queue, String cause, Duration pause) {
+		Timer.builder("pgqueue.claims.paused")
+			.description("Claim failures that counted, each with the pause it caused (zero: claimed again at once); "
+					+ "cause: connection, conflict or error")
+			.tag("queue", queue)
+			.tag("cause", cause)
+			.register(this.registry)
+			.record(pause);
+	}
+
+	@Override
 	public void slaMissed(String queue, int jobs) {
 		claimMeters(queue).slaMissed.increment(jobs);
 	}

@@ -26,6 +26,15 @@ public interface QueueMetrics {
 	default void unproductiveClaim(String queue) {
 	}
 
+	/**
+	 * Claiming failed (a claim, or a transactional batch after its claim) and the queue's claims
+	 * pause for {@code pause}, zero when they are tried again at once; {@code cause} is
+	 * {@code connection}, {@code conflict} or {@code error}. Only failures that count are reported:
+	 * batches that one lost connection broke together are one.
+	 */
+	default void claimsPaused(String queue, String cause, Duration pause) {
+	}
+
 	/** {@code jobs} jobs were claimed later than their run-at plus the queue's SLA. */
 	default void slaMissed(String queue, int jobs) {
 	}

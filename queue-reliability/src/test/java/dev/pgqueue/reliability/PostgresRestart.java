@@ -11,6 +11,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
@@ -22,10 +23,11 @@ import java.util.regex.Pattern;
 import dev.pgqueue.test.TestDatabase;
 
 /**
- * How to restart the test database's PostgreSQL server, in this order:
+ * How to restart, stop and start the test database's PostgreSQL server, in this order:
  * <ol>
- * <li>the shell command in {@value #VARIABLE} (environment or system property);</li>
- * <li>{@code pg_ctlcluster --skip-systemctl-redirect <version> <name> restart} when the JDBC URL
+ * <li>the shell command in {@value #VARIABLE} (environment or system property), run with the action
+ * ({@code restart}, {@code stop} or {@code start}) as {@code $1};</li>
+ * <li>{@code pg_ctlcluster --skip-systemctl-redirect <version> <name> <action>} when the JDBC URL
  * points at this machine and the server is a Debian cluster (its {@code cluster_name} reads
  * {@code 15/main}) whose configuration is under {@code /etc/postgresql};</li>
  * <li>otherwise the scenario fails and says how to provide the command. It is never skipped.</li>
@@ -34,7 +36,7 @@ import dev.pgqueue.test.TestDatabase;
  */
 final class PostgresRestart {
 
-	static final String VARIABLE = "PGQUEUE_TEST_PG_RESTART";
+	static final String VARIABLE = "PGQUEUE_TEST_PG_CTL";
 
 	private static final Pattern HOST = Pattern.compile("^jdbc:postgresql://(\\[[^]]+]|[^/:?,]+)");
 
@@ -46,14 +48,14 @@ final class PostgresRestart {
 		this.command = command;
 	}
 
-	/** Finds the restart command, or fails saying how to provide one. */
+	/** Finds the control command, or fails saying how to provide one. */
 	static PostgresRestart resolve() throws SQLException {
 		String configured = System.getProperty(VARIABLE);
 		if (configured == null || configured.isBlank()) {
 			configured = System.getenv(VARIABLE);
 		}
 		if (configured != null && !configured.isBlank()) {
-			return new PostgresRestart(List.of("sh", "-c", configured));
+			return new PostgresRestart(List.of("sh", "-c", configured, "sh"));
 		}
 		TestDatabase database = TestDatabase.get();
 		Matcher host = HOST.matcher(database.jdbcUrl());
@@ -63,15 +65,16 @@ final class PostgresRestart {
 				&& Files.isDirectory(Paths.get("/etc/postgresql", cluster))) {
 			String[] versionAndName = cluster.split("/");
 			return new PostgresRestart(List.of("pg_ctlcluster", "--skip-systemctl-redirect", versionAndName[0],
-					versionAndName[1], "restart"));
+					versionAndName[1]));
 		}
 		throw new IllegalStateException("""
-				This scenario restarts PostgreSQL under the workers and found no way to do it for %s (%s; \
-				cluster_name '%s').
-				Set %s to a shell command that restarts that server and returns once it accepts connections \
-				again, for example:
-				    export %s='pg_ctlcluster --skip-systemctl-redirect 15 main restart'
-				    export %s='sudo systemctl restart postgresql'
+				This scenario stops or restarts PostgreSQL under the workers and found no way to do it for %s \
+				(%s; cluster_name '%s').
+				Set %s to a shell command that runs the action given as $1 (restart, stop or start) on that \
+				server and returns once it is done (accepting connections again after restart and start), \
+				for example:
+				    export %s='pg_ctlcluster --skip-systemctl-redirect 15 main $1'
+				    export %s='sudo systemctl $1 postgresql'
 				A local Debian cluster is found by itself when the JDBC URL points at localhost and \
 				pg_ctlcluster is installed. A Testcontainers server cannot be restarted on the same port: \
 				point %s at a server you can restart. The scenario is never skipped."""
@@ -94,16 +97,32 @@ final class PostgresRestart {
 
 	/** Restarts the server and returns how long the command took; fails if it did not succeed. */
 	Duration run(Path log) throws IOException, InterruptedException {
+		return control("restart", log);
+	}
+
+	/**
+	 * Stops the server (fast shutdown: every session cut, every open transaction rolled back), keeps
+	 * it down for {@code down}, starts it again and returns once it accepts connections.
+	 */
+	void stopFor(Duration down, Path log) throws IOException, InterruptedException {
+		control("stop", log);
+		Thread.sleep(down.toMillis());
+		control("start", log);
+	}
+
+	private Duration control(String action, Path log) throws IOException, InterruptedException {
 		long start = System.nanoTime();
-		Process process = new ProcessBuilder(this.command).redirectErrorStream(true)
-			.redirectOutput(log.toFile())
+		List<String> command = new ArrayList<>(this.command);
+		command.add(action);
+		Process process = new ProcessBuilder(command).redirectErrorStream(true)
+			.redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
 			.start();
 		if (!process.waitFor(2, TimeUnit.MINUTES)) {
 			process.destroyForcibly();
-			throw new IllegalStateException("Restarting PostgreSQL with " + this.command + " took over 2 minutes");
+			throw new IllegalStateException("Running " + command + " on PostgreSQL took over 2 minutes");
 		}
 		if (process.exitValue() != 0) {
-			throw new IllegalStateException("Restarting PostgreSQL with " + this.command + " failed with status "
+			throw new IllegalStateException("Running " + command + " on PostgreSQL failed with status "
 					+ process.exitValue() + ": " + Files.readString(log, StandardCharsets.UTF_8));
 		}
 		return Duration.ofNanos(System.nanoTime() - start);

@@ -146,6 +146,40 @@ final class Workload implements AutoCloseable {
 		return this.client.enqueueAll(requests);
 	}
 
+	/** The database server's clock now: the clock of {@code created_at} and of the ledger's {@code written_at}. */
+	Instant databaseNow() {
+		return jdbc().queryForObject("SELECT clock_timestamp()", Timestamp.class).toInstant();
+	}
+
+	/**
+	 * Jobs enqueued, and jobs completed (their first ledger row written), in each of {@code count}
+	 * consecutive windows of {@code length} from {@code from} (database clock).
+	 */
+	List<Window> windows(Instant from, Duration length, int count) {
+		return jdbc().query("""
+				WITH w AS (
+				    SELECT g AS i, ?::timestamptz + g * ?::interval AS lo, ?::timestamptz + (g + 1) * ?::interval AS hi
+				    FROM generate_series(0, ? - 1) AS g),
+				firsts AS (SELECT job_id, min(written_at) AS at FROM ledger GROUP BY job_id)
+				SELECT w.lo,
+				       (SELECT count(*) FROM %s j WHERE j.created_at >= w.lo AND j.created_at < w.hi) AS enqueued,
+				       (SELECT count(*) FROM firsts f WHERE f.at >= w.lo AND f.at < w.hi) AS completed
+				FROM w ORDER BY w.i""".formatted(this.table),
+				(rs, i) -> new Window(rs.getTimestamp(1).toInstant(), rs.getLong(2), rs.getLong(3)),
+				Timestamp.from(from), length.toMillis() + " milliseconds", Timestamp.from(from),
+				length.toMillis() + " milliseconds", count);
+	}
+
+	/** Jobs enqueued and completed within one window of time (see {@link #windows}). */
+	record Window(Instant from, long enqueued, long completed) {
+
+		/** Completions as a share of what was offered in the same window. */
+		double pace() {
+			return (this.enqueued == 0) ? 1.0 : (double) this.completed / this.enqueued;
+		}
+
+	}
+
 	/** Jobs in state {@code completed}. */
 	long completed() {
 		return jdbc().queryForObject("SELECT count(*) FROM " + this.table + " WHERE state = 'completed'", Long.class);

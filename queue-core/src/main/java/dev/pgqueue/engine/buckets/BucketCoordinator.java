@@ -12,6 +12,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import dev.pgqueue.engine.poll.PollSignals;
+import dev.pgqueue.engine.service.FailureStreak;
+import dev.pgqueue.engine.service.PooledConnections;
 import dev.pgqueue.engine.settings.WorkerSettings;
 import dev.pgqueue.engine.sql.CoordinationRepository;
 import dev.pgqueue.engine.sql.CoordinationRepository.BucketOwner;
@@ -72,7 +74,7 @@ public final class BucketCoordinator {
 
 	private volatile long leading;
 
-	private volatile int failures;
+	private final FailureStreak failures;
 
 	/**
 	 * @param repository the coordination tables
@@ -82,10 +84,12 @@ public final class BucketCoordinator {
 	 * @param buckets the queue's bucket count
 	 * @param heartbeat the heartbeat interval
 	 * @param lifecycle where the coordinator's thread comes from
+	 * @param connections the pool whose idle connections are replaced after a lost one
 	 */
 	public BucketCoordinator(CoordinationRepository repository, String queue, String[] kinds, String member,
-			int buckets, Duration heartbeat, WorkerSettings lifecycle) {
+			int buckets, Duration heartbeat, WorkerSettings lifecycle, PooledConnections connections) {
 		this.repository = repository;
+		this.failures = new FailureStreak(connections);
 		this.group = new Group(queue, kindsHash(kinds));
 		this.member = member;
 		this.buckets = buckets;
@@ -143,24 +147,32 @@ public final class BucketCoordinator {
 
 	private void run(BucketScope scope, PollSignals signals) {
 		try {
+			Duration next;
 			do {
+				next = this.heartbeat;
+				long started = System.nanoTime();
 				try {
 					if (turn(scope)) {
 						signals.wakeUp();
 					}
-					if (this.failures > 0) {
+					FailureStreak.Ended ended = this.failures.succeeded();
+					if (ended != null) {
 						logger.info("Queue '{}': coordination works again after {} failed heartbeats", this.group.queue(),
-								this.failures);
+								ended.failures());
 					}
-					this.failures = 0;
 				}
 				catch (RuntimeException ex) {
-					this.failures++;
-					logger.warn("Queue '{}': bucket heartbeat failed ({} in a row); claims stop once the membership could "
-							+ "have expired: {}", this.group.queue(), this.failures, ex.toString());
+					// A lost connection is tried again at once, on a fresh one, rather than a heartbeat later.
+					FailureStreak.Pause pause = this.failures.failed(ex, started);
+					if (pause.delay().compareTo(next) < 0) {
+						next = pause.delay();
+					}
+					logger.warn("Queue '{}': bucket heartbeat failed ({} {} in a row), next try in {} ms; claims stop "
+							+ "once the membership could have expired: {}", this.group.queue(), pause.inARow(),
+							pause.cause().tag(), next.toMillis(), ex.toString());
 				}
 			}
-			while (!this.stopped.await(this.heartbeat.toMillis(), TimeUnit.MILLISECONDS));
+			while (!this.stopped.await(next.toNanos(), TimeUnit.NANOSECONDS));
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();

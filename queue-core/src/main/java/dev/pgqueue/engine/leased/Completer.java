@@ -13,6 +13,8 @@ import dev.pgqueue.engine.job.ClaimedJob;
 import dev.pgqueue.engine.run.Outcome;
 import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.service.EngineThreads;
+import dev.pgqueue.engine.service.FailureCause;
+import dev.pgqueue.engine.service.FailureStreak;
 import dev.pgqueue.engine.sql.JobRepository;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -175,7 +177,8 @@ final class Completer implements EngineService {
 					return null;
 				}
 				try {
-					Thread.sleep(100L << attempt);
+					// A lost connection is tried again at once, on a fresh one.
+					Thread.sleep(FailureStreak.basePause(FailureCause.of(ex), attempt).toMillis());
 				}
 				catch (InterruptedException interrupted) {
 					if (this.running) {

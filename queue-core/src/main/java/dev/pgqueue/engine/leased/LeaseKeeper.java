@@ -7,25 +7,27 @@ import java.util.concurrent.TimeUnit;
 
 import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.service.EngineThreads;
+import dev.pgqueue.engine.service.FailureStreak;
+import dev.pgqueue.engine.service.PooledConnections;
 import dev.pgqueue.engine.settings.QueueSettings;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-
-import org.springframework.dao.DataAccessException;
 
 /**
  * Extends the leases of every job a leased poller holds (claimed ahead, running, or finished with
  * its outcome not yet written) every third of the lease, on a timer of its own: independent of how
  * long the poll thread waits, and still running while shutdown waits for jobs to finish, so that a
  * shutdown timeout longer than the lease never lets another instance run them again. A failed
- * extension is retried after a second.
+ * extension is retried at once when its connection was lost, else after a second.
  */
 final class LeaseKeeper implements EngineService {
 
 	private static final Logger logger = LoggerFactory.getLogger(LeaseKeeper.class);
 
 	private static final Duration RETRY = Duration.ofSeconds(1);
+
+	private final FailureStreak failures;
 
 	private final LeasedJobs jobs;
 
@@ -37,8 +39,9 @@ final class LeaseKeeper implements EngineService {
 
 	private @Nullable ScheduledExecutorService timer;
 
-	LeaseKeeper(LeasedJobs jobs, QueueSettings settings, EngineThreads threads) {
+	LeaseKeeper(LeasedJobs jobs, QueueSettings settings, EngineThreads threads, PooledConnections connections) {
 		this.jobs = jobs;
+		this.failures = new FailureStreak(connections);
 		this.queue = settings.name();
 		this.period = settings.leaseDuration().dividedBy(3);
 		this.threads = threads;
@@ -79,17 +82,17 @@ final class LeaseKeeper implements EngineService {
 
 	private void extend() {
 		Duration next = this.period;
+		long started = System.nanoTime();
 		try {
 			this.jobs.extendLeases();
-		}
-		catch (DataAccessException ex) {
-			logger.warn("Queue '{}': could not extend the leases of {} held jobs; retrying in {}: {}", this.queue,
-					this.jobs.heldCount(), RETRY, ex.toString());
-			next = RETRY;
+			this.failures.succeeded();
 		}
 		catch (RuntimeException ex) {
-			logger.warn("Queue '{}': extending leases failed; retrying in {}: {}", this.queue, RETRY, ex.toString());
-			next = RETRY;
+			// A lost connection is tried again at once, on a fresh one; other failures within RETRY.
+			Duration pause = this.failures.failed(ex, started).delay();
+			next = (pause.compareTo(RETRY) < 0) ? pause : RETRY;
+			logger.warn("Queue '{}': could not extend the leases of {} held jobs; retrying in {} ms: {}", this.queue,
+					this.jobs.heldCount(), next.toMillis(), ex.toString());
 		}
 		schedule(next);
 	}

@@ -17,6 +17,7 @@ import dev.pgqueue.engine.poll.RunContext;
 import dev.pgqueue.engine.poll.Workers;
 import dev.pgqueue.engine.run.Attempt;
 import dev.pgqueue.engine.run.JobRunner;
+import dev.pgqueue.engine.service.PooledConnections;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.settings.WorkerSettings;
 import dev.pgqueue.engine.sql.JobRepository;
@@ -108,6 +109,8 @@ public final class LeasedClaims implements ClaimStrategy {
 
 	private Workers workers;
 
+	private final PooledConnections connections;
+
 	private PollSignals signals;
 
 	private LeaseKeeper leaseKeeper;
@@ -129,6 +132,7 @@ public final class LeasedClaims implements ClaimStrategy {
 		this.runner = context.runner();
 		this.metrics = context.metrics();
 		this.lifecycle = context.workers();
+		this.connections = context.connections();
 		this.leased = new LeasedJobs(this.repository, this.settings.name(), this.owner, this.settings.leaseDuration());
 		this.aheadEstimate = new ClaimAheadEstimate(this.settings.batchSize());
 		this.workerClaims = new Semaphore(
@@ -149,7 +153,8 @@ public final class LeasedClaims implements ClaimStrategy {
 					}
 				}, this.lifecycle.threads());
 		this.completer.start();
-		this.leaseKeeper = new LeaseKeeper(this.leased, this.settings, this.lifecycle.threads());
+		this.leaseKeeper = new LeaseKeeper(this.leased, this.settings, this.lifecycle.threads(),
+				this.connections);
 		this.leaseKeeper.start();
 	}
 
@@ -177,6 +182,7 @@ public final class LeasedClaims implements ClaimStrategy {
 	@Override
 	public boolean claim(int room) {
 		List<Held> jobs = claim(room, this.settings.claimAhead());
+		this.signals.claimWorked();
 		this.leased.holdAhead(jobs);
 		dispatchClaimedAhead();
 		return jobs.size() == room;

@@ -28,7 +28,8 @@ import org.springframework.core.task.SimpleAsyncTaskExecutor;
  * <p>The loop never claims more than the strategy has room for (free worker slots, and in leased
  * mode jobs claimed ahead), claims again at once while claims come back full, and otherwise waits
  * a jittered poll interval, or less when woken ({@link #wakeUp()}) by a notification or an enqueue
- * in this application. A failing claim backs off, doubling from 250 ms to 30 s.
+ * in this application. A failing claim pauses claims as {@link ClaimFailures} decides: a lost
+ * connection is claimed again at once on a fresh one, repeated failures space out.
  *
  * <p>Stopping is soft, then hard: claiming stops, running jobs get the shutdown timeout to finish,
  * then the strategy puts unfinished jobs back without using an attempt and their threads are
@@ -89,7 +90,7 @@ public class JobPoller implements EngineService {
 		this.scope = context.scope();
 		this.lifecycle = context.workers();
 		this.sharedExecutor = sharedExecutor;
-		this.signals = new PollSignals(queuePaused);
+		this.signals = new PollSignals(queuePaused, new ClaimFailures(context.queue(), context.metrics(), context.connections()));
 	}
 
 	@Override
@@ -192,8 +193,8 @@ public class JobPoller implements EngineService {
 
 
 	private void pollLoop() {
-		int failures = 0;
 		while (this.running) {
+			long started = System.nanoTime();
 			try {
 				long paused = this.signals.pauseRemainingNanos();
 				if (paused > 0) {
@@ -209,8 +210,8 @@ public class JobPoller implements EngineService {
 					this.signals.awaitWakeUp(shorter(this.settings.pollInterval(), PAUSED_RECHECK));
 					continue;
 				}
+				started = System.nanoTime();
 				boolean full = this.strategy.claim(room);
-				failures = 0;
 				if (!full) {
 					this.signals.awaitWakeUp(Backoff.jittered(this.settings.pollInterval()));
 				}
@@ -220,17 +221,8 @@ public class JobPoller implements EngineService {
 				return;
 			}
 			catch (RuntimeException ex) {
-				failures++;
-				Duration backoff = Backoff.afterFailures(failures);
-				logger.warn("Queue '{}': polling failed ({} in a row); retrying in {} ms: {}", this.settings.name(),
-						failures, backoff.toMillis(), ex.toString());
-				try {
-					this.signals.awaitWakeUp(backoff);
-				}
-				catch (InterruptedException interrupted) {
-					Thread.currentThread().interrupt();
-					return;
-				}
+				// Pauses the loop (checked at its top) for as long as the queue's failures call for.
+				this.signals.claimFailed(ex, started, "claiming");
 			}
 		}
 	}

@@ -14,6 +14,8 @@ public final class PollSignals {
 
 	private final BooleanSupplier queuePaused;
 
+	private final ClaimFailures failures;
+
 	private final ReentrantLock lock = new ReentrantLock();
 
 	private final Condition signal = this.lock.newCondition();
@@ -27,17 +29,14 @@ public final class PollSignals {
 
 	private volatile long pauseUntil = System.nanoTime();
 
-	/** Signals of a queue that is never paused. */
-	public PollSignals() {
-		this(() -> false);
-	}
-
 	/**
 	 * @param queuePaused whether an operator has paused the queue now; asked before every claim, so
 	 * it must be cheap (see {@link QueuePauses})
+	 * @param failures the queue's failed claims and batches, which decide how long claims pause
 	 */
-	public PollSignals(BooleanSupplier queuePaused) {
+	public PollSignals(BooleanSupplier queuePaused, ClaimFailures failures) {
 		this.queuePaused = queuePaused;
+		this.failures = failures;
 	}
 
 	/** Whether an operator has paused the queue: no thread claims its jobs meanwhile. */
@@ -79,9 +78,24 @@ public final class PollSignals {
 		return this.stopping;
 	}
 
-	/** Keeps the poll thread from claiming for a while (a batch failed after its claim had worked). */
-	public void pauseClaims(Duration pause) {
-		this.pauseUntil = System.nanoTime() + pause.toNanos();
+	/**
+	 * A claim, or a batch whose claim had worked, failed: counts it with the queue's other failures
+	 * and keeps every thread of the queue from claiming for as long as they call for (see
+	 * {@link ClaimFailures}).
+	 *
+	 * @param startedAt when the failed claim or batch started ({@link System#nanoTime()})
+	 * @param what what failed, for the log
+	 */
+	public void claimFailed(Throwable failure, long startedAt, String what) {
+		Duration wait = this.failures.failed(failure, startedAt, what).delay();
+		if (!wait.isZero()) {
+			this.pauseUntil = System.nanoTime() + wait.toNanos();
+		}
+	}
+
+	/** A claim (leased mode) or a batch (transactional mode) worked: a streak of failures ends. */
+	public void claimWorked() {
+		this.failures.succeeded();
 	}
 
 	/** How long claims stay paused, in nanoseconds; zero or less when they are not. */

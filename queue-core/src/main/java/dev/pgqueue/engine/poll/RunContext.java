@@ -1,6 +1,7 @@
 package dev.pgqueue.engine.poll;
 
 import dev.pgqueue.engine.run.JobRunner;
+import dev.pgqueue.engine.service.PooledConnections;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.settings.WorkerSettings;
 import dev.pgqueue.engine.sql.JobRepository;
@@ -22,9 +23,11 @@ import dev.pgqueue.metrics.QueueMetrics;
  * @param runner runs one attempt
  * @param metrics where to report
  * @param workers threads, shutdown timeout, and whether completed jobs are deleted
+ * @param connections the application's pool, whose idle connections are replaced after a lost one
  */
 public record RunContext(QueueSettings settings, String[] kinds, String owner, JobRepository jobs, ClaimScope scope,
-		JobClaims claims, ClaimProgress progress, JobRunner runner, QueueMetrics metrics, WorkerSettings workers) {
+		JobClaims claims, ClaimProgress progress, JobRunner runner, QueueMetrics metrics, WorkerSettings workers,
+		PooledConnections connections) {
 
 	public RunContext {
 		if (kinds.length == 0) {

@@ -1,5 +1,6 @@
 /**
- * Internal: how the engine's long-running parts start, stop and name their threads. Every poller,
+ * Internal: how the engine's long-running parts start, stop and name their threads, and how long
+ * they wait after a failure ({@link dev.pgqueue.engine.service.FailureStreak}). Every poller,
  * background service and listener is an {@link dev.pgqueue.engine.service.EngineService}, and every
  * thread the engine makes comes from {@link dev.pgqueue.engine.service.EngineThreads}, named
  * {@code pgqueue-<queue>-<role>} (or {@code pgqueue-<role>} for what serves every queue), so that a

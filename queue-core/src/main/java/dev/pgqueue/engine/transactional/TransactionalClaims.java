@@ -1,10 +1,8 @@
 package dev.pgqueue.engine.transactional;
 
-import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
-import dev.pgqueue.engine.poll.Backoff;
 import dev.pgqueue.engine.poll.ClaimStrategy;
 import dev.pgqueue.engine.poll.PollSignals;
 import dev.pgqueue.engine.poll.RunContext;
@@ -35,8 +33,6 @@ public final class TransactionalClaims implements ClaimStrategy {
 	private final Map<Thread, Boolean> batchThreads = new ConcurrentHashMap<>();
 
 	private final BatchStop stop = new BatchStop();
-
-	private volatile int batchFailures;
 
 	private Workers workers;
 
@@ -82,10 +78,11 @@ public final class TransactionalClaims implements ClaimStrategy {
 
 	private void runBatch(ClaimHandOff handOff) {
 		this.batchThreads.put(Thread.currentThread(), Boolean.TRUE);
+		long started = System.nanoTime();
 		try {
 			this.batches.run(handOff, this.stop);
 			handOff.claimed(0);
-			this.batchFailures = 0;
+			this.signals.claimWorked();
 			if (this.limited) {
 				// The batch's slots are free: claim again now rather than after the poll interval.
 				this.signals.wakeUp();
@@ -93,13 +90,10 @@ public final class TransactionalClaims implements ClaimStrategy {
 		}
 		catch (RuntimeException | Error ex) {
 			if (!handOff.failed(ex)) {
-				// The claim had worked, so the poll loop saw no error: pause it here, or a batch that
-				// fails the same way every time would be claimed again at once, over and over.
-				int failures = ++this.batchFailures;
-				Duration pause = Backoff.afterFailures(failures);
-				this.signals.pauseClaims(pause);
-				logger.warn("Queue '{}': a batch was rolled back and its jobs released ({} in a row); pausing claims "
-						+ "for {} ms: {}", this.queue, failures, pause.toMillis(), ex.toString());
+				// The claim had worked, so the poll loop saw no error: count it here, or a batch that
+				// fails the same way every time would be claimed again at once, over and over. Batches
+				// that a lost connection broke together count once, and a fresh batch is claimed at once.
+				this.signals.claimFailed(ex, started, "a batch (rolled back, its jobs released)");
 			}
 		}
 		finally {
