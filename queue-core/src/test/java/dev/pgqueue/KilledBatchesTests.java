@@ -52,6 +52,7 @@ class KilledBatchesTests {
 		fixture.configure(QueueSettings.defaults(QUEUE)
 			.withConcurrency(CONCURRENCY)
 			.withBatchSize(BATCH_SIZE)
+			.withMaxBatchSize(BATCH_SIZE)
 			.withPollInterval(Duration.ofMillis(50)));
 		fixture.handle("swept.wait", QUEUE, (job) -> {
 			if (Integer.parseInt(job.payload()) < CONCURRENCY * BATCH_SIZE && release.getCount() > 0) {

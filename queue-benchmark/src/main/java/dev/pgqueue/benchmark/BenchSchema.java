@@ -251,6 +251,11 @@ final class BenchSchema implements AutoCloseable {
 	}
 
 	/** Jobs not finished yet: available (or locked by a transaction still running) and running. */
+	/** Jobs waiting for a worker. */
+	long available() {
+		return count("state = 'available'");
+	}
+
 	long unfinished() {
 		return count("state IN ('available', 'running')");
 	}

@@ -25,7 +25,7 @@ import java.util.Map;
 public final class Benchmark {
 
 	/** Every workload, in the order they run: the long growth load last. */
-	static final List<Workload> WORKLOADS = List.of(new DrainWorkload(), new SlowJobsWorkload(),
+	static final List<Workload> WORKLOADS = List.of(new DrainWorkload(), new DeepBacklogWorkload(), new SlowJobsWorkload(),
 			new EnqueueWorkload(), new SteadyStateWorkload(), new BurstWorkload(), new ScalingWorkload(),
 			new RebalanceWorkload(), new LimitsWorkload(), new RoundTripWorkload(), new TwoPhaseWorkload(),
 			new UserPathWorkload(), new SoakWorkload(), new GrowthWorkload());

@@ -40,7 +40,7 @@ final class DrainWorkload implements Workload {
 			for (QueueMode mode : MODES) {
 				for (int batchSize : profile.drainBatchSizes()) {
 					for (int concurrency : profile.drainConcurrency()) {
-						results.add(measure(context, schema, mode, batchSize, concurrency,
+						results.addAll(measure(context, schema, mode, batchSize, concurrency,
 								profile.drainJobs(batchSize)));
 					}
 				}
@@ -67,8 +67,13 @@ final class DrainWorkload implements Workload {
 		schema.release(pool);
 	}
 
-	private Result measure(Context context, BenchSchema schema, QueueMode mode, int batchSize, int concurrency,
+	private List<Result> measure(Context context, BenchSchema schema, QueueMode mode, int batchSize, int concurrency,
 			int jobs) {
+		// With -Dpgqueue.bench.drain.fixed=true, transactional settings whose batches adapt are also
+		// drained at their fixed batch size, as the engine did before batches adapted, in the same rounds.
+		QueueSettings settings = settings(mode, concurrency, batchSize);
+		boolean compareFixed = Boolean.getBoolean("pgqueue.bench.drain.fixed") && settings.adaptsBatchSize();
+		List<Double> fixed = new ArrayList<>();
 		HikariDataSource pool = schema.pool("drain", concurrency + 2);
 		Duration cap = context.profile().drainTimeCap();
 		List<Double> pgqueue = new ArrayList<>();
@@ -77,9 +82,13 @@ final class DrainWorkload implements Workload {
 			for (int round = 0; round < context.profile().rounds(); round++) {
 				schema.truncate();
 				schema.loadAvailable(jobs);
-				pgqueue.add(Drains.pgqueue(schema, pool, settings(mode, concurrency, batchSize), deletes(mode), 1, jobs,
-						QueueMetrics.NONE, cap)
-					.rate());
+				pgqueue.add(Drains.pgqueue(schema, pool, settings, deletes(mode), 1, jobs, QueueMetrics.NONE, cap).rate());
+				if (compareFixed) {
+					schema.truncate();
+					schema.loadAvailable(jobs);
+					fixed.add(Drains.pgqueue(schema, pool, settings.withMaxBatchSize(batchSize), deletes(mode), 1, jobs,
+							QueueMetrics.NONE, cap).rate());
+				}
 				schema.truncate();
 				schema.loadAvailable(jobs);
 				raw.add(Drains.raw(schema, pool, mode, concurrency, batchSize, jobs, null, Long.MAX_VALUE, cap).rate());
@@ -93,7 +102,17 @@ final class DrainWorkload implements Workload {
 		double rawRate = Profile.median(raw);
 		context.progress("%-24s pgqueue %,8.0f jobs/s %-28s raw %,8.0f jobs/s %-30s %5.2f", variant, pgqueueRate,
 				Profile.rounds(pgqueue), rawRate, Profile.rounds(raw), pgqueueRate / rawRate);
-		return Result.higher(name(), variant, "throughput", "jobs/s", pgqueueRate, rawRate, Target.ratioAtLeast(0.5));
+		List<Result> results = new ArrayList<>();
+		results.add(Result.higher(name(), variant, "throughput", "jobs/s", pgqueueRate, rawRate,
+				Target.ratioAtLeast(0.5)));
+		if (compareFixed) {
+			double fixedRate = Profile.median(fixed);
+			context.progress("%-24s fixed batch (before) %,8.0f jobs/s %-28s adaptive ÷ fixed %5.2f", variant, fixedRate,
+					Profile.rounds(fixed), pgqueueRate / fixedRate);
+			results.add(Result.higher(name(), variant + ", fixed batch (before)", "throughput", "jobs/s", fixedRate,
+					rawRate, null));
+		}
+		return results;
 	}
 
 	static String variant(QueueMode mode, int batchSize, int concurrency) {

@@ -163,4 +163,9 @@ public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes
 		return this.drainJobsPerBatchSize.get(this.drainBatchSizes.indexOf(batchSize));
 	}
 
+	/** How long the deep-backlog workload measures each side per round (after a fifth of it to settle). */
+	Duration deepBacklogWindow() {
+		return "smoke".equals(this.name) ? Duration.ofSeconds(1) : Duration.ofSeconds(10);
+	}
+
 }

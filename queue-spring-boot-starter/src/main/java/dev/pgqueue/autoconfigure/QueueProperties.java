@@ -488,9 +488,18 @@ public class QueueProperties {
 
 		/**
 		 * Most jobs one claim statement takes. Defaults to 10, and to 1 for a queue with
-		 * two-phase-commit, which accepts no other value.
+		 * two-phase-commit, which accepts no other value. In transactional mode, where a batch
+		 * starts and the least it shrinks to when its size adapts (max-batch-size).
 		 */
 		private Integer batchSize;
+
+		/**
+		 * Transactional mode: the most jobs a batch grows to while claims come back full and batches
+		 * run shorter than 200 ms. Defaults to 500 (or batch-size, when larger); set it to
+		 * batch-size for a batch that never grows. Leased queues and queues with two-phase-commit do
+		 * not adapt.
+		 */
+		private Integer maxBatchSize;
 
 		/**
 		 * Pause after a poll that found less than a full batch, spread by ±10 %.
@@ -608,6 +617,14 @@ public class QueueProperties {
 
 		public void setBatchSize(Integer batchSize) {
 			this.batchSize = batchSize;
+		}
+
+		public Integer getMaxBatchSize() {
+			return this.maxBatchSize;
+		}
+
+		public void setMaxBatchSize(Integer maxBatchSize) {
+			this.maxBatchSize = maxBatchSize;
 		}
 
 		public Duration getPollInterval() {
@@ -731,7 +748,9 @@ public class QueueProperties {
 					this.retry.maxDelay, this.retry.multiplier, this.retry.jitter);
 			int batchSize = (this.batchSize != null) ? this.batchSize
 					: this.twoPhaseCommit ? 1 : QueueSettings.DEFAULT_BATCH_SIZE;
-			return new QueueSettings(name, this.mode, this.concurrency, batchSize, this.pollInterval,
+			int maxBatchSize = (this.maxBatchSize != null) ? this.maxBatchSize
+					: Math.max(batchSize, QueueSettings.DEFAULT_MAX_BATCH_SIZE);
+			return new QueueSettings(name, this.mode, this.concurrency, batchSize, maxBatchSize, this.pollInterval,
 					this.leaseDuration, this.maxAttempts, policy, this.nonRetryableExceptions, this.claimAhead,
 					this.runAtJitter, this.assignment, this.buckets, this.sla,
 					ConcurrencyLimits.of(name, this.perKeyConcurrency, this.orderedByKey, this.maxRunning), this.timeout,

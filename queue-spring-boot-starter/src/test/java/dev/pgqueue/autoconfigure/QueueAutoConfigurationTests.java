@@ -331,10 +331,11 @@ class QueueAutoConfigurationTests {
 					"pgqueue.queues.reports.claim-ahead=false", "pgqueue.queues.reports.run-at-jitter=5s",
 					"pgqueue.queues.reports.assignment=buckets", "pgqueue.queues.reports.buckets=128",
 					"pgqueue.queues.reports.sla=10s", "pgqueue.queues.reports.per-key-concurrency=2",
-					"pgqueue.queues.reports.max-running=9", "pgqueue.queues.reports.timeout=45s")
+					"pgqueue.queues.reports.max-running=9", "pgqueue.queues.reports.timeout=45s",
+					"pgqueue.queues.reports.max-batch-size=70")
 			.run((context) -> {
 				JobPoller poller = poller(context, "reports");
-				assertThat(poller.settings()).isEqualTo(new QueueSettings("reports", QueueMode.LEASED, 3, 7,
+				assertThat(poller.settings()).isEqualTo(new QueueSettings("reports", QueueMode.LEASED, 3, 7, 70,
 						Duration.ofMillis(250), Duration.ofSeconds(30), 5,
 						new RetryPolicy(Duration.ofSeconds(2), Duration.ofMinutes(1), 3.0, 0.5),
 						List.of(IllegalArgumentException.class), false, Duration.ofSeconds(5), QueueAssignment.BUCKETS, 128,

@@ -19,7 +19,11 @@ import org.jspecify.annotations.Nullable;
  * @param mode how jobs run relative to the claiming transaction
  * @param concurrency in transactional mode, batches run at once (each holds a connection); in
  * leased mode, jobs run at once
- * @param batchSize most jobs claimed by one statement
+ * @param batchSize most jobs claimed by one statement; in transactional mode, where a batch starts
+ * and the least it shrinks to when its size adapts
+ * @param maxBatchSize transactional mode: the most jobs a batch grows to while claims come back full
+ * and batches stay short ({@code AdaptiveBatchSize}); equal to {@code batchSize} for a fixed size.
+ * Leased queues and queues with two-phase commit do not adapt
  * @param pollInterval pause between polls that found less than a full batch (jittered ±10 %)
  * @param leaseDuration how long a leased job may run without its lease being extended
  * @param maxAttempts attempts a job gets when its request does not say
@@ -46,7 +50,8 @@ import org.jspecify.annotations.Nullable;
  * ({@code PREPARE TRANSACTION}) before the listener's external step runs, and committed after it;
  * needs a batch size of 1, since a prepared transaction covers the whole batch
  */
-public record QueueSettings(String name, QueueMode mode, int concurrency, int batchSize, Duration pollInterval,
+public record QueueSettings(String name, QueueMode mode, int concurrency, int batchSize, int maxBatchSize,
+		Duration pollInterval,
 		Duration leaseDuration, int maxAttempts, RetryPolicy retry, List<Class<? extends Throwable>> nonRetryable,
 		boolean claimAhead, Duration runAtJitter, QueueAssignment assignment, int buckets, @Nullable Duration sla,
 		ConcurrencyLimits limits, @Nullable Duration timeout, boolean twoPhaseCommit) {
@@ -54,6 +59,9 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 	public static final int DEFAULT_CONCURRENCY = 4;
 
 	public static final int DEFAULT_BATCH_SIZE = 10;
+
+	/** How large a transactional batch may grow while claims come back full and batches stay short. */
+	public static final int DEFAULT_MAX_BATCH_SIZE = 500;
 
 	public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofSeconds(1);
 
@@ -86,6 +94,12 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 		Objects.requireNonNull(retry, key + "retry must be set");
 		SettingRules.atLeastOne(key + "concurrency", concurrency);
 		SettingRules.atLeastOne(key + "batch-size", batchSize);
+		if (maxBatchSize < batchSize) {
+			throw new InvalidQueueConfigurationException(key + "max-batch-size", key + "max-batch-size must be at "
+					+ "least batch-size (" + batchSize + "), was " + maxBatchSize + ": a batch starts at batch-size and "
+					+ "grows to max-batch-size while claims come back full", "Set " + key + "max-batch-size to "
+							+ batchSize + " or more; equal to batch-size for a batch that never grows.");
+		}
 		SettingRules.atLeastOne(key + "max-attempts", maxAttempts);
 		SettingRules.positive(key + "poll-interval", pollInterval);
 		SettingRules.positive(key + "lease-duration", leaseDuration);
@@ -126,7 +140,8 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 
 	/** Settings with every default, for a queue that has no configuration of its own. */
 	public static QueueSettings defaults(String name) {
-		return new QueueSettings(name, DEFAULT_MODE, DEFAULT_CONCURRENCY, DEFAULT_BATCH_SIZE, DEFAULT_POLL_INTERVAL,
+		return new QueueSettings(name, DEFAULT_MODE, DEFAULT_CONCURRENCY, DEFAULT_BATCH_SIZE, DEFAULT_MAX_BATCH_SIZE,
+				DEFAULT_POLL_INTERVAL,
 				DEFAULT_LEASE_DURATION, DEFAULT_MAX_ATTEMPTS, RetryPolicy.DEFAULT, List.of(), DEFAULT_CLAIM_AHEAD,
 				DEFAULT_RUN_AT_JITTER, DEFAULT_ASSIGNMENT, DEFAULT_BUCKETS, null, ConcurrencyLimits.NONE, null, false);
 	}
@@ -148,103 +163,118 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 	}
 
 	public QueueSettings withName(String name) {
-		return new QueueSettings(name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+		return new QueueSettings(name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
 				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
 	}
 
 	public QueueSettings withMode(QueueMode mode) {
-		return new QueueSettings(this.name, mode, this.concurrency, this.batchSize, this.pollInterval,
+		return new QueueSettings(this.name, mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
 				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
 	}
 
 	public QueueSettings withConcurrency(int concurrency) {
-		return new QueueSettings(this.name, this.mode, concurrency, this.batchSize, this.pollInterval,
+		return new QueueSettings(this.name, this.mode, concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
 				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
 	}
 
 	public QueueSettings withBatchSize(int batchSize) {
-		return new QueueSettings(this.name, this.mode, this.concurrency, batchSize, this.pollInterval,
+		return new QueueSettings(this.name, this.mode, this.concurrency, batchSize, Math.max(batchSize, this.maxBatchSize), this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
 				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
 	}
 
+	/** Transactional mode: the most jobs a batch grows to; {@link #batchSize()} for a fixed size. */
+	public QueueSettings withMaxBatchSize(int maxBatchSize) {
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, maxBatchSize, this.pollInterval,
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
+				this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
+	}
+
+	/**
+	 * Whether the size of the queue's batches adapts between {@link #batchSize()} and
+	 * {@link #maxBatchSize()}: transactional queues without two-phase commit whose maximum is larger.
+	 */
+	public boolean adaptsBatchSize() {
+		return this.mode == QueueMode.TRANSACTIONAL && !this.twoPhaseCommit && this.maxBatchSize > this.batchSize;
+	}
+
 	public QueueSettings withPollInterval(Duration pollInterval) {
-		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, pollInterval,
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
 				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
 	}
 
 	public QueueSettings withLeaseDuration(Duration leaseDuration) {
-		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
 				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
 	}
 
 	public QueueSettings withMaxAttempts(int maxAttempts) {
-		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
 				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
 	}
 
 	public QueueSettings withRetry(RetryPolicy retry) {
-		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, retry, this.nonRetryable, this.claimAhead,
 				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
 	}
 
 	public QueueSettings withNonRetryable(List<Class<? extends Throwable>> nonRetryable) {
-		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, nonRetryable, this.claimAhead,
 				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
 	}
 
 	public QueueSettings withClaimAhead(boolean claimAhead) {
-		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, claimAhead,
 				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
 	}
 
 	public QueueSettings withRunAtJitter(Duration runAtJitter) {
-		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, runAtJitter,
 				this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
 	}
 
 	public QueueSettings withAssignment(QueueAssignment assignment) {
-		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
 				assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
 	}
 
 	public QueueSettings withBuckets(int buckets) {
-		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
 				this.assignment, buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
 	}
 
 	public QueueSettings withSla(@Nullable Duration sla) {
-		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
 				this.assignment, this.buckets, sla, this.limits, this.timeout, this.twoPhaseCommit);
 	}
 
 	public QueueSettings withLimits(ConcurrencyLimits limits) {
-		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
 				this.assignment, this.buckets, this.sla, limits, this.timeout, this.twoPhaseCommit);
 	}
 
 	public QueueSettings withTimeout(@Nullable Duration timeout) {
-		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
 				this.assignment, this.buckets, this.sla, this.limits, timeout, this.twoPhaseCommit);
 	}
 
 	public QueueSettings withTwoPhaseCommit(boolean twoPhaseCommit) {
-		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.pollInterval,
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
 				this.assignment, this.buckets, this.sla, this.limits, this.timeout, twoPhaseCommit);
 	}

@@ -36,10 +36,12 @@ public abstract class BatchFlow implements BatchRun {
 	}
 
 	@Override
-	public final void run(ClaimHandOff handOff, BatchStop stop) {
+	public final int run(ClaimHandOff handOff, BatchStop stop, int batchSize) {
+		int[] claimed = { 0 };
 		List<Attempt> standing = this.transactions.execute((status) -> inTransaction(() -> {
-			List<ClaimedJob> jobs = claim();
-			handOff.claimed(claimedCount(jobs));
+			List<ClaimedJob> jobs = claim(batchSize);
+			claimed[0] = jobs.size();
+			handOff.claimed(claimedCount(jobs, batchSize));
 			return jobs.isEmpty() ? List.<Attempt>of() : runClaimed(status, jobs, stop);
 		}));
 		// Counted and logged once committed, and only the attempts whose outcome stands: a neighbour
@@ -47,6 +49,7 @@ public abstract class BatchFlow implements BatchRun {
 		if (standing != null) {
 			standing.forEach(this.context.runner()::record);
 		}
+		return claimed[0];
 	}
 
 	/**
@@ -61,14 +64,13 @@ public abstract class BatchFlow implements BatchRun {
 	}
 
 	/** How many jobs the poll thread is told the claim returned; a full batch makes it claim again at once. */
-	protected int claimedCount(List<ClaimedJob> jobs) {
+	protected int claimedCount(List<ClaimedJob> jobs, int batchSize) {
 		return jobs.size();
 	}
 
 	/** Claims up to a batch of due jobs from where the scope says, and records what the claim achieved. */
-	private List<ClaimedJob> claim() {
+	private List<ClaimedJob> claim(int batchSize) {
 		String[] kinds = this.context.kinds();
-		int batchSize = settings().batchSize();
 		long start = System.nanoTime();
 		List<ClaimedJob> jobs = this.context.scope()
 			.claim((from) -> this.context.claims().lock(kinds, batchSize, from));

@@ -14,7 +14,9 @@ interface BatchRun {
 	 * waiting on it
 	 * @param stop whether shutdown has run out of time: the batch then leaves its remaining jobs
 	 * untouched, and a job interrupted by it goes back without using an attempt
+	 * @param batchSize most jobs the batch claims
+	 * @return how many jobs the batch claimed
 	 */
-	void run(ClaimHandOff handOff, BatchStop stop);
+	int run(ClaimHandOff handOff, BatchStop stop, int batchSize);
 
 }

@@ -60,8 +60,8 @@ public final class TransactionalBatchRunner extends BatchFlow {
 	 * so that the poller claims again at once.
 	 */
 	@Override
-	protected int claimedCount(List<ClaimedJob> jobs) {
-		return context().claims().stoppedAtShare() ? Math.max(jobs.size(), settings().batchSize()) : jobs.size();
+	protected int claimedCount(List<ClaimedJob> jobs, int batchSize) {
+		return context().claims().stoppedAtShare() ? Math.max(jobs.size(), batchSize) : jobs.size();
 	}
 
 	/** Runs the batch; returns the attempts whose outcomes it recorded. */

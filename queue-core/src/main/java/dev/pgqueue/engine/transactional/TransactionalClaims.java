@@ -7,6 +7,7 @@ import dev.pgqueue.engine.poll.ClaimStrategy;
 import dev.pgqueue.engine.poll.PollSignals;
 import dev.pgqueue.engine.poll.RunContext;
 import dev.pgqueue.engine.poll.Workers;
+import dev.pgqueue.engine.settings.QueueSettings;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,7 +25,7 @@ public final class TransactionalClaims implements ClaimStrategy {
 
 	private final String queue;
 
-	private final int batchSize;
+	private final AdaptiveBatchSize batchSize;
 
 	private final BatchRun batches;
 
@@ -44,7 +45,9 @@ public final class TransactionalClaims implements ClaimStrategy {
 	 */
 	public TransactionalClaims(RunContext context, BatchRun batches) {
 		this.queue = context.queue();
-		this.batchSize = context.settings().batchSize();
+		QueueSettings settings = context.settings();
+		this.batchSize = new AdaptiveBatchSize(settings.batchSize(),
+				settings.adaptsBatchSize() ? settings.maxBatchSize() : settings.batchSize());
 		// A finished batch of limited claims frees slots its poller can use at once.
 		this.limited = context.claims().limited();
 		this.batches = batches;
@@ -66,22 +69,26 @@ public final class TransactionalClaims implements ClaimStrategy {
 	public boolean claim(int room) throws InterruptedException {
 		this.workers.acquire();
 		ClaimHandOff handOff = new ClaimHandOff();
+		int size = this.batchSize.next();
 		try {
-			this.workers.execute(() -> runBatch(handOff));
+			this.workers.execute(() -> runBatch(handOff, size));
 		}
 		catch (RuntimeException ex) {
 			this.workers.release();
 			throw ex;
 		}
-		return handOff.await() >= this.batchSize;
+		int claimed = handOff.await();
+		this.batchSize.claimed(size, claimed);
+		return claimed >= size;
 	}
 
-	private void runBatch(ClaimHandOff handOff) {
+	private void runBatch(ClaimHandOff handOff, int size) {
 		this.batchThreads.put(Thread.currentThread(), Boolean.TRUE);
 		long started = System.nanoTime();
 		try {
-			this.batches.run(handOff, this.stop);
+			int jobs = this.batches.run(handOff, this.stop, size);
 			handOff.claimed(0);
+			this.batchSize.ran(jobs, System.nanoTime() - started);
 			this.signals.claimWorked();
 			if (this.limited) {
 				// The batch's slots are free: claim again now rather than after the poll interval.
