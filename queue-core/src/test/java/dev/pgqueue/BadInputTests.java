@@ -91,7 +91,7 @@ class BadInputTests {
 		// Retries wait as scheduled jobs; the promoter makes them due again.
 		promoter = fixture.maintenance((m) -> new MaintenanceSettings(Duration.ofMillis(50), m.rescueInterval(),
 				m.cleanupInterval(), m.statsInterval(), m.completedRetention(), m.failedRetention(),
-				m.cleanupBatchSize()));
+				m.cleanupBatchSize(), m.deadRowsWarning()));
 		promoter.start();
 	}
 

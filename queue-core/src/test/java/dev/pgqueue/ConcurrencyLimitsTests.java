@@ -223,7 +223,7 @@ class ConcurrencyLimitsTests {
 		}
 		this.maintenance = this.fixture.maintenance((m) -> new MaintenanceSettings(Duration.ofMillis(20),
 				m.rescueInterval(), m.cleanupInterval(), m.statsInterval(), m.completedRetention(), m.failedRetention(),
-				m.cleanupBatchSize()));
+				m.cleanupBatchSize(), m.deadRowsWarning()));
 		this.maintenance.start();
 		List<JobPoller> pollers = this.fixture.startPollers(queue, 3);
 		assertThat(pollers).hasSize(3);

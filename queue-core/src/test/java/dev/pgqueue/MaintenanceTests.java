@@ -58,7 +58,7 @@ class MaintenanceTests {
 
 	private static MaintenanceSettings smallBatches(MaintenanceSettings m) {
 		return new MaintenanceSettings(m.promoteInterval(), m.rescueInterval(), m.cleanupInterval(),
-				m.statsInterval(), COMPLETED_RETENTION, FAILED_RETENTION, 100);
+				m.statsInterval(), COMPLETED_RETENTION, FAILED_RETENTION, 100, m.deadRowsWarning());
 	}
 
 	@Test

@@ -62,7 +62,7 @@ class RetryBackoffTests {
 		});
 		maintenance = fixture.maintenance((m) -> new MaintenanceSettings(Duration.ofMillis(50), m.rescueInterval(),
 				m.cleanupInterval(), m.statsInterval(), m.completedRetention(), m.failedRetention(),
-				m.cleanupBatchSize()));
+				m.cleanupBatchSize(), m.deadRowsWarning()));
 		maintenance.start();
 	}
 

@@ -68,7 +68,7 @@ class TransactionalModeTests {
 		JobPoller poller = fixture.poller("tx");
 		var maintenance = fixture.maintenance((m) -> new dev.pgqueue.engine.settings.MaintenanceSettings(
 				Duration.ofMillis(50), m.rescueInterval(), m.cleanupInterval(), m.statsInterval(),
-				m.completedRetention(), m.failedRetention(), m.cleanupBatchSize()));
+				m.completedRetention(), m.failedRetention(), m.cleanupBatchSize(), m.deadRowsWarning()));
 		poller.start();
 		maintenance.start();
 		try {

@@ -77,7 +77,7 @@ class TwoPhaseCommitTests {
 		fixture.configure(twoPhase("broken").withMaxAttempts(2));
 		maintenance = fixture.maintenance((m) -> new MaintenanceSettings(Duration.ofMillis(50), m.rescueInterval(),
 				m.cleanupInterval(), m.statsInterval(), m.completedRetention(), m.failedRetention(),
-				m.cleanupBatchSize()));
+				m.cleanupBatchSize(), m.deadRowsWarning()));
 		maintenance.start();
 		fixture.handleWithEffect("pay", "happy", (job) -> {
 			writeLedger(job);

@@ -124,7 +124,7 @@ final class SoakWorkload implements Workload {
 			List<EngineService> maintenance = engine.maintenance(new MaintenanceSettings(defaults.promoteInterval(),
 					defaults.rescueInterval(), defaults.cleanupInterval(), defaults.statsInterval(),
 					variant.deleteCompleted() ? Duration.ZERO : defaults.completedRetention(), defaults.failedRetention(),
-					defaults.cleanupBatchSize()));
+					defaults.cleanupBatchSize(), defaults.deadRowsWarning()));
 			maintenance.forEach(EngineService::start);
 			List<Thread> producers = new ArrayList<>();
 			for (int p = 0; p < PRODUCERS; p++) {

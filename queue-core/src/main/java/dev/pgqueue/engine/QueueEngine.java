@@ -19,6 +19,7 @@ import dev.pgqueue.engine.maintenance.Cleaner;
 import dev.pgqueue.engine.maintenance.Promoter;
 import dev.pgqueue.engine.maintenance.Rescuer;
 import dev.pgqueue.engine.maintenance.StatsReader;
+import dev.pgqueue.engine.maintenance.VacuumWatch;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.poll.PollerWakeUps;
 import dev.pgqueue.engine.poll.QueuePauses;
@@ -156,7 +157,7 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		this.rescuer = new Rescuer(maintenance, builder.metrics, timings.rescueInterval());
 		this.cleaner = new Cleaner(maintenance, timings);
 		this.statsReader = new StatsReader(maintenance, builder.metrics, timings.statsInterval(), this::knownQueues,
-				this.handlers, this.signals, this.pauses);
+				this.handlers, this.signals, this.pauses, new VacuumWatch(schema, timings.deadRowsWarning()));
 		this.inDoubtResolver = resolver;
 		if (this.processing) {
 			if (this.notifications != null) {
@@ -293,9 +294,10 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 	}
 
 	/**
-	 * Checks the configuration against the registered listeners, creates one poller per queue that
-	 * has listeners and starts the notification listener, the services and the pollers. Does nothing
-	 * but check when this engine does not process jobs.
+	 * Checks whether the jobs table gets vacuumed (a warning when it does not, never a failure) and
+	 * the configuration against the registered listeners, creates one poller per queue that has
+	 * listeners and starts the notification listener, the services and the pollers. Does nothing but
+	 * check when this engine does not process jobs.
 	 * @throws InvalidQueueConfigurationException when a configured queue has no listener here, or a
 	 * queue with two-phase commit has no {@link InDoubtJobResolver}
 	 */
@@ -304,6 +306,9 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		if (this.running) {
 			return;
 		}
+		// Warns once, at start-up, when the jobs table is not vacuumed as its settings assume; the stats
+		// reader then warns again only when that changes. Never throws.
+		this.statsReader.checkVacuum();
 		if (!this.processing) {
 			logger.info("pgqueue processing is off (pgqueue.enabled=false): jobs are enqueued but not run here");
 			this.running = true;

@@ -39,6 +39,8 @@ import org.jspecify.annotations.Nullable;
  * <tr><td>{@code pgqueue.queue.oldest.age}</td><td>time gauge; tag {@code queue}</td></tr>
  * <tr><td>{@code pgqueue.database.oldest.transaction.age}</td><td>time gauge</td></tr>
  * <tr><td>{@code pgqueue.database.lock.waits}</td><td>gauge</td></tr>
+ * <tr><td>{@code pgqueue.table.dead.rows}</td><td>gauge</td></tr>
+ * <tr><td>{@code pgqueue.table.autovacuum.off}</td><td>gauge, 1 while autovacuum cannot run on the jobs table</td></tr>
  * </table>
  */
 public class MicrometerQueueMetrics implements QueueMetrics {
@@ -66,6 +68,13 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 
 	/** Registered on the first reading: only applications with two-phase queues read them. */
 	private final AtomicBoolean preparedGauges = new AtomicBoolean();
+
+	private final AtomicLong deadRows = new AtomicLong();
+
+	private final AtomicLong autovacuumOff = new AtomicLong();
+
+	/** Registered on the first reading, so that a 0 is never shown for a table not read yet. */
+	private final AtomicBoolean vacuumGauges = new AtomicBoolean();
 
 	/**
 	 * @param registry where to publish
@@ -168,6 +177,21 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 	@Override
 	public void lockWaits(long waiting) {
 		this.lockWaits.set(waiting);
+	}
+
+	@Override
+	public void vacuumHealth(VacuumHealth health) {
+		this.deadRows.set(health.deadRows());
+		this.autovacuumOff.set(health.autovacuumOff() ? 1 : 0);
+		if (this.vacuumGauges.compareAndSet(false, true)) {
+			Gauge.builder("pgqueue.table.dead.rows", this.deadRows, AtomicLong::get)
+				.description("Dead rows in the jobs table, by the server's statistics; vacuum removes them")
+				.register(this.registry);
+			Gauge.builder("pgqueue.table.autovacuum.off", this.autovacuumOff, AtomicLong::get)
+				.description("1 while autovacuum cannot run on the jobs table: off for the server (autovacuum or "
+						+ "track_counts) or for the table (autovacuum_enabled)")
+				.register(this.registry);
+		}
 	}
 
 	@Override

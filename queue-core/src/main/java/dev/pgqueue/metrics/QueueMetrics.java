@@ -84,6 +84,10 @@ public interface QueueMetrics {
 	default void lockWaits(long waiting) {
 	}
 
+	/** Freshly read: whether the jobs table gets vacuumed, its dead and live rows. */
+	default void vacuumHealth(VacuumHealth health) {
+	}
+
 	/** Freshly read by the in-doubt resolver: this schema's prepared transactions (two-phase commit). */
 	default void preparedTransactions(PreparedTransactions prepared) {
 	}

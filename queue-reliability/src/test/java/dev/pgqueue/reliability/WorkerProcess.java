@@ -192,7 +192,7 @@ public final class WorkerProcess {
 			.withWorkers(new WorkerSettings(options.shutdownTimeout, false, false))
 			.withMaintenance(new MaintenanceSettings(Duration.ofMillis(500), options.rescueInterval,
 					defaults.cleanupInterval(), defaults.statsInterval(), defaults.completedRetention(),
-					defaults.failedRetention(), defaults.cleanupBatchSize()))
+					defaults.failedRetention(), defaults.cleanupBatchSize(), defaults.deadRowsWarning()))
 			.withTwoPhase(new TwoPhaseSettings(Duration.ofMillis(500), options.inDoubtAfter, Duration.ofMinutes(10)))
 			.withHeartbeatInterval(options.heartbeat);
 		QueueEngine engine = QueueEngine.builder(pool)

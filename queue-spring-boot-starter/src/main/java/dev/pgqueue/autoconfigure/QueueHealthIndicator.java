@@ -18,6 +18,7 @@ import dev.pgqueue.metrics.OldestTransaction;
 import dev.pgqueue.metrics.PollCycleAssessment;
 import dev.pgqueue.metrics.PreparedTransactions;
 import dev.pgqueue.metrics.QueueStats;
+import dev.pgqueue.metrics.VacuumHealth;
 
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
@@ -31,11 +32,14 @@ import org.springframework.boot.health.contributor.Status;
  * are claimed within it; how many of this application's connections wait on a lock; the
  * transaction that holds back cleanup in the database the longest, when one does; and, with queues
  * that use two-phase commit, this schema's prepared transactions: how many, the age of the oldest,
- * and how many are in doubt.
+ * and how many are in doubt; and whether the jobs table gets vacuumed ({@code vacuum}: autovacuum
+ * for the server and for the table, dead and live rows, the last vacuum, the verdict and what to do).
  *
  * <p>{@code DOWN} when a queue that has listeners here is not being polled; else {@link #DEGRADED}
  * while a queue's jobs miss its SLA; else {@code UP}. A paused queue changes no status: it was
- * paused on purpose. Spring Boot's default status order does not know {@code DEGRADED}, so the
+ * paused on purpose. Neither does the vacuum verdict, nor a transaction that holds back cleanup: they
+ * are the database's, the same for every instance, and no instance serves better for being taken out
+ * of service; the details, the warning in the log and the {@code pgqueue.table.*} gauges say so. Spring Boot's default status order does not know {@code DEGRADED}, so the
  * application's overall status stays {@code UP} (and its HTTP status 200) unless
  * {@code management.endpoint.health.status.order} lists it.
  */
@@ -108,6 +112,10 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 		}
 		transaction.put("holdsBackCleanup", oldest.age().compareTo(TransactionHorizon.WARN_AFTER) >= 0);
 		builder.withDetail("oldestTransaction", transaction);
+		VacuumHealth vacuum = this.maintenance.lastVacuumHealth();
+		if (vacuum != null) {
+			builder.withDetail("vacuum", vacuumDetails(vacuum));
+		}
 		InDoubtResolver resolver = this.engine.inDoubtResolver();
 		if (resolver != null) {
 			PreparedTransactions last = resolver.last();
@@ -117,6 +125,19 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 			prepared.put("inDoubt", last.inDoubt());
 			builder.withDetail("preparedTransactions", prepared);
 		}
+	}
+
+	private static Map<String, Object> vacuumDetails(VacuumHealth vacuum) {
+		Map<String, Object> details = new LinkedHashMap<>();
+		details.put("verdict", vacuum.verdict().label());
+		details.put("serverAutovacuum", vacuum.serverAutovacuum());
+		details.put("trackCounts", vacuum.trackCounts());
+		details.put("tableAutovacuum", vacuum.tableAutovacuum());
+		details.put("deadRows", vacuum.deadRows());
+		details.put("liveRows", vacuum.liveRows());
+		details.put("lastVacuum", (vacuum.lastVacuum() != null) ? vacuum.lastVacuum().toString() : "never");
+		details.put("message", vacuum.message());
+		return details;
 	}
 
 	/** Adds the poll-cycle assessment and the SLA of a queue polled here; returns whether it is slipping. */

@@ -176,7 +176,7 @@ public class QueueProperties {
 	public MaintenanceSettings toMaintenanceSettings() {
 		return new MaintenanceSettings(this.maintenance.promoteInterval, this.maintenance.rescueInterval,
 				this.maintenance.cleanupInterval, this.maintenance.statsInterval, this.retention.completed,
-				this.retention.failed, this.maintenance.cleanupBatchSize);
+				this.retention.failed, this.maintenance.cleanupBatchSize, this.maintenance.deadRowsWarning);
 	}
 
 	public static class Schema {
@@ -325,6 +325,13 @@ public class QueueProperties {
 		 */
 		private int cleanupBatchSize = MaintenanceSettings.DEFAULT.cleanupBatchSize();
 
+		/**
+		 * Dead rows in the jobs table from which the stats reader warns that they grow without
+		 * vacuum, when they also outnumber the live rows and the table was not vacuumed in the last
+		 * ten minutes.
+		 */
+		private long deadRowsWarning = MaintenanceSettings.DEFAULT.deadRowsWarning();
+
 		public Duration getPromoteInterval() {
 			return this.promoteInterval;
 		}
@@ -363,6 +370,14 @@ public class QueueProperties {
 
 		public void setCleanupBatchSize(int cleanupBatchSize) {
 			this.cleanupBatchSize = cleanupBatchSize;
+		}
+
+		public long getDeadRowsWarning() {
+			return this.deadRowsWarning;
+		}
+
+		public void setDeadRowsWarning(long deadRowsWarning) {
+			this.deadRowsWarning = deadRowsWarning;
 		}
 
 	}

@@ -18,6 +18,7 @@ import dev.pgqueue.metrics.OldestTransaction;
 import dev.pgqueue.metrics.PollCycleAssessment;
 import dev.pgqueue.metrics.PreparedTransactions;
 import dev.pgqueue.metrics.QueueStats;
+import dev.pgqueue.metrics.VacuumHealth;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.junit.jupiter.api.Test;
@@ -99,6 +100,7 @@ class MonitoringFilesTests {
 		metrics.lockWaits(0);
 		metrics.preparedTransactions(PreparedTransactions.NONE);
 		metrics.inDoubtResolved("mail", "committed");
+		metrics.vacuumHealth(new VacuumHealth("public.pgqueue_jobs", true, true, true, 0, 0, null, List.of()));
 		return registry.scrape()
 			.lines()
 			.filter((line) -> !line.startsWith("#") && !line.isBlank())

@@ -11,6 +11,7 @@ import javax.sql.DataSource;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobListener;
 import dev.pgqueue.JobRequest;
+import dev.pgqueue.engine.QueueEngine;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
@@ -25,6 +26,7 @@ import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
+import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -154,6 +156,42 @@ class QueueHealthIndicatorTests {
 	}
 
 	@Test
+	void showsWhetherTheJobsTableGetsVacuumedAndStaysUpWhenItIsNot() {
+		this.contextRunner.withPropertyValues("pgqueue.maintenance.dead-rows-warning=5000").run((context) -> {
+			assertThat(context.getBean(QueueEngine.class).settings().maintenance().deadRowsWarning()).isEqualTo(5000);
+			JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
+			String table = SCHEMA.name() + ".pgqueue_jobs";
+			boolean serverAutovacuum = "on".equals(jdbc.queryForObject("SHOW autovacuum", String.class));
+			boolean trackCounts = "on".equals(jdbc.queryForObject("SHOW track_counts", String.class));
+			HealthIndicator indicator = context.getBean("pgqueueHealthIndicator", HealthIndicator.class);
+			jdbc.execute("ALTER TABLE " + table + " SET (autovacuum_enabled = false)");
+			try {
+				await().atMost(TIMEOUT).untilAsserted(() -> {
+					Health health = indicator.health(true);
+					assertThat(health.getStatus()).isEqualTo(Status.UP);
+					assertThat(vacuumDetails(health)).containsEntry("tableAutovacuum", false)
+						.containsEntry("serverAutovacuum", serverAutovacuum)
+						.containsEntry("trackCounts", trackCounts)
+						.containsEntry("verdict", (serverAutovacuum && trackCounts) ? "table-autovacuum-off"
+								: "server-autovacuum-off")
+						.containsKeys("deadRows", "liveRows", "lastVacuum");
+					assertThat((String) vacuumDetails(health).get("message"))
+						.contains("ALTER TABLE " + table + " RESET (autovacuum_enabled);");
+				});
+			}
+			finally {
+				jdbc.execute("ALTER TABLE " + table + " RESET (autovacuum_enabled)");
+			}
+			await().atMost(TIMEOUT).untilAsserted(() -> {
+				Map<String, Object> vacuum = vacuumDetails(indicator.health(true));
+				assertThat(vacuum).containsEntry("tableAutovacuum", true)
+					.containsEntry("verdict", (serverAutovacuum && trackCounts) ? "fine" : "server-autovacuum-off");
+				assertThat((String) vacuum.get("message")).doesNotContain("RESET (autovacuum_enabled)");
+			});
+		});
+	}
+
+	@Test
 	void isDownWhenAQueueWithListenersIsNoLongerPolledEvenWhileItsSlaSlips() {
 		this.contextRunner.withPropertyValues("pgqueue.queues.billing.sla=1m").run((context) -> {
 			HealthIndicator indicator = context.getBean("pgqueueHealthIndicator", HealthIndicator.class);
@@ -189,6 +227,12 @@ class QueueHealthIndicatorTests {
 				assertThat(context).doesNotHaveBean(QueueHealthIndicator.class);
 				assertThat(context.getBean("pgqueueHealthIndicator")).isSameAs(custom);
 			});
+	}
+
+	@SuppressWarnings("unchecked")
+	private static Map<String, Object> vacuumDetails(Health health) {
+		assertThat(health.getDetails()).containsKey("vacuum");
+		return (Map<String, Object>) health.getDetails().get("vacuum");
 	}
 
 	@SuppressWarnings("unchecked")

@@ -17,10 +17,13 @@ import dev.pgqueue.engine.service.PeriodicService;
 import dev.pgqueue.engine.sql.MaintenanceRepository;
 import dev.pgqueue.engine.sql.MaintenanceRepository.LockWaits;
 import dev.pgqueue.engine.sql.MaintenanceRepository.UnclaimedKind;
+import dev.pgqueue.engine.sql.MaintenanceRepository.VacuumReading;
 import dev.pgqueue.metrics.OldestTransaction;
 import dev.pgqueue.metrics.PollCycleAssessment;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.metrics.QueueStats;
+import dev.pgqueue.metrics.VacuumHealth;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,8 +31,9 @@ import org.slf4j.LoggerFactory;
  * Reads what metrics and health show, each stats interval: queue depth and the age of the oldest
  * due job, what holds back cleanup in the database ({@link TransactionHorizon}), how many of this
  * application's connections wait on a lock, each polled queue's poll-cycle assessment
- * ({@link QueueSignals}) and which queues are paused ({@link QueuePauses}). It also warns about due
- * jobs that no listener here claims. The last readings stay for health and the Actuator endpoint.
+ * ({@link QueueSignals}), which queues are paused ({@link QueuePauses}) and whether the jobs table
+ * gets vacuumed ({@link VacuumWatch}). It also warns about due jobs that no listener here claims.
+ * The last readings stay for health and the Actuator endpoint.
  */
 public final class StatsReader extends PeriodicService {
 
@@ -54,6 +58,8 @@ public final class StatsReader extends PeriodicService {
 
 	private final TransactionHorizon horizon = new TransactionHorizon();
 
+	private final VacuumWatch vacuum;
+
 	private final Map<String, Long> lastUnclaimedWarning = new ConcurrentHashMap<>();
 
 	private volatile Map<String, QueueStats> lastStats = Map.of();
@@ -65,10 +71,11 @@ public final class StatsReader extends PeriodicService {
 	 * @param handlers this application's listeners, to warn about due jobs that none of them claims
 	 * @param signals what the pollers' claims recorded, assessed on each read
 	 * @param pauses which queues operators paused, reported with the stats
+	 * @param vacuum judges whether the jobs table gets vacuumed
 	 */
 	public StatsReader(MaintenanceRepository repository, QueueMetrics metrics, Duration interval,
 			Supplier<? extends Collection<String>> knownQueues, JobHandlerRegistry handlers, QueueSignals signals,
-			QueuePauses pauses) {
+			QueuePauses pauses, VacuumWatch vacuum) {
 		super("stats reader", interval);
 		this.repository = repository;
 		this.metrics = metrics;
@@ -76,6 +83,7 @@ public final class StatsReader extends PeriodicService {
 		this.handlers = handlers;
 		this.signals = signals;
 		this.pauses = pauses;
+		this.vacuum = vacuum;
 	}
 
 	@Override
@@ -95,6 +103,7 @@ public final class StatsReader extends PeriodicService {
 		reportPauses(stats.keySet());
 		readOldestTransaction();
 		readLockWaits();
+		checkVacuum();
 		return this.lastStats;
 	}
 
@@ -147,6 +156,31 @@ public final class StatsReader extends PeriodicService {
 	/** What the last reading found holding back cleanup; {@link OldestTransaction#NONE} before the first. */
 	public OldestTransaction lastOldestTransaction() {
 		return this.horizon.last();
+	}
+
+	/**
+	 * Reads whether the jobs table gets vacuumed, reports it, and warns when a problem appeared since
+	 * the last reading (at start-up: when there is one). Returns the verdict, or {@code null} when
+	 * the catalog could not be read: that is logged at debug and never stops the caller (the engine's
+	 * start, or this reader's other readings).
+	 */
+	public @Nullable VacuumHealth checkVacuum() {
+		VacuumReading reading;
+		try {
+			reading = this.repository.vacuumReading();
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Could not read whether pgqueue's jobs table gets vacuumed", ex);
+			return null;
+		}
+		VacuumHealth health = this.vacuum.read(reading);
+		this.metrics.vacuumHealth(health);
+		return health;
+	}
+
+	/** What the last vacuum check found, or {@code null} before the first that could read. */
+	public @Nullable VacuumHealth lastVacuumHealth() {
+		return this.vacuum.last();
 	}
 
 	/** Statistics of the last successful read, empty before the first. */

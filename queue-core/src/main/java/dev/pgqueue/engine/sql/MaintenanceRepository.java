@@ -4,6 +4,8 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -171,6 +173,32 @@ public class MaintenanceRepository {
 	/** Counts the connections of this application (by {@code application_name}) that wait on a lock. */
 	public LockWaits lockWaits() {
 		return this.jdbc.queryForObject(this.sql.lockWaits, (rs, i) -> new LockWaits(rs.getString(1), rs.getLong(2)));
+	}
+
+	/** Reads what decides whether the jobs table gets vacuumed; see {@link VacuumReading}. */
+	public VacuumReading vacuumReading() {
+		return this.jdbc.queryForObject(this.sql.vacuumHealth, (rs, i) -> {
+			OffsetDateTime lastVacuum = rs.getObject(6, OffsetDateTime.class);
+			Object seconds = rs.getObject(7);
+			return new VacuumReading(rs.getBoolean(1), rs.getBoolean(2), rs.getBoolean(3), rs.getLong(4), rs.getLong(5),
+					(lastVacuum != null) ? lastVacuum.toInstant() : null,
+					(seconds != null) ? Duration.ofMillis(Math.round(((Number) seconds).doubleValue() * 1000)) : null);
+		});
+	}
+
+	/**
+	 * What {@link #vacuumReading()} read.
+	 *
+	 * @param serverAutovacuum the server's {@code autovacuum} setting
+	 * @param trackCounts the server's {@code track_counts} setting, which autovacuum needs
+	 * @param tableAutovacuum whether the jobs table's {@code autovacuum_enabled} is not false
+	 * @param deadRows the table's dead rows by its statistics
+	 * @param liveRows the table's live rows by its statistics
+	 * @param lastVacuum when the table was last vacuumed, by hand or by autovacuum, or {@code null}
+	 * @param sinceLastVacuum how long ago that was by the server's clock, or {@code null}
+	 */
+	public record VacuumReading(boolean serverAutovacuum, boolean trackCounts, boolean tableAutovacuum, long deadRows,
+			long liveRows, @Nullable Instant lastVacuum, @Nullable Duration sinceLastVacuum) {
 	}
 
 	/**

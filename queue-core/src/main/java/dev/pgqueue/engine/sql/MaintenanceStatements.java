@@ -89,6 +89,16 @@ public final class MaintenanceStatements {
 			""";
 
 	/**
+	 * Reads what decides whether the jobs table gets vacuumed: the server's {@code autovacuum} and
+	 * {@code track_counts}, whether the table's {@code autovacuum_enabled} storage parameter is false,
+	 * and from the table's statistics its dead and live rows, when it was last vacuumed (by hand or by
+	 * autovacuum) and how many seconds ago by the server's clock. Returns one row; the last two
+	 * columns are null when the table has not been vacuumed since its statistics began. A catalog
+	 * read, cheap enough for every stats interval.
+	 */
+	public final String vacuumHealth;
+
+	/**
 	 * @param notify whether promotions notify the queues of the jobs they made available
 	 */
 	public MaintenanceStatements(SchemaName schema, boolean notify) {
@@ -147,6 +157,18 @@ public final class MaintenanceStatements {
 				FROM %s
 				WHERE state IN ('available', 'scheduled', 'running')
 				GROUP BY queue, state
+				""".formatted(table);
+		// The storage parameter keeps the value as written (off, false, 0, no): cast it to compare.
+		this.vacuumHealth = """
+				SELECT current_setting('autovacuum')::bool, current_setting('track_counts')::bool,
+				       NOT EXISTS (SELECT 1 FROM pg_options_to_table(c.reloptions)
+				                   WHERE option_name = 'autovacuum_enabled' AND NOT option_value::bool),
+				       coalesce(s.n_dead_tup, 0), coalesce(s.n_live_tup, 0),
+				       greatest(s.last_vacuum, s.last_autovacuum),
+				       extract(epoch FROM now() - greatest(s.last_vacuum, s.last_autovacuum))
+				FROM pg_class c
+				LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
+				WHERE c.oid = '%s'::regclass
 				""".formatted(table);
 	}
 
