@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -18,7 +19,11 @@ import dev.pgqueue.JobRequest;
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.settings.QueueSettings;
+import dev.pgqueue.metrics.MicrometerQueueMetrics;
 import dev.pgqueue.metrics.QueueMetrics;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 
 /**
  * Workload: the public cross-queue benchmark's throughput cell. A producer keeps about
@@ -92,7 +97,9 @@ final class DeepBacklogWorkload implements Workload {
 		QueueSettings settings = variant.apply(QueueSettings.defaults(BenchSchema.QUEUE).withConcurrency(WORKERS));
 		// Completed jobs are kept (the default completed retention); the producer's client wakes the
 		// poller in-process after each enqueue, as the starter's does in one application.
-		try (PgqueueEngine engine = new PgqueueEngine(workers, schema.name(), settings, false, QueueMetrics.NONE,
+		SimpleMeterRegistry registry = new SimpleMeterRegistry();
+		try (PgqueueEngine engine = new PgqueueEngine(workers, schema.name(), settings, false,
+				new MicrometerQueueMetrics(registry, List.of(BenchSchema.QUEUE)),
 				(job) -> {
 					Thread.sleep(JOB.toMillis());
 					done.incrementAndGet();
@@ -101,7 +108,12 @@ final class DeepBacklogWorkload implements Workload {
 			try (Producer filler = new Producer(schema, engine.localClient(producer, poller))) {
 				filler.fill();
 				poller.start();
-				return measure(done, window);
+				double rate = measure(done, window);
+				DistributionSummary sizes = registry.get("pgqueue.claim.batch.size").summary();
+				Timer claims = registry.get("pgqueue.poll.cycle").timer();
+				System.out.printf(Locale.ROOT, "    max-batch-size %d: %,d claims of %.0f jobs on average, each %.2f ms%n",
+						settings.maxBatchSize(), sizes.count(), sizes.mean(), claims.mean(TimeUnit.MILLISECONDS));
+				return rate;
 			}
 		}
 	}
