@@ -37,10 +37,11 @@ class AdaptiveBatchTests {
 	}
 
 	@Test
-	void leasedQueuesDoNotAdapt() {
+	void leasedTwoPhaseAndOneJobPerTransactionQueuesDoNotAdapt() {
 		assertThat(QueueSettings.defaults("leased").withMode(QueueMode.LEASED).adaptsBatchSize()).isFalse();
 		assertThat(QueueSettings.defaults("two-phase").withBatchSize(1).withTwoPhaseCommit(true).adaptsBatchSize())
 			.isFalse();
+		assertThat(QueueSettings.defaults("one-per-transaction").withBatchSize(1).adaptsBatchSize()).isFalse();
 		assertThat(QueueSettings.defaults("transactional").adaptsBatchSize()).isTrue();
 	}
 

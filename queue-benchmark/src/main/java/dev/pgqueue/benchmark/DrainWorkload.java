@@ -38,6 +38,11 @@ final class DrainWorkload implements Workload {
 		try (BenchSchema schema = context.database().createSchema("drain")) {
 			warmUp(schema, profile);
 			for (QueueMode mode : MODES) {
+				// -Dpgqueue.bench.drain.modes=transactional drains one mode only.
+				String only = System.getProperty("pgqueue.bench.drain.modes");
+				if (only != null && !only.contains(mode.name().toLowerCase(Locale.ROOT))) {
+					continue;
+				}
 				for (int batchSize : profile.drainBatchSizes()) {
 					for (int concurrency : profile.drainConcurrency()) {
 						results.addAll(measure(context, schema, mode, batchSize, concurrency,

@@ -511,8 +511,8 @@ public class QueueProperties {
 		/**
 		 * Transactional mode: the most jobs a batch grows to while claims come back full and batches
 		 * run shorter than 200 ms. Defaults to 500 (or batch-size, when larger); set it to
-		 * batch-size for a batch that never grows. Leased queues and queues with two-phase-commit do
-		 * not adapt.
+		 * batch-size for a batch that never grows. Leased queues, queues with two-phase-commit and
+		 * queues with a batch-size of 1 (one job per transaction) do not adapt.
 		 */
 		private Integer maxBatchSize;
 

@@ -23,7 +23,8 @@ import org.jspecify.annotations.Nullable;
  * and the least it shrinks to when its size adapts
  * @param maxBatchSize transactional mode: the most jobs a batch grows to while claims come back full
  * and batches stay short ({@code AdaptiveBatchSize}); equal to {@code batchSize} for a fixed size.
- * Leased queues and queues with two-phase commit do not adapt
+ * Leased queues, queues with two-phase commit and queues with a {@code batchSize} of 1 (one job per
+ * transaction) do not adapt
  * @param pollInterval pause between polls that found less than a full batch (jittered ±10 %)
  * @param leaseDuration how long a leased job may run without its lease being extended
  * @param maxAttempts attempts a job gets when its request does not say
@@ -195,10 +196,12 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 
 	/**
 	 * Whether the size of the queue's batches adapts between {@link #batchSize()} and
-	 * {@link #maxBatchSize()}: transactional queues without two-phase commit whose maximum is larger.
+	 * {@link #maxBatchSize()}: transactional queues without two-phase commit whose maximum is larger,
+	 * and whose {@code batch-size} is not 1, which asks for one job per transaction.
 	 */
 	public boolean adaptsBatchSize() {
-		return this.mode == QueueMode.TRANSACTIONAL && !this.twoPhaseCommit && this.maxBatchSize > this.batchSize;
+		return this.mode == QueueMode.TRANSACTIONAL && !this.twoPhaseCommit && this.batchSize > 1
+				&& this.maxBatchSize > this.batchSize;
 	}
 
 	public QueueSettings withPollInterval(Duration pollInterval) {
