@@ -49,6 +49,10 @@ public final class Benchmark {
 			                         the directory $PGQUEUE_BENCH_JFR names, when set)
 			  --soak-variants 1,2    only these variants of the soak workload: 1 transactional, 2 transactional
 			                         with retention.completed 0, 3 leased, 4 the snapshot held on the app's pool
+			  --rounds N             measure every setting N times (default: the profile's, 1 for smoke, 3 for full)
+			  --scaling-processes 1,2,4,8
+			                         worker process counts of the scaling workload (default: the profile's)
+			  --neighbours N         run N CPU-bound busy loops beside the scaling workload's drains (default 0)
 			  --output DIR           where results go, in a sub-directory named after the time (default benchmark-results)
 			  --fail-fast            stop at the first workload that fails
 			  --redraw DIR           only redraw the charts of an earlier run from DIR/results.json
@@ -196,6 +200,9 @@ public final class Benchmark {
 			boolean failFast = false;
 			Path redraw = null;
 			List<Integer> soakVariants = null;
+			Integer rounds = null;
+			List<Integer> scalingProcesses = null;
+			int neighbours = 0;
 			for (int i = 0; i < args.length; i++) {
 				String arg = args[i];
 				switch (arg) {
@@ -206,6 +213,10 @@ public final class Benchmark {
 					case "--workloads" -> workloads = Arrays.asList(value(args, ++i, arg).split(","));
 					case "--soak-variants" -> soakVariants = Arrays.stream(value(args, ++i, arg).split(","))
 						.map(String::trim).map(Integer::valueOf).toList();
+					case "--rounds" -> rounds = positive(value(args, ++i, arg), arg);
+					case "--scaling-processes" -> scalingProcesses = Arrays.stream(value(args, ++i, arg).split(","))
+						.map((count) -> positive(count, arg)).toList();
+					case "--neighbours" -> neighbours = Integer.parseInt(value(args, ++i, arg).trim());
 					case "--output" -> output = Path.of(value(args, ++i, arg));
 					case "--fail-fast" -> failFast = true;
 					case "--redraw" -> redraw = Path.of(value(args, ++i, arg));
@@ -231,7 +242,31 @@ public final class Benchmark {
 				}
 				profile = profile.withSoakVariants(soakVariants);
 			}
+			if (rounds != null) {
+				profile = profile.withRounds(rounds);
+			}
+			if (scalingProcesses != null || neighbours != 0) {
+				if (neighbours < 0) {
+					throw new IllegalArgumentException("--neighbours must be 0 or more, not " + neighbours);
+				}
+				profile = profile.withScaling(scalingProcesses, neighbours);
+			}
 			return new Options(profile, jdbcUrl, user, password, workloads, output, failFast, redraw);
+		}
+
+		private static int positive(String value, String option) {
+			int parsed;
+			try {
+				parsed = Integer.parseInt(value.trim());
+			}
+			catch (NumberFormatException ex) {
+				parsed = 0;
+			}
+			if (parsed < 1) {
+				throw new IllegalArgumentException("Option " + option + " takes whole numbers of 1 or more, not '"
+						+ value + "'");
+			}
+			return parsed;
 		}
 
 		private static String value(String[] args, int index, String option) {

@@ -236,6 +236,22 @@ final class PgqueueEngine implements AutoCloseable {
 		return List.of(engine.promoter(), engine.rescuer(), engine.cleaner(), engine.statsReader());
 	}
 
+	/**
+	 * The statistics refresher of an application on the engine's pool, as every instance that runs
+	 * jobs starts it; unstarted, stopped on close.
+	 */
+	EngineService statisticsRefresher() {
+		QueueEngine engine = QueueEngine.builder(this.dataSource)
+			.settings(engineSettings())
+			.queues(catalog())
+			.handlers(this.handlers)
+			.jsonMapper(this.jsonMapper)
+			.metrics(this.metrics)
+			.build();
+		this.services.add(engine);
+		return engine.statisticsRefresher();
+	}
+
 	private EngineSettings engineSettings() {
 		return EngineSettings.defaults(this.schema)
 			.withWorkers(this.workerSettings)

@@ -55,7 +55,7 @@ public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes
 				new Soak(200, Duration.ofSeconds(1), Duration.ofSeconds(3), Duration.ofSeconds(1), Duration.ofSeconds(1),
 						List.of(1)),
 				new Buckets(Duration.ofSeconds(1), Duration.ofMillis(500), Duration.ofMillis(500), List.of(1, 2), 3_000,
-						2, 1_000, List.of(Duration.ofMillis(500)), 1));
+						2, 1_000, List.of(Duration.ofMillis(500)), 1, 0));
 	}
 
 	public static Profile full() {
@@ -69,7 +69,7 @@ public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes
 						Duration.ofSeconds(15), List.of(1, 2, 3, 4)),
 				new Buckets(Duration.ofSeconds(8), Duration.ofSeconds(5), EngineSettings.DEFAULT_HEARTBEAT_INTERVAL,
 						List.of(1, 2, 4), 200_000, 4, 20_000,
-						List.of(Duration.ofMillis(500), EngineSettings.DEFAULT_HEARTBEAT_INTERVAL), 3));
+						List.of(Duration.ofMillis(500), EngineSettings.DEFAULT_HEARTBEAT_INTERVAL), 3, 0));
 	}
 
 	public static Profile named(String name) {
@@ -140,22 +140,41 @@ public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes
 	 * @param rebalanceJobs jobs enqueued right after the kill
 	 * @param rebalanceHeartbeats heartbeat intervals the rebalance workload tries
 	 * @param rebalanceRounds kills per heartbeat interval
+	 * @param scalingNeighbours CPU-bound processes (shell busy loops) running beside the scaling
+	 * workload's drains, as other work on the same machine would
 	 */
 	public record Buckets(Duration burstLead, Duration burstJitter, Duration heartbeat, List<Integer> processes,
 			int scalingJobs, int rebalanceProcesses, int rebalanceJobs, List<Duration> rebalanceHeartbeats,
-			int rebalanceRounds) {
+			int rebalanceRounds, int scalingNeighbours) {
 
+	}
+
+	/** This profile with the scaling workload's process counts and CPU-bound neighbours given. */
+	public Profile withScaling(List<Integer> processes, int neighbours) {
+		Buckets b = this.buckets;
+		return with(this.rounds, this.soak, new Buckets(b.burstLead(), b.burstJitter(), b.heartbeat(),
+				(processes != null) ? processes : b.processes(), b.scalingJobs(), b.rebalanceProcesses(),
+				b.rebalanceJobs(), b.rebalanceHeartbeats(), b.rebalanceRounds(), neighbours));
+	}
+
+	/** This profile with every workload measured over the given number of rounds. */
+	public Profile withRounds(int rounds) {
+		return with(rounds, this.soak, this.buckets);
 	}
 
 	/** This profile with only the given soak variants. */
 	public Profile withSoakVariants(List<Integer> variants) {
 		Soak s = this.soak;
+		return with(this.rounds, new Soak(s.rate(), s.before(), s.hold(), s.after(), s.window(), variants),
+				this.buckets);
+	}
+
+	private Profile with(int rounds, Soak soak, Buckets buckets) {
 		return new Profile(this.name, this.warmUpJobs, this.drainBatchSizes, this.drainConcurrency,
 				this.drainJobsPerBatchSize, this.drainTimeCap, this.slowWorkers, this.slowJobDuration,
 				this.enqueueThreads, this.enqueueBatchSizes, this.steadyRate, this.growthRunnable, this.growthFinished,
-				this.growthClaims, this.burstJobs, this.burstPollers, this.roundTripJobs, this.rounds, this.warmUp,
-				this.measure, this.userPath, new Soak(s.rate(), s.before(), s.hold(), s.after(), s.window(), variants),
-				this.buckets);
+				this.growthClaims, this.burstJobs, this.burstPollers, this.roundTripJobs, rounds, this.warmUp,
+				this.measure, this.userPath, soak, buckets);
 	}
 
 	/** Jobs drained by one run of the drain workload at this batch size. */

@@ -17,7 +17,8 @@ import dev.pgqueue.schema.SchemaName;
 
 /**
  * A worker instance in a JVM of its own, for the scaling and rebalance workloads: one transactional
- * poller of the benchmark queue, wired as {@link PgqueueEngine} wires it, on a pool of its own.
+ * poller of the benchmark queue, wired as {@link PgqueueEngine} wires it, on a pool of its own, and
+ * the statistics refresher an application runs beside it.
  * Prints {@code OWNER <member>} once started and {@code BUCKETS <n>} whenever the number of buckets it
  * owns changes; stops softly when its stdin says {@code stop} or closes (it may also be killed).
  *
@@ -59,6 +60,9 @@ public final class QueueWorkerMain {
 				}).withHeartbeatInterval(heartbeat)) {
 			JobPoller poller = engine.poller();
 			poller.start();
+			// As in an application: without it, a drain that lands on a table vacuumed empty runs on
+			// plans made for an empty table until the next analyze.
+			engine.statisticsRefresher().start();
 			System.out.println("OWNER " + poller.owner());
 			System.out.flush();
 			Thread reporter = new Thread(() -> reportBuckets(poller), "bucket-reporter");

@@ -30,6 +30,9 @@ final class ScalingWorkload implements Workload {
 
 	static final Duration POLL_INTERVAL = Duration.ofMillis(10);
 
+	/** How long after a drain its claims' counts reach the statistics views. */
+	private static final long STATISTICS_DELAY_MILLIS = 1_100;
+
 	@Override
 	public String name() {
 		return "scaling";
@@ -41,7 +44,11 @@ final class ScalingWorkload implements Workload {
 		Profile.Buckets sizes = profile.buckets();
 		Map<QueueAssignment, Map<Integer, Figures>> figures = new LinkedHashMap<>();
 		try (BenchSchema schema = context.database().createSchema("scaling");
-				Connection observer = context.database().connect()) {
+				Connection observer = context.database().connect();
+				CpuNeighbours neighbours = CpuNeighbours.start(sizes.scalingNeighbours())) {
+			if (neighbours.count() > 0) {
+				context.progress("%d CPU-bound neighbour process(es) running beside every drain", neighbours.count());
+			}
 			for (int processes : sizes.processes()) {
 				for (QueueAssignment assignment : QueueAssignment.values()) {
 					Figures measured = measure(context, schema, observer, assignment, processes);
@@ -64,16 +71,20 @@ final class ScalingWorkload implements Workload {
 			double sEfficiency = s.rate() / processes / (shared.get(first).rate() / first);
 			results.add(new Result(name(), variant, "per-process efficiency", "×", bEfficiency, sEfficiency,
 					"shared claims", true, null));
+			results.add(new Result(name(), variant, "claim index entries read per claim of " + BATCH_SIZE, "entries",
+					b.entriesPerClaim(), s.entriesPerClaim(), "shared claims", false, null));
 			if (Double.isFinite(b.jobsPerServerSecond()) && Double.isFinite(s.jobsPerServerSecond())) {
 				results.add(new Result(name(), variant, "jobs per server CPU-second", "jobs", b.jobsPerServerSecond(),
 						s.jobsPerServerSecond(), "shared claims", true, null));
 			}
 			context.progress("%d process(es): shared %,.0f jobs/s %s (efficiency %.2f, %,.0f jobs per server "
-					+ "CPU-second, server %.2f cores, workers %.2f cores); buckets %,.0f jobs/s %s (efficiency %.2f, "
-					+ "%,.0f jobs per server CPU-second, server %.2f cores, workers %.2f cores)", processes, s.rate(),
-					Profile.rounds(s.rates()), sEfficiency, s.jobsPerServerSecond(), s.serverCores(), s.workerCores(),
-					b.rate(), Profile.rounds(b.rates()), bEfficiency, b.jobsPerServerSecond(), b.serverCores(),
-					b.workerCores());
+					+ "CPU-second, server %.2f cores, workers %.2f cores, %,.0f entries read per claim %s); buckets "
+					+ "%,.0f jobs/s %s (efficiency %.2f, %,.0f jobs per server CPU-second, server %.2f cores, workers "
+					+ "%.2f cores, %,.0f entries read per claim %s); shared ÷ buckets %.2f, worst round %.2f",
+					processes, s.rate(), Profile.rounds(s.rates()), sEfficiency, s.jobsPerServerSecond(),
+					s.serverCores(), s.workerCores(), s.entriesPerClaim(), Profile.rounds(s.entries()), b.rate(),
+					Profile.rounds(b.rates()), bEfficiency, b.jobsPerServerSecond(), b.serverCores(), b.workerCores(),
+					b.entriesPerClaim(), Profile.rounds(b.entries()), s.rate() / b.rate(), worstRatio(s, b));
 		}
 		return results;
 	}
@@ -89,6 +100,7 @@ final class ScalingWorkload implements Workload {
 		List<Double> serverSeconds = new ArrayList<>();
 		List<Double> workerSeconds = new ArrayList<>();
 		List<Double> walls = new ArrayList<>();
+		List<Double> entries = new ArrayList<>();
 		try {
 			for (int i = 0; i < processes; i++) {
 				workers.add(QueueWorkerProcess.start(context.database(), schema, assignment, sizes.heartbeat(),
@@ -107,6 +119,7 @@ final class ScalingWorkload implements Workload {
 			for (int round = 0; round < profile.rounds(); round++) {
 				schema.vacuumKeepingStatistics();
 				double workersBefore = workerCpu(workers);
+				long readBefore = claimEntriesRead(schema, observer);
 				schema.insertAvailable(jobs);
 				long start = System.nanoTime();
 				CpuTimes.ServerSnapshot serverBefore = CpuTimes.server(observer);
@@ -118,9 +131,14 @@ final class ScalingWorkload implements Workload {
 				walls.add(wall);
 				serverSeconds.add(server.known() ? server.ownSeconds() : Double.NaN);
 				workerSeconds.add(workerCpu(workers) - workersBefore);
+				// Backends report their counts at most once a second, when idle: the drain's last second
+				// arrives after it. The idle polls of that second are counted too.
+				Drains.sleep(STATISTICS_DELAY_MILLIS);
+				entries.add((claimEntriesRead(schema, observer) - readBefore) * (double) BATCH_SIZE / jobs);
 				context.progress("%-7s %d process(es) round %d: %,.0f jobs/s, server CPU %.2f s, workers' CPU %.2f s "
-						+ "over %.2f s", assignment.name().toLowerCase(java.util.Locale.ROOT), processes, round + 1,
-						jobs / wall, serverSeconds.get(round), workerSeconds.get(round), wall);
+						+ "over %.2f s, %,.0f claim index entries read per claim of %d", assignment.name()
+							.toLowerCase(java.util.Locale.ROOT), processes, round + 1, jobs / wall,
+						serverSeconds.get(round), workerSeconds.get(round), wall, entries.get(round), BATCH_SIZE);
 			}
 		}
 		finally {
@@ -130,23 +148,55 @@ final class ScalingWorkload implements Workload {
 		double server = Profile.median(serverSeconds);
 		double wall = Profile.median(walls);
 		return new Figures(rate, rates, sizes.scalingJobs() / server, server / wall,
-				Profile.median(workerSeconds) / wall);
+				Profile.median(workerSeconds) / wall, Profile.median(entries), entries);
+	}
+
+	/**
+	 * Entries read so far by every scan of the claim indexes (shared and buckets), as the statistics
+	 * views have them: the claims' reads, and the few of {@link #awaitDrained}'s probe.
+	 */
+	private static long claimEntriesRead(BenchSchema schema, Connection observer) throws SQLException {
+		String sql = "SELECT coalesce(sum(idx_tup_read), 0) FROM pg_stat_user_indexes WHERE schemaname = '"
+				+ schema.name().value() + "' AND indexrelname IN ('pgqueue_jobs_claim_idx', "
+				+ "'pgqueue_jobs_bucket_claim_idx')";
+		try (var statement = observer.createStatement(); var rs = statement.executeQuery(sql)) {
+			rs.next();
+			return rs.getLong(1);
+		}
 	}
 
 	/**
 	 * Until no job is available: in transactional mode a job stays {@code available} (locked) until
-	 * the delete of its batch commits. Reads the claim index every 5 ms, a cheap statement that stops at
-	 * the first entry it finds alive.
+	 * the delete of its batch commits, so the lowest id still available only grows, and each probe reads
+	 * the primary key from the last one found, every 5 ms. Its plan is pinned to that index scan: planned
+	 * on the statistics of an empty table (which the claims meet at every burst until an analyze), a
+	 * probe of the claim index read every entry of it by a bitmap scan, and its reads counted among the
+	 * claims'. A last probe of the claim index confirms the end.
 	 */
 	private static void awaitDrained(BenchSchema schema, Connection observer) throws SQLException {
-		String sql = "SELECT 1 FROM " + schema.table() + " WHERE queue = '" + BenchSchema.QUEUE
+		String next = "SELECT id FROM " + schema.table() + " WHERE id >= ? AND queue = '" + BenchSchema.QUEUE
+				+ "' AND state = 'available' ORDER BY id LIMIT 1";
+		String any = "SELECT 1 FROM " + schema.table() + " WHERE queue = '" + BenchSchema.QUEUE
 				+ "' AND state = 'available' LIMIT 1";
 		long deadline = System.nanoTime() + Drains.TIMEOUT.toNanos();
-		try (var statement = observer.createStatement()) {
+		try (var settings = observer.createStatement()) {
+			settings.execute("SET enable_bitmapscan = off; SET enable_seqscan = off; SET enable_sort = off");
+		}
+		try (var probe = observer.prepareStatement(next); var statement = observer.createStatement()) {
+			long from = Long.MIN_VALUE;
 			while (true) {
-				try (var rs = statement.executeQuery(sql)) {
-					if (!rs.next()) {
-						return;
+				probe.setLong(1, from);
+				try (var rs = probe.executeQuery()) {
+					if (rs.next()) {
+						from = rs.getLong(1);
+					}
+					else {
+						try (var last = statement.executeQuery(any)) {
+							if (!last.next()) {
+								return;
+							}
+						}
+						from = Long.MIN_VALUE;
 					}
 				}
 				if (System.nanoTime() > deadline) {
@@ -155,6 +205,20 @@ final class ScalingWorkload implements Workload {
 				Drains.sleep(5);
 			}
 		}
+		finally {
+			try (var settings = observer.createStatement()) {
+				settings.execute("RESET enable_bitmapscan; RESET enable_seqscan; RESET enable_sort");
+			}
+		}
+	}
+
+	/** The lowest shared ÷ buckets of the rounds, paired in the order they ran. */
+	private static double worstRatio(Figures shared, Figures buckets) {
+		double worst = Double.POSITIVE_INFINITY;
+		for (int i = 0; i < Math.min(shared.rates().size(), buckets.rates().size()); i++) {
+			worst = Math.min(worst, shared.rates().get(i) / buckets.rates().get(i));
+		}
+		return worst;
 	}
 
 	/** User and kernel CPU seconds the workers have used so far. */
@@ -175,9 +239,11 @@ final class ScalingWorkload implements Workload {
 	 * @param jobsPerServerSecond jobs per CPU-second of the server ({@code NaN} when it is not local)
 	 * @param serverCores the server's CPU over the drain, in cores
 	 * @param workerCores the worker processes' CPU over the drain, in cores
+	 * @param entriesPerClaim claim index entries read per full claim ({@value #BATCH_SIZE} jobs)
+	 * @param entries every round's entries read per full claim
 	 */
 	private record Figures(double rate, List<Double> rates, double jobsPerServerSecond, double serverCores,
-			double workerCores) {
+			double workerCores, double entriesPerClaim, List<Double> entries) {
 	}
 
 }

@@ -18,6 +18,7 @@ import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.maintenance.Cleaner;
 import dev.pgqueue.engine.maintenance.Promoter;
 import dev.pgqueue.engine.maintenance.Rescuer;
+import dev.pgqueue.engine.maintenance.StatisticsRefresher;
 import dev.pgqueue.engine.maintenance.StatsReader;
 import dev.pgqueue.engine.maintenance.VacuumWatch;
 import dev.pgqueue.engine.poll.JobPoller;
@@ -104,6 +105,8 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 
 	private final StatsReader statsReader;
 
+	private final StatisticsRefresher statisticsRefresher;
+
 	private final @Nullable InDoubtResolver inDoubtResolver;
 
 	/** The background services and the notification listener, in the order they start. */
@@ -158,12 +161,14 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		this.cleaner = new Cleaner(maintenance, timings);
 		this.statsReader = new StatsReader(maintenance, builder.metrics, timings.statsInterval(), this::knownQueues,
 				this.handlers, this.signals, this.pauses, new VacuumWatch(schema, timings.deadRowsWarning()));
+		this.statisticsRefresher = new StatisticsRefresher(maintenance);
 		this.inDoubtResolver = resolver;
 		if (this.processing) {
 			if (this.notifications != null) {
 				this.services.add(this.notifications);
 			}
-			this.services.addAll(List.of(this.promoter, this.rescuer, this.cleaner, this.statsReader));
+			this.services.addAll(List.of(this.promoter, this.rescuer, this.cleaner, this.statsReader,
+					this.statisticsRefresher));
 			if (resolver != null) {
 				this.services.add(resolver);
 			}
@@ -241,6 +246,11 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 	/** Prunes finished jobs past their retention; started only when this engine processes jobs. */
 	public Cleaner cleaner() {
 		return this.cleaner;
+	}
+
+	/** Analyzes the jobs table when the planner's estimate of it is stale; started only when this engine processes jobs. */
+	public StatisticsRefresher statisticsRefresher() {
+		return this.statisticsRefresher;
 	}
 
 	/** Reads what metrics and health show, and keeps the last readings; started only when this engine processes jobs. */

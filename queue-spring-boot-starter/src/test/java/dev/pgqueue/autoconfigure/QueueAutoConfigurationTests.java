@@ -92,7 +92,8 @@ class QueueAutoConfigurationTests {
 				.hasSingleBean(JobHandlerRegistry.class)
 				.doesNotHaveBean(Flyway.class);
 			assertThat(context.getBean(QueueEngine.class).services()).extracting(EngineService::name)
-				.containsExactly("notifications", "promoter", "rescuer", "cleaner", "stats reader");
+				.containsExactly("notifications", "promoter", "rescuer", "cleaner", "stats reader",
+						"statistics refresher");
 			assertThat(SCHEMA.tables(jdbc(context))).contains("pgqueue_jobs", "pgqueue_schema_history");
 		});
 	}

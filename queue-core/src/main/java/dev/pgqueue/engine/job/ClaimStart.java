@@ -5,26 +5,35 @@ import java.time.Instant;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Where one claim reads the queue: the whole claim index from its start (a sweep), each priority
- * level from its floor on ({@code ClaimFloor}), or only the given buckets ({@code BucketScope}).
+ * Where one claim reads the queue: the whole claim index from its start (a sweep), ranges of each
+ * priority level from its floor on ({@code ClaimFloor}), or only the given buckets
+ * ({@code BucketScope}).
  *
- * @param priorities priority levels, highest first; empty unless reading from floors
- * @param runAts the floor of each level
+ * <p>Reading from floors, a claim reads ranges of the index in the order given, each range of one
+ * priority level from a key ({@code run_at}, {@code id}) on, up to a {@code run_at} or to the end
+ * of the level.
+ *
+ * @param priorities each range's priority level, highest first; empty unless reading from floors
+ * @param fromRunAts the {@code run_at} each range starts at
+ * @param fromIds the {@code id} each range starts at, within its first {@code run_at}
+ * @param untilRunAts the {@code run_at} each range stops before; {@code null} for the end of the level
  * @param buckets the buckets to read, in the order given; {@code null} for the whole queue
  */
-public record ClaimStart(int[] priorities, Instant[] runAts, int @Nullable [] buckets) {
+public record ClaimStart(int[] priorities, Instant[] fromRunAts, long[] fromIds, @Nullable Instant[] untilRunAts,
+		int @Nullable [] buckets) {
 
 	/** The whole claim index from its start. */
-	public static final ClaimStart SWEEP = new ClaimStart(new int[0], new Instant[0], null);
+	public static final ClaimStart SWEEP = new ClaimStart(new int[0], new Instant[0], new long[0], new Instant[0], null);
 
-	/** Each priority level given from its floor on, in the order given (highest priority first). */
-	public static ClaimStart fromFloors(int[] priorities, Instant[] runAts) {
-		return new ClaimStart(priorities, runAts, null);
+	/** The given ranges of priority levels, in the order given (highest priority first). */
+	public static ClaimStart fromFloors(int[] priorities, Instant[] fromRunAts, long[] fromIds,
+			@Nullable Instant[] untilRunAts) {
+		return new ClaimStart(priorities, fromRunAts, fromIds, untilRunAts, null);
 	}
 
 	/** Only the given buckets, each from its start, in the order given. */
 	public static ClaimStart inBuckets(int[] buckets) {
-		return new ClaimStart(new int[0], new Instant[0], buckets);
+		return new ClaimStart(new int[0], new Instant[0], new long[0], new Instant[0], buckets);
 	}
 
 	public boolean isSweep() {

@@ -2,6 +2,7 @@ package dev.pgqueue.engine.poll;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -25,15 +26,27 @@ import org.jspecify.annotations.Nullable;
  * a quarter of a microsecond per entry on a small machine, so 65 ms per claim after five minutes at
  * 800 jobs a second) until the queue falls behind.
  *
- * <p>What: the floor remembers, per priority level, the {@code run_at} of the first job the last
- * claim of that level found, less a margin; a claim reads each known level from its floor on, in
- * priority order, so it visits only the entries of jobs claimed within the margin. The margin covers
- * jobs that become available with a {@code run_at} a little behind the head: enqueues whose
- * transaction commits up to that long after it started, and scheduled jobs promoted late.
+ * <p>What: the floor remembers, per priority level, the head: the key ({@code run_at}, {@code id}),
+ * in the claim index's order, of the first job the last claim of that level found. A claim reads
+ * each known level in two ranges, in priority order: the {@code run_at}s a margin behind the head's
+ * (up to, not including, the head's), then from the head's key on. The margin covers jobs that become
+ * available with a {@code run_at} a little behind the head: enqueues whose transaction commits up to
+ * that long after it started, and scheduled jobs promoted late. So a claim visits the entries of jobs
+ * claimed within the margin of other {@code run_at}s, and of the head's own {@code run_at} only those
+ * from the head on: the jobs other claims hold, not every job claimed before. That matters for a
+ * burst that shares one {@code run_at} (an {@code enqueueAll} in one transaction, a promotion of jobs
+ * due at one instant): a floor of {@code run_at} alone would leave every claim of the burst walking
+ * all the entries the burst's earlier claims left, and while the oldest transaction in the database
+ * is older than those claims (a held snapshot, or only claims and batches descheduled on a busy
+ * machine), none of them can be skipped without a heap fetch: the later claims of a burst of 200 000
+ * then read tens of thousands of entries each.
  *
- * <p>A job can still become available far behind a floor: a transactional batch rolled back (a
- * worker died), a leased job rescued or released at shutdown, a job enqueued with a {@code run_at}
- * in the past, or a level of priority this instance has not seen yet. So every
+ * <p>A job can still become available behind a floor: a transactional batch rolled back (a worker
+ * died), a leased job rescued or released at shutdown, a job enqueued with a {@code run_at} in the
+ * past or committed later than the margin, a job of the head's {@code run_at} behind the head (back
+ * from a rolled-back batch of the same burst, from a transaction that started in the same
+ * microsecond, or scheduled for the same instant and promoted by another instance's promoter after
+ * jobs with higher ids), or a level of priority this instance has not seen yet. So every
  * {@code sweepInterval} (the queue's poll interval, at least {@link #MIN_SWEEP_INTERVAL}) one claim
  * is a sweep: it reads the index from the start, as a claim without
  * a floor does, and takes whatever comes first in claim order. A sweep that finds a job behind a
@@ -46,8 +59,9 @@ import org.jspecify.annotations.Nullable;
  * or {@value #SWEEP_SPACING} times the last sweep's duration, whichever is longer, at most
  * {@link #MAX_SWEEP_INTERVAL}. A job behind a floor therefore waits at most that long.
  *
- * <p>Floors only move forward: a job found behind one is taken by the sweep rather than moving the
- * floor back over every entry in between. The claim order is unchanged for the jobs a floor covers;
+ * <p>Floors only move forward: a head moves to a claim's first job of its level only if that comes
+ * after it, and a job found behind a floor is taken by the sweep rather than moving the floor back
+ * over every entry in between. The claim order is unchanged for the jobs a floor covers;
  * a job behind a floor waits at most one sweep interval longer.
  *
  * <p>Shared by every thread that claims for the queue in this instance (a transactional queue's
@@ -76,7 +90,7 @@ public final class ClaimFloor implements ClaimScope {
 	private final LongSupplier nanoTime;
 
 	/** Floor per priority level, highest priority first (claim order). */
-	private final TreeMap<Integer, Instant> floors = new TreeMap<>((a, b) -> Integer.compare(b, a));
+	private final TreeMap<Integer, Floor> floors = new TreeMap<>((a, b) -> Integer.compare(b, a));
 
 	private long lastSweep;
 
@@ -85,6 +99,9 @@ public final class ClaimFloor implements ClaimScope {
 	private boolean sweeping;
 
 	private boolean sweepAgain = true;
+
+	/** The floors as they were when the running sweep started: what it finds behind them, only it finds. */
+	private Map<Integer, Floor> sweepFloors = Map.of();
 
 	/**
 	 * @param sweepInterval time between two sweeps while they are cheap
@@ -123,20 +140,32 @@ public final class ClaimFloor implements ClaimScope {
 			this.sweeping = true;
 			this.sweepAgain = false;
 			this.lastSweep = now;
+			this.sweepFloors = Map.copyOf(this.floors);
 			return ClaimStart.SWEEP;
 		}
 		if (this.floors.isEmpty()) {
 			return ClaimStart.SWEEP;
 		}
-		int[] priorities = new int[this.floors.size()];
-		Instant[] runAts = new Instant[this.floors.size()];
-		int i = 0;
-		for (Map.Entry<Integer, Instant> floor : this.floors.entrySet()) {
-			priorities[i] = floor.getKey();
-			runAts[i] = floor.getValue();
-			i++;
+		List<Integer> priorities = new ArrayList<>();
+		List<Instant> fromRunAts = new ArrayList<>();
+		List<Long> fromIds = new ArrayList<>();
+		List<@Nullable Instant> untilRunAts = new ArrayList<>();
+		for (Map.Entry<Integer, Floor> level : this.floors.entrySet()) {
+			Floor floor = level.getValue();
+			if (floor.marginAt().isBefore(floor.head().runAt())) {
+				priorities.add(level.getKey());
+				fromRunAts.add(floor.marginAt());
+				fromIds.add(Long.MIN_VALUE);
+				untilRunAts.add(floor.head().runAt());
+			}
+			priorities.add(level.getKey());
+			fromRunAts.add(floor.head().runAt());
+			fromIds.add(floor.head().id());
+			untilRunAts.add(null);
 		}
-		return ClaimStart.fromFloors(priorities, runAts);
+		return ClaimStart.fromFloors(priorities.stream().mapToInt(Integer::intValue).toArray(),
+				fromRunAts.toArray(new Instant[0]), fromIds.stream().mapToLong(Long::longValue).toArray(),
+				untilRunAts.toArray(new Instant[0]));
 	}
 
 	/**
@@ -168,21 +197,32 @@ public final class ClaimFloor implements ClaimScope {
 		}
 		boolean behind = false;
 		if (jobs != null && !jobs.isEmpty()) {
-			// The earliest job of each level is where that level's live entries begin.
-			Map<Integer, Instant> heads = new HashMap<>();
+			// The first job of each level at or after its head is where that level's live entries begin.
+			Map<Integer, Key> heads = new HashMap<>();
+			// A sweep's jobs are behind a floor if they were when it started: other claims may have
+			// moved the heads past its jobs while it ran.
+			Map<Integer, Floor> startedFrom = (start.isSweep() && this.sweeping) ? this.sweepFloors : Map.of();
 			for (ClaimedJob claimed : jobs) {
-				heads.merge(claimed.job().priority(), claimed.job().runAt(),
-						(a, b) -> a.isBefore(b) ? a : b);
-			}
-			for (Map.Entry<Integer, Instant> head : heads.entrySet()) {
-				Instant floor = this.floors.get(head.getKey());
-				if (floor != null && head.getValue().isBefore(floor)) {
+				int priority = claimed.job().priority();
+				Key key = new Key(claimed.job().runAt(), claimed.id());
+				Floor startFloor = startedFrom.get(priority);
+				if (startFloor != null && startFloor.isBehind(key)) {
 					behind = true;
-					continue;
 				}
-				Instant raised = head.getValue().minus(this.margin);
-				if (floor == null || raised.isAfter(floor)) {
-					this.floors.put(head.getKey(), raised);
+				Floor floor = this.floors.get(priority);
+				if (floor == null || key.compareTo(floor.head()) >= 0) {
+					heads.merge(priority, key, (a, b) -> (a.compareTo(b) <= 0) ? a : b);
+				}
+			}
+			for (Map.Entry<Integer, Key> head : heads.entrySet()) {
+				Floor floor = this.floors.get(head.getKey());
+				Instant marginAt = head.getValue().runAt().minus(this.margin);
+				if (floor == null) {
+					this.floors.put(head.getKey(), new Floor(marginAt, head.getValue()));
+				}
+				else if (head.getValue().compareTo(floor.head()) > 0) {
+					this.floors.put(head.getKey(), new Floor(
+							marginAt.isAfter(floor.marginAt()) ? marginAt : floor.marginAt(), head.getValue()));
 				}
 			}
 		}
@@ -195,9 +235,48 @@ public final class ClaimFloor implements ClaimScope {
 		}
 	}
 
-	/** Floors per priority level, highest first; empty before the first claim found a job. */
+	/**
+	 * Floors per priority level, highest first: where the margin begins; empty before the first claim
+	 * found a job.
+	 */
 	synchronized Map<Integer, Instant> floors() {
-		return Map.copyOf(this.floors);
+		Map<Integer, Instant> floors = new HashMap<>();
+		this.floors.forEach((priority, floor) -> floors.put(priority, floor.marginAt()));
+		return Map.copyOf(floors);
+	}
+
+	/** Heads per priority level: the first job the last claim of each level found at or after its head. */
+	synchronized Map<Integer, Key> heads() {
+		Map<Integer, Key> heads = new HashMap<>();
+		this.floors.forEach((priority, floor) -> heads.put(priority, floor.head()));
+		return Map.copyOf(heads);
+	}
+
+	/** A position in a level of the claim index: its order within a priority level. */
+	record Key(Instant runAt, long id) implements Comparable<Key> {
+
+		@Override
+		public int compareTo(Key other) {
+			int byRunAt = this.runAt.compareTo(other.runAt);
+			return (byRunAt != 0) ? byRunAt : Long.compare(this.id, other.id);
+		}
+
+	}
+
+	/**
+	 * One level's floor: claims read the {@code run_at}s from {@code marginAt} up to the head's, then
+	 * from the head on.
+	 */
+	private record Floor(Instant marginAt, Key head) {
+
+		/** Whether a job at this key is in neither range (only a sweep finds it). */
+		boolean isBehind(Key key) {
+			if (key.runAt().isBefore(this.marginAt)) {
+				return true;
+			}
+			return key.compareTo(this.head) < 0 && !key.runAt().isBefore(this.head.runAt());
+		}
+
 	}
 
 }

@@ -264,8 +264,8 @@ public class JobRepository {
 	}
 
 	/**
-	 * Binds what every claim statement starts with: in buckets, their array; from floors, their two
-	 * arrays; then queue, kinds and the limit (twice, per bucket or level and in all, unless sweeping).
+	 * Binds what every claim statement starts with: in buckets, their array; from floors, the four
+	 * arrays of their ranges; then queue, kinds and the limit (twice, per bucket or level and in all, unless sweeping).
 	 * Returns the next parameter's index.
 	 */
 	private static int bindClaim(Connection con, PreparedStatement ps, ClaimStart start, String queue,
@@ -280,13 +280,20 @@ public class JobRepository {
 		}
 		else if (!start.isSweep()) {
 			Integer[] priorities = new Integer[start.priorities().length];
-			Timestamp[] runAts = new Timestamp[priorities.length];
+			Timestamp[] fromRunAts = new Timestamp[priorities.length];
+			Long[] fromIds = new Long[priorities.length];
+			Timestamp[] untilRunAts = new Timestamp[priorities.length];
 			for (int i = 0; i < priorities.length; i++) {
 				priorities[i] = start.priorities()[i];
-				runAts[i] = Timestamp.from(start.runAts()[i]);
+				fromRunAts[i] = Timestamp.from(start.fromRunAts()[i]);
+				fromIds[i] = start.fromIds()[i];
+				Instant until = start.untilRunAts()[i];
+				untilRunAts[i] = (until != null) ? Timestamp.from(until) : null;
 			}
 			ps.setArray(next++, con.createArrayOf("int2", priorities));
-			ps.setArray(next++, con.createArrayOf("timestamptz", runAts));
+			ps.setArray(next++, con.createArrayOf("timestamptz", fromRunAts));
+			ps.setArray(next++, con.createArrayOf("int8", fromIds));
+			ps.setArray(next++, con.createArrayOf("timestamptz", untilRunAts));
 		}
 		ps.setString(next++, queue);
 		ps.setArray(next++, con.createArrayOf("text", kinds));

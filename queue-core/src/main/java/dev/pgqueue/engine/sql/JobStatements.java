@@ -74,14 +74,16 @@ public final class JobStatements {
 	public final String claimLocked;
 
 	/**
-	 * {@link #claimLocked} from floors: reads each priority level given from its floor on, in the
-	 * order given, so that the entries of jobs claimed before the floor are never visited (see
-	 * {@code ClaimFloor}). Parameters: array of priorities (highest first), array of their floors
-	 * (run-at), queue, array of kinds, limit, limit.
+	 * {@link #claimLocked} from floors: reads the given ranges of priority levels, in the order given,
+	 * so that the entries of jobs claimed before the floors are never visited (see
+	 * {@code ClaimFloor}). Parameters: arrays of each range's priority (highest first), first run-at,
+	 * first id within that run-at, and run-at it stops before (null: the end of the level); queue,
+	 * array of kinds, limit, limit.
 	 *
-	 * <p>The levels are read one after the other by a nested loop, each by an index range scan that
-	 * starts at {@code (queue, priority, floor)}; the outer limit stops the loop, and rows are locked
-	 * only as they are returned, so no more than the limit is ever locked.
+	 * <p>The ranges are read one after the other by a nested loop, each by an index range scan that
+	 * starts at {@code (queue, priority, run_at, id)} (a row comparison, which the index takes as its
+	 * start key); the outer limit stops the loop, and rows are locked only as they are returned, so no
+	 * more than the limit is ever locked.
 	 */
 	public final String claimLockedFrom;
 
@@ -102,9 +104,8 @@ public final class JobStatements {
 	public final String claimLeased;
 
 	/**
-	 * {@link #claimLeased} from floors, as {@link #claimLockedFrom} reads them. Parameters: array of
-	 * priorities (highest first), array of their floors, queue, array of kinds, limit, limit, lease
-	 * owner, lease in milliseconds.
+	 * {@link #claimLeased} from floors, as {@link #claimLockedFrom} reads them. Parameters: the four
+	 * arrays of ranges, queue, array of kinds, limit, limit, lease owner, lease in milliseconds.
 	 */
 	public final String claimLeasedFrom;
 
@@ -209,11 +210,13 @@ public final class JobStatements {
 				LIMIT ?
 				FOR UPDATE SKIP LOCKED""";
 		String claimableFrom = """
-				SELECT c.* FROM unnest(?::smallint[], ?::timestamptz[]) AS f(priority, floor_at)
+				SELECT c.* FROM unnest(?::smallint[], ?::timestamptz[], ?::bigint[], ?::timestamptz[])
+				     AS f(priority, from_at, from_id, until_at)
 				CROSS JOIN LATERAL (
 				    SELECT %s FROM %s
 				    WHERE queue = ? AND state = 'available' AND kind = ANY(?)
-				      AND priority = f.priority AND run_at >= f.floor_at
+				      AND priority = f.priority AND (run_at, id) >= (f.from_at, f.from_id)
+				      AND run_at < coalesce(f.until_at, 'infinity')
 				    ORDER BY priority DESC, run_at, id
 				    LIMIT ?
 				    FOR UPDATE SKIP LOCKED) c

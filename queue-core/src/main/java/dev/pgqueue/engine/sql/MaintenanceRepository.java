@@ -201,6 +201,54 @@ public class MaintenanceRepository {
 			long liveRows, @Nullable Instant lastVacuum, @Nullable Duration sinceLastVacuum) {
 	}
 
+	/** What the planner believes of the jobs table, against what it holds. */
+	public TableEstimate tableEstimate() {
+		return this.jdbc.queryForObject(this.sql.tableEstimate, (rs, i) -> new TableEstimate(rs.getDouble(1),
+				rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getBoolean(5)));
+	}
+
+	/** The jobs table's rows, counted up to {@code limit}. */
+	public long countRowsUpTo(long limit) {
+		Long rows = this.jdbc.queryForObject(this.sql.countRowsUpTo, Long.class, limit);
+		return (rows != null) ? rows : 0;
+	}
+
+	/** Refreshes the planner's statistics of the jobs table, unless someone else is at it. */
+	public void analyzeJobs() {
+		this.jdbc.execute(this.sql.analyzeJobs);
+	}
+
+	/**
+	 * What {@link #tableEstimate()} read.
+	 *
+	 * @param rows rows at the last {@code VACUUM} or {@code ANALYZE} ({@code -1} if neither ran yet)
+	 * @param pagesThen pages at that time
+	 * @param pagesNow pages now
+	 * @param liveRows live rows now, as the statistics collector counts them (up to a second late)
+	 * @param analyzable whether this role may analyze the table
+	 */
+	public record TableEstimate(double rows, long pagesThen, long pagesNow, long liveRows, boolean analyzable) {
+
+		/**
+		 * The rows the planner's plans of the table may have been made for: the density of the last count
+		 * over today's pages. With no count yet, or a count of no pages, 0: the planner then estimates
+		 * from the table's pages at planning time, and a plan made while the table was empty, such as a
+		 * generic plan cached during idle polls, stays in use when jobs land.
+		 */
+		public double plannerRows() {
+			if (this.rows < 0 || this.pagesThen <= 0) {
+				return 0;
+			}
+			return this.rows / this.pagesThen * this.pagesNow;
+		}
+
+		/** This estimate with the live rows counted otherwise. */
+		public TableEstimate withLiveRows(long counted) {
+			return new TableEstimate(this.rows, this.pagesThen, this.pagesNow, counted, this.analyzable);
+		}
+
+	}
+
 	/**
 	 * What {@link #lockWaits()} read.
 	 *

@@ -99,11 +99,43 @@ public final class MaintenanceStatements {
 	public final String vacuumHealth;
 
 	/**
+	 * What the planner believes of the jobs table against what it holds: from {@code pg_class} the
+	 * row count and page count of the last {@code VACUUM} or {@code ANALYZE}, the table's pages now,
+	 * the live rows the statistics collector counts (inserts less deletes since then), and whether
+	 * this role may analyze the table (it owns it, is a member of its owner's role, or from PostgreSQL
+	 * 17 on holds {@code MAINTAIN} on it). Returns one row.
+	 */
+	public final String tableEstimate;
+
+	/**
+	 * Counts the jobs table's rows up to a limit, reading the table in its physical order and stopping
+	 * at the limit (no index, so no plan that statistics could spoil). Parameter: the limit.
+	 */
+	public final String countRowsUpTo;
+
+	/**
+	 * Refreshes the jobs table's statistics; skips it at once, instead of waiting, while autovacuum
+	 * or another instance analyzes or vacuums it.
+	 */
+	public final String analyzeJobs;
+
+	/**
 	 * @param notify whether promotions notify the queues of the jobs they made available
 	 */
 	public MaintenanceStatements(SchemaName schema, boolean notify) {
 		String table = schema.qualify("pgqueue_jobs");
 		String channel = new JobStatements(schema).channel;
+		this.tableEstimate = """
+				SELECT c.reltuples, c.relpages, pg_relation_size(c.oid) / current_setting('block_size')::bigint,
+				       coalesce(pg_stat_get_live_tuples(c.oid), 0),
+				       pg_has_role(c.relowner, 'USAGE')
+				           OR CASE WHEN current_setting('server_version_num')::int >= 170000
+				                   THEN has_table_privilege(c.oid, 'MAINTAIN') ELSE false END
+				FROM pg_class c
+				WHERE c.oid = '%s'::regclass
+				""".formatted(table);
+		this.countRowsUpTo = "SELECT count(*) FROM (SELECT 1 FROM %s LIMIT ?) AS r".formatted(table);
+		this.analyzeJobs = "ANALYZE (SKIP_LOCKED) " + table;
 		this.promoteDue = """
 				WITH promoted AS (
 				    UPDATE %1$s SET state = 'available'

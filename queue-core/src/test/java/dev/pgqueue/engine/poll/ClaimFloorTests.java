@@ -38,8 +38,61 @@ class ClaimFloorTests {
 		assertThat(this.floor.floors()).containsEntry(10, T.plusSeconds(5).minus(MARGIN)).containsEntry(0, T.minus(MARGIN));
 		ClaimStart next = this.floor.next();
 		assertThat(next.isSweep()).isFalse();
-		assertThat(next.priorities()).containsExactly(10, 0);
-		assertThat(next.runAts()).containsExactly(T.plusSeconds(5).minus(MARGIN), T.minus(MARGIN));
+		// Each level: the run-ats within the margin up to the head's, then from the head on.
+		assertThat(next.priorities()).containsExactly(10, 10, 0, 0);
+		assertThat(next.fromRunAts()).containsExactly(T.plusSeconds(5).minus(MARGIN), T.plusSeconds(5), T.minus(MARGIN), T);
+		assertThat(next.fromIds()).containsExactly(Long.MIN_VALUE, 1, Long.MIN_VALUE, 1);
+		assertThat(next.untilRunAts()).containsExactly(T.plusSeconds(5), null, T, null);
+	}
+
+	@Test
+	void withinOneRunAtAClaimStartsAtTheHeadNotAtTheStartOfTheRunAt() {
+		this.floor.claimed(this.floor.next(), List.of(job(0, T, 500), job(0, T, 501)), 0);
+		ClaimStart floored = this.floor.next();
+		// A burst enqueued in one transaction: every job has the same run-at, ids in enqueue order.
+		this.floor.claimed(floored, List.of(job(0, T, 720), job(0, T, 705)), 0);
+
+		assertThat(this.floor.heads()).containsEntry(0, new ClaimFloor.Key(T, 705));
+		ClaimStart next = this.floor.next();
+		assertThat(next.fromRunAts()).containsExactly(T.minus(MARGIN), T);
+		assertThat(next.fromIds()).containsExactly(Long.MIN_VALUE, 705);
+	}
+
+	@Test
+	void aHeadOnlyMovesForwardWithinItsRunAt() {
+		this.floor.claimed(this.floor.next(), List.of(job(0, T, 500)), 0);
+		ClaimStart floored = this.floor.next();
+		// Two claims from the same floors; the one that skipped the other's rows ends first.
+		this.floor.claimed(floored, List.of(job(0, T, 700)), 0);
+		this.floor.claimed(floored, List.of(job(0, T, 600)), 0);
+
+		assertThat(this.floor.heads()).containsEntry(0, new ClaimFloor.Key(T, 700));
+	}
+
+	@Test
+	void aSweepThatFindsAJobOfTheHeadsRunAtBehindTheHeadIsFollowedByAnother() {
+		this.floor.claimed(this.floor.next(), List.of(job(0, T, 500)), 0);
+		this.nanos.addAndGet(SWEEP_INTERVAL.toNanos());
+		ClaimStart sweep = this.floor.next();
+		assertThat(sweep.isSweep()).isTrue();
+		// A rolled-back batch of the same burst: its jobs are behind the head, within its run-at.
+		this.floor.claimed(sweep, List.of(job(0, T, 120)), 0);
+
+		assertThat(this.floor.next().isSweep()).isTrue();
+	}
+
+	@Test
+	void aSweepOvertakenByAClaimThatMovedTheHeadDoesNotSweepAgain() {
+		this.floor.claimed(this.floor.next(), List.of(job(0, T, 500)), 0);
+		this.nanos.addAndGet(SWEEP_INTERVAL.toNanos());
+		ClaimStart sweep = this.floor.next();
+		ClaimStart floored = this.floor.next();
+		assertThat(floored.isSweep()).isFalse();
+		// The floor claim skipped the rows the sweep locked and ended first.
+		this.floor.claimed(floored, List.of(job(0, T, 700)), 0);
+		this.floor.claimed(sweep, List.of(job(0, T, 600)), 0);
+
+		assertThat(this.floor.next().isSweep()).isFalse();
 	}
 
 	@Test
@@ -117,7 +170,7 @@ class ClaimFloorTests {
 
 		ClaimStart next = this.floor.next();
 		assertThat(next.isSweep()).isFalse();
-		assertThat(next.priorities()).containsExactly(5, 0);
+		assertThat(next.priorities()).containsExactly(5, 5, 0, 0);
 	}
 
 	@Test
@@ -142,7 +195,11 @@ class ClaimFloorTests {
 	}
 
 	private static ClaimedJob job(int priority, Instant runAt) {
-		return ClaimedJob.of(1, UUID.randomUUID(), "kind", "queue", 0, 1, 3, priority, "{}", runAt, runAt);
+		return job(priority, runAt, 1);
+	}
+
+	private static ClaimedJob job(int priority, Instant runAt, long id) {
+		return ClaimedJob.of(id, UUID.randomUUID(), "kind", "queue", 0, 1, 3, priority, "{}", runAt, runAt);
 	}
 
 }
