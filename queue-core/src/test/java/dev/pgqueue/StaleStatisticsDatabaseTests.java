@@ -83,22 +83,6 @@ class StaleStatisticsDatabaseTests {
 			.isLessThan(MOST_ENTRIES_PER_CLAIM);
 	}
 
-	/**
-	 * With statistics of no pages the planner estimates from the table's pages at planning time, and
-	 * plans made while the table is empty, the generic plans that the pollers' idle claims cache, stay
-	 * in use when jobs land. A first burst makes the claims read from floors; the table is then emptied.
-	 */
-	@Test
-	void aBurstAfterIdleClaimsOnAnEmptiedTableIsClaimedFromTheHeadOfTheIndex() {
-		startInstances();
-		enqueue(5_000);
-		await().atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(50)).until(() -> completed() == 5_000);
-		fixture.jdbc().execute("TRUNCATE " + fixture.table());
-
-		assertThat(entriesReadPerClaimOfABurst()).as("claim index entries read per claim of %d", BATCH_SIZE)
-			.isLessThan(MOST_ENTRIES_PER_CLAIM);
-	}
-
 	private void startInstances() {
 		for (int i = 0; i < 2; i++) {
 			QueueEngine instance = fixture.engine();
