@@ -200,7 +200,7 @@ public final class LeasedClaims implements ClaimStrategy {
 	 */
 	private List<Held> claim(int wanted, boolean estimate) {
 		long start = System.nanoTime();
-		List<ClaimedJob> jobs = this.scope.claim((from) -> this.claims.lease(this.kinds, wanted, this.owner,
+		List<ClaimedJob> jobs = this.scope.claim(wanted, (from) -> this.claims.lease(this.kinds, wanted, this.owner,
 				this.settings.leaseDuration(), from));
 		long took = System.nanoTime() - start;
 		this.progress.claimed(this.kinds, wanted, jobs, start, took);

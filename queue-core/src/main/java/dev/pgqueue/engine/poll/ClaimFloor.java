@@ -78,6 +78,9 @@ public final class ClaimFloor implements ClaimScope {
 	/** The next sweep waits at least this many times as long as the last one took. */
 	public static final int SWEEP_SPACING = 50;
 
+	/** While claims come back full, how often one claim still reads the margins behind the heads. */
+	public static final Duration MARGIN_RECHECK = Duration.ofMillis(100);
+
 	/** Longest time between two sweeps, however long they take. */
 	public static final Duration MAX_SWEEP_INTERVAL = Duration.ofSeconds(30);
 
@@ -99,6 +102,12 @@ public final class ClaimFloor implements ClaimScope {
 	private boolean sweeping;
 
 	private boolean sweepAgain = true;
+
+	/** Whether the last claim from the floors came back full: the next reads from the heads only. */
+	private boolean lastFull;
+
+	/** When a claim last read the margins. */
+	private long marginsReadAt;
 
 	/** The floors as they were when the running sweep started: what it finds behind them, only it finds. */
 	private Map<Integer, Floor> sweepFloors = Map.of();
@@ -146,13 +155,20 @@ public final class ClaimFloor implements ClaimScope {
 		if (this.floors.isEmpty()) {
 			return ClaimStart.SWEEP;
 		}
+		// While claims come back full, the margins hold what earlier claims of this instance took (locked
+		// by its open batches, or dead): read them again only every MARGIN_RECHECK, so that a claim does
+		// not walk past every job in flight. Late commits behind a head wait that much longer.
+		boolean margins = !this.lastFull || now - this.marginsReadAt >= MARGIN_RECHECK.toNanos();
+		if (margins) {
+			this.marginsReadAt = now;
+		}
 		List<Integer> priorities = new ArrayList<>();
 		List<Instant> fromRunAts = new ArrayList<>();
 		List<Long> fromIds = new ArrayList<>();
 		List<@Nullable Instant> untilRunAts = new ArrayList<>();
 		for (Map.Entry<Integer, Floor> level : this.floors.entrySet()) {
 			Floor floor = level.getValue();
-			if (floor.marginAt().isBefore(floor.head().runAt())) {
+			if (margins && floor.marginAt().isBefore(floor.head().runAt())) {
 				priorities.add(level.getKey());
 				fromRunAts.add(floor.marginAt());
 				fromIds.add(Long.MIN_VALUE);
@@ -175,6 +191,11 @@ public final class ClaimFloor implements ClaimScope {
 	 */
 	@Override
 	public List<ClaimedJob> claim(Function<ClaimStart, List<ClaimedJob>> claim) {
+		return claim(Integer.MAX_VALUE, claim);
+	}
+
+	@Override
+	public List<ClaimedJob> claim(int limit, Function<ClaimStart, List<ClaimedJob>> claim) {
 		ClaimStart start = next();
 		List<ClaimedJob> jobs = null;
 		long began = this.nanoTime.getAsLong();
@@ -184,7 +205,14 @@ public final class ClaimFloor implements ClaimScope {
 		}
 		finally {
 			claimed(start, jobs, this.nanoTime.getAsLong() - began);
+			if (!start.isSweep()) {
+				noteFull(jobs != null && jobs.size() >= limit);
+			}
 		}
+	}
+
+	private synchronized void noteFull(boolean full) {
+		this.lastFull = full;
 	}
 
 	/**

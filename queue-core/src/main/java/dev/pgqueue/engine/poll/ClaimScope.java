@@ -20,6 +20,17 @@ public interface ClaimScope {
 	 */
 	List<ClaimedJob> claim(Function<ClaimStart, List<ClaimedJob>> claim);
 
+	/**
+	 * Runs one claim of at most {@code limit} jobs from where the next claim starts; a scope may
+	 * start the next claim differently after one that came back full.
+	 * @param limit most jobs the claim takes
+	 * @param claim the claim statement, given where to start
+	 * @return the jobs claimed
+	 */
+	default List<ClaimedJob> claim(int limit, Function<ClaimStart, List<ClaimedJob>> claim) {
+		return claim(claim);
+	}
+
 	/** The poller starts; a scope with services of its own (a coordinator) starts them. */
 	default void start(PollSignals signals) {
 	}

@@ -73,7 +73,7 @@ public abstract class BatchFlow implements BatchRun {
 		String[] kinds = this.context.kinds();
 		long start = System.nanoTime();
 		List<ClaimedJob> jobs = this.context.scope()
-			.claim((from) -> this.context.claims().lock(kinds, batchSize, from));
+			.claim(batchSize, (from) -> this.context.claims().lock(kinds, batchSize, from));
 		this.context.progress().claimed(kinds, batchSize, jobs, start, System.nanoTime() - start);
 		return jobs;
 	}

@@ -46,6 +46,27 @@ class ClaimFloorTests {
 	}
 
 	@Test
+	void whileClaimsComeBackFullTheMarginsAreReadOnlyEveryRecheck() {
+		// A first claim sets the floor; a full claim from it (two of two jobs) means a backlog.
+		this.floor.claimed(this.floor.next(), List.of(job(0, T, 500)), 0);
+		List<ClaimedJob> full = this.floor.claim(2, (start) -> List.of(job(0, T.plusMillis(10), 600),
+				job(0, T.plusMillis(10), 601)));
+		assertThat(full).hasSize(2);
+
+		ClaimStart backlog = this.floor.next();
+		assertThat(backlog.isSweep()).isFalse();
+		assertThat(backlog.fromIds()).as("from the head only: no margin range").containsExactly(600);
+		this.nanos.addAndGet(ClaimFloor.MARGIN_RECHECK.toNanos());
+		ClaimStart recheck = this.floor.next();
+		assertThat(recheck.fromIds()).as("the margins again after a recheck interval")
+			.containsExactly(Long.MIN_VALUE, 600);
+
+		// A claim that comes back short: every claim reads the margins again.
+		this.floor.claim(2, (start) -> List.of(job(0, T.plusMillis(20), 700)));
+		assertThat(this.floor.next().fromIds()).containsExactly(Long.MIN_VALUE, 700);
+	}
+
+	@Test
 	void withinOneRunAtAClaimStartsAtTheHeadNotAtTheStartOfTheRunAt() {
 		this.floor.claimed(this.floor.next(), List.of(job(0, T, 500), job(0, T, 501)), 0);
 		ClaimStart floored = this.floor.next();
