@@ -149,7 +149,7 @@ final class BurstWorkload implements Workload {
 				}
 			}
 		};
-		QueueSettings settings = DrainWorkload.settings(QueueMode.TRANSACTIONAL, 1, BATCH_SIZE);
+		QueueSettings settings = PgqueueEngine.settings(QueueMode.TRANSACTIONAL, 1, BATCH_SIZE, QueueSettings.DEFAULT_POLL_INTERVAL);
 		if (variant.buckets) {
 			settings = settings.withAssignment(QueueAssignment.BUCKETS);
 		}

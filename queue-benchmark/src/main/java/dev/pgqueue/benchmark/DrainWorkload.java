@@ -124,8 +124,10 @@ final class DrainWorkload implements Workload {
 		return mode.name().toLowerCase(Locale.ROOT) + " b=" + batchSize + " c=" + concurrency;
 	}
 
+	/** The drain's settings: batches start at the batch size and adapt, as an application's do. */
 	static QueueSettings settings(QueueMode mode, int concurrency, int batchSize) {
-		return PgqueueEngine.settings(mode, concurrency, batchSize, QueueSettings.DEFAULT_POLL_INTERVAL);
+		return PgqueueEngine.settings(mode, concurrency, batchSize, QueueSettings.DEFAULT_POLL_INTERVAL)
+			.withMaxBatchSize(Math.max(batchSize, QueueSettings.DEFAULT_MAX_BATCH_SIZE));
 	}
 
 	/** Transactional mode is measured against claim-and-delete, leased against claim-then-complete. */

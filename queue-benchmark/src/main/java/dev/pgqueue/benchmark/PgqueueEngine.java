@@ -118,12 +118,17 @@ final class PgqueueEngine implements AutoCloseable {
 		});
 	}
 
-	/** Settings for the benchmark queue with everything else at its default. */
+	/**
+	 * Settings for the benchmark queue with everything else at its default, but a fixed batch size:
+	 * the workloads that name a batch size measure that size (claim latency at a table size, round
+	 * trips per job, a burst's claims). The drain and the deep backlog let batches adapt.
+	 */
 	static QueueSettings settings(QueueMode mode, int concurrency, int batchSize, Duration pollInterval) {
 		return QueueSettings.defaults(BenchSchema.QUEUE)
 			.withMode(mode)
 			.withConcurrency(concurrency)
 			.withBatchSize(batchSize)
+			.withMaxBatchSize(batchSize)
 			.withPollInterval(pollInterval);
 	}
 

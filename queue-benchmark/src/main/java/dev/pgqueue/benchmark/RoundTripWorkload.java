@@ -9,6 +9,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.QueueMode;
+import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.metrics.QueueMetrics;
 
 /**
@@ -39,7 +40,7 @@ final class RoundTripWorkload implements Workload {
 					schema.truncate();
 					schema.loadAvailable(jobs);
 					counting.reset();
-					Drains.pgqueue(schema, counting, DrainWorkload.settings(mode, CONCURRENCY, batchSize),
+					Drains.pgqueue(schema, counting, PgqueueEngine.settings(mode, CONCURRENCY, batchSize, QueueSettings.DEFAULT_POLL_INTERVAL),
 							DrainWorkload.deletes(mode), 1, jobs, QueueMetrics.NONE, Drains.TIMEOUT);
 					double pgqueue = (double) counting.total() / jobs;
 					String pgqueueCalls = counting.byMethod().toString();
@@ -57,7 +58,7 @@ final class RoundTripWorkload implements Workload {
 				schema.truncate();
 				counting.reset();
 				try (PgqueueEngine engine = new PgqueueEngine(pool, schema.name(),
-						DrainWorkload.settings(QueueMode.TRANSACTIONAL, 1, 10), true, QueueMetrics.NONE, (job) -> {
+						PgqueueEngine.settings(QueueMode.TRANSACTIONAL, 1, 10, QueueSettings.DEFAULT_POLL_INTERVAL), true, QueueMetrics.NONE, (job) -> {
 						})) {
 					JobClient client = engine.client(counting);
 					for (int done = 0; done < jobs; done += batchSize) {
