@@ -20,7 +20,8 @@ final class Scenarios {
 	}
 
 	/**
-	 * Transactional: two batches of 20 at once per worker. Leased: eight jobs at once per worker
+	 * Transactional: two batches of 20 at once per worker, a fixed size (the figures of
+	 * docs/reliability.md count batches of 20; scenario 7's entries per scan grow with the batch). Leased: eight jobs at once per worker
 	 * under a 3 s lease, the rescuer looking every second. Each job works about 2 ms before it
 	 * writes its ledger row.
 	 */

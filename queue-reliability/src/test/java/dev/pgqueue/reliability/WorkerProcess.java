@@ -178,6 +178,7 @@ public final class WorkerProcess {
 			.withMode(options.mode)
 			.withConcurrency(options.concurrency)
 			.withBatchSize(options.batchSize)
+			.withMaxBatchSize(Math.max(options.batchSize, options.maxBatchSize))
 			.withPollInterval(Duration.ofMillis(200))
 			.withLeaseDuration(options.lease)
 			.withAssignment(options.assignment)
@@ -431,6 +432,9 @@ public final class WorkerProcess {
 
 		int batchSize = 20;
 
+		/** Most jobs a transactional batch grows to; the batch size (a fixed batch) unless a scenario asks. */
+		int maxBatchSize = 0;
+
 		int poolSize = 8;
 
 		Duration work = Duration.ofMillis(2);
@@ -483,6 +487,7 @@ public final class WorkerProcess {
 					case "mode" -> options.mode = QueueMode.valueOf(value.toUpperCase(Locale.ROOT));
 					case "concurrency" -> options.concurrency = Integer.parseInt(value);
 					case "batch-size" -> options.batchSize = Integer.parseInt(value);
+					case "max-batch-size" -> options.maxBatchSize = Integer.parseInt(value);
 					case "pool-size" -> options.poolSize = Integer.parseInt(value);
 					case "work-ms" -> options.work = Duration.ofMillis(Long.parseLong(value));
 					case "lease-ms" -> options.lease = Duration.ofMillis(Long.parseLong(value));
