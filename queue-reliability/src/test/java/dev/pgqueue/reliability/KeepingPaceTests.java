@@ -64,7 +64,8 @@ class KeepingPaceTests {
 				WorkerFleet fleet = new WorkerFleet(scenario, workload, options(mode))) {
 			List<Worker> workers = fleet.startReady("w", 1);
 			PacedProducer producer = new PacedProducer(workload, RATE).start();
-			Thread.sleep(3_000);
+			// The worker is at pace before the kills begin.
+			await().atMost(Duration.ofMinutes(1)).until(() -> workload.completed() >= 2L * RATE);
 			Instant killsFrom = workload.databaseNow();
 			AtomicInteger sweeps = new AtomicInteger();
 			AtomicLong terminated = new AtomicLong();
@@ -78,10 +79,15 @@ class KeepingPaceTests {
 					throw new IllegalStateException(ex);
 				}
 			}, 0, 500, TimeUnit.MILLISECONDS);
-			Thread.sleep(killing.toMillis());
+			// Two sweeps a second for the length of the kills.
+			long rounds = killing.toSeconds() * 2 + 1;
+			await().atMost(killing.multipliedBy(2)).pollInterval(Duration.ofMillis(100))
+				.until(() -> sweeps.get() >= rounds);
 			killer.shutdownNow();
 			killer.awaitTermination(10, TimeUnit.SECONDS);
-			Thread.sleep(2_000);
+			// Offer on until the worker has caught up with what was offered during the kills.
+			long offered = producer.enqueued();
+			await().atMost(Duration.ofMinutes(1)).until(() -> workload.completed() >= offered);
 			producer.close();
 			workload.awaitDrained(Duration.ofMinutes(2));
 
@@ -119,7 +125,8 @@ class KeepingPaceTests {
 			workers.addAll(leasedFleet.startReady("l", 1));
 			PacedProducer transactionalProducer = new PacedProducer(transactional, RATE).start();
 			PacedProducer leasedProducer = new PacedProducer(leased, RATE).start();
-			Thread.sleep(5_000);
+			await().atMost(Duration.ofMinutes(1))
+				.until(() -> transactional.completed() >= 3L * RATE && leased.completed() >= 3L * RATE);
 
 			Path log = Paths.get("target", "reliability", "outage.log");
 			Files.createDirectories(log.getParent());
@@ -130,7 +137,10 @@ class KeepingPaceTests {
 				}
 			});
 			Instant back = transactional.databaseNow();
-			Thread.sleep(20_000);
+			// 20 s of offered jobs after the return: the windows measured are those from 5 s to 20 s.
+			Instant measuredUntil = back.plusSeconds(20);
+			await().atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(200))
+				.until(() -> !transactional.databaseNow().isBefore(measuredUntil));
 			transactionalProducer.close();
 			leasedProducer.close();
 			transactional.awaitDrained(Duration.ofMinutes(2));
