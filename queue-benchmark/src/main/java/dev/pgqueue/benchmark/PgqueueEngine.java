@@ -230,14 +230,7 @@ final class PgqueueEngine implements AutoCloseable {
 	 * engine's pool, notifying the jobs they make due; unstarted, stopped on close.
 	 */
 	List<EngineService> maintenance(MaintenanceSettings maintenance) {
-		QueueEngine engine = QueueEngine.builder(this.dataSource)
-			.settings(engineSettings().withMaintenance(maintenance))
-			.queues(catalog())
-			.handlers(this.handlers)
-			.jsonMapper(this.jsonMapper)
-			.metrics(this.metrics)
-			.build();
-		this.services.add(engine);
+		QueueEngine engine = servicesEngine(engineSettings().withMaintenance(maintenance));
 		return List.of(engine.promoter(), engine.rescuer(), engine.cleaner(), engine.statsReader());
 	}
 
@@ -246,15 +239,20 @@ final class PgqueueEngine implements AutoCloseable {
 	 * jobs starts it; unstarted, stopped on close.
 	 */
 	EngineService statisticsRefresher() {
+		return servicesEngine(engineSettings()).statisticsRefresher();
+	}
+
+	/** An engine on this pool whose services a workload starts itself; closed with this one. */
+	private QueueEngine servicesEngine(EngineSettings settings) {
 		QueueEngine engine = QueueEngine.builder(this.dataSource)
-			.settings(engineSettings())
+			.settings(settings)
 			.queues(catalog())
 			.handlers(this.handlers)
 			.jsonMapper(this.jsonMapper)
 			.metrics(this.metrics)
 			.build();
 		this.services.add(engine);
-		return engine.statisticsRefresher();
+		return engine;
 	}
 
 	private EngineSettings engineSettings() {
