@@ -250,12 +250,12 @@ final class BenchSchema implements AutoCloseable {
 		execute("VACUUM (ANALYZE) " + this.table);
 	}
 
-	/** Jobs not finished yet: available (or locked by a transaction still running) and running. */
 	/** Jobs waiting for a worker. */
 	long available() {
 		return count("state = 'available'");
 	}
 
+	/** Jobs not finished yet: available (or locked by a transaction still running) and running. */
 	long unfinished() {
 		return count("state IN ('available', 'running')");
 	}

@@ -4,6 +4,8 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -19,8 +21,10 @@ import dev.pgqueue.QueueAssignment;
  * cores than this one better than the jobs per second do.
  *
  * <p>The processes are started, and for buckets given their shares, before the jobs land; the time
- * runs from the insert's commit until no job is left. Each setting drains once unmeasured (the
- * workers' JIT), then the profile's rounds; the medians are reported.
+ * runs from the insert's commit until no job is left. At each process count both assignments' processes
+ * run side by side, each on its own schema; each drains once unmeasured (the workers' JIT), then every
+ * round drains one assignment and then the other, so that the ratio of a round compares drains
+ * seconds apart on the same machine. The medians are reported.
  */
 final class ScalingWorkload implements Workload {
 
@@ -43,17 +47,19 @@ final class ScalingWorkload implements Workload {
 		Profile profile = context.profile();
 		Profile.Buckets sizes = profile.buckets();
 		Map<QueueAssignment, Map<Integer, Figures>> figures = new LinkedHashMap<>();
-		try (BenchSchema schema = context.database().createSchema("scaling");
+		try (BenchSchema shared = context.database().createSchema("scaling_shared");
+				BenchSchema buckets = context.database().createSchema("scaling_buckets");
 				Connection observer = context.database().connect();
 				CpuNeighbours neighbours = CpuNeighbours.start(sizes.scalingNeighbours())) {
 			if (neighbours.count() > 0) {
 				context.progress("%d CPU-bound neighbour process(es) running beside every drain", neighbours.count());
 			}
+			Map<QueueAssignment, BenchSchema> schemas = new EnumMap<>(QueueAssignment.class);
+			schemas.put(QueueAssignment.SHARED, shared);
+			schemas.put(QueueAssignment.BUCKETS, buckets);
 			for (int processes : sizes.processes()) {
-				for (QueueAssignment assignment : QueueAssignment.values()) {
-					Figures measured = measure(context, schema, observer, assignment, processes);
-					figures.computeIfAbsent(assignment, (a) -> new LinkedHashMap<>()).put(processes, measured);
-				}
+				measure(context, schemas, observer, processes).forEach((assignment, measured) -> figures
+					.computeIfAbsent(assignment, (a) -> new LinkedHashMap<>()).put(processes, measured));
 			}
 		}
 		List<Result> results = new ArrayList<>();
@@ -89,66 +95,105 @@ final class ScalingWorkload implements Workload {
 		return results;
 	}
 
-	private Figures measure(Context context, BenchSchema schema, Connection observer, QueueAssignment assignment,
-			int processes) throws Exception {
+	/**
+	 * Both assignments at one process count, their rounds paired: the two groups of worker processes
+	 * run side by side, each on its own schema, and every round drains one, then the other (which
+	 * goes first alternates), so that the two drains of a round see the same machine. The group that
+	 * is not draining polls its empty queue meanwhile, for both alike.
+	 */
+	private Map<QueueAssignment, Figures> measure(Context context, Map<QueueAssignment, BenchSchema> schemas,
+			Connection observer, int processes) throws Exception {
 		Profile profile = context.profile();
 		Profile.Buckets sizes = profile.buckets();
-		schema.truncate();
-		schema.resetCoordination();
-		List<QueueWorkerProcess> workers = new ArrayList<>();
-		List<Double> rates = new ArrayList<>();
-		List<Double> serverSeconds = new ArrayList<>();
-		List<Double> workerSeconds = new ArrayList<>();
-		List<Double> walls = new ArrayList<>();
-		List<Double> entries = new ArrayList<>();
+		int jobs = sizes.scalingJobs();
+		Map<QueueAssignment, List<QueueWorkerProcess>> groups = new EnumMap<>(QueueAssignment.class);
+		Map<QueueAssignment, Rounds> rounds = new EnumMap<>(QueueAssignment.class);
 		try {
-			for (int i = 0; i < processes; i++) {
-				workers.add(QueueWorkerProcess.start(context.database(), schema, assignment, sizes.heartbeat(),
-						CONCURRENCY, BATCH_SIZE, POLL_INTERVAL));
-			}
-			if (assignment == QueueAssignment.BUCKETS) {
-				RebalanceWorkload.awaitShares(workers);
-			}
-			int jobs = sizes.scalingJobs();
-			// Unmeasured: the workers' JIT compiles the claim path during the first drain. Its table is
-			// analyzed full: with statistics of an empty table (this server runs without autovacuum)
-			// the planner chose plans that drained 200 000 jobs at 2 000 jobs/s, the server's CPU busy.
-			schema.insertAvailable(jobs);
-			schema.analyze();
-			awaitDrained(schema, observer);
-			for (int round = 0; round < profile.rounds(); round++) {
-				schema.vacuumKeepingStatistics();
-				double workersBefore = workerCpu(workers);
-				long readBefore = claimEntriesRead(schema, observer);
+			for (Map.Entry<QueueAssignment, BenchSchema> side : schemas.entrySet()) {
+				QueueAssignment assignment = side.getKey();
+				BenchSchema schema = side.getValue();
+				schema.truncate();
+				schema.resetCoordination();
+				List<QueueWorkerProcess> workers = new ArrayList<>();
+				groups.put(assignment, workers);
+				rounds.put(assignment, new Rounds());
+				for (int i = 0; i < processes; i++) {
+					workers.add(QueueWorkerProcess.start(context.database(), schema, assignment, sizes.heartbeat(),
+							CONCURRENCY, BATCH_SIZE, POLL_INTERVAL));
+				}
+				if (assignment == QueueAssignment.BUCKETS) {
+					RebalanceWorkload.awaitShares(workers);
+				}
+				// Unmeasured: the workers' JIT compiles the claim path during the first drain. Its table is
+				// analyzed full: with statistics of an empty table (this server runs without autovacuum)
+				// the planner chose plans that drained 200 000 jobs at 2 000 jobs/s, the server's CPU busy.
 				schema.insertAvailable(jobs);
-				long start = System.nanoTime();
-				CpuTimes.ServerSnapshot serverBefore = CpuTimes.server(observer);
+				schema.analyze();
 				awaitDrained(schema, observer);
-				long end = System.nanoTime();
-				CpuTimes.ServerUsage server = CpuTimes.server(observer).since(serverBefore);
-				double wall = (end - start) / 1e9;
-				rates.add(jobs / wall);
-				walls.add(wall);
-				serverSeconds.add(server.known() ? server.ownSeconds() : Double.NaN);
-				workerSeconds.add(workerCpu(workers) - workersBefore);
-				// Backends report their counts at most once a second, when idle: the drain's last second
-				// arrives after it. The idle polls of that second are counted too.
-				Drains.sleep(STATISTICS_DELAY_MILLIS);
-				entries.add((claimEntriesRead(schema, observer) - readBefore) * (double) BATCH_SIZE / jobs);
-				context.progress("%-7s %d process(es) round %d: %,.0f jobs/s, server CPU %.2f s, workers' CPU %.2f s "
-						+ "over %.2f s, %,.0f claim index entries read per claim of %d", assignment.name()
-							.toLowerCase(java.util.Locale.ROOT), processes, round + 1, jobs / wall,
-						serverSeconds.get(round), workerSeconds.get(round), wall, entries.get(round), BATCH_SIZE);
+			}
+			for (int round = 0; round < profile.rounds(); round++) {
+				List<QueueAssignment> order = new ArrayList<>(schemas.keySet());
+				if (round % 2 == 1) {
+					Collections.reverse(order);
+				}
+				for (QueueAssignment assignment : order) {
+					BenchSchema schema = schemas.get(assignment);
+					List<QueueWorkerProcess> workers = groups.get(assignment);
+					Rounds measured = rounds.get(assignment);
+					schema.vacuumKeepingStatistics();
+					double workersBefore = workerCpu(workers);
+					long readBefore = claimEntriesRead(schema, observer);
+					schema.insertAvailable(jobs);
+					long start = System.nanoTime();
+					CpuTimes.ServerSnapshot serverBefore = CpuTimes.server(observer);
+					awaitDrained(schema, observer);
+					long end = System.nanoTime();
+					CpuTimes.ServerUsage server = CpuTimes.server(observer).since(serverBefore);
+					double wall = (end - start) / 1e9;
+					measured.rates.add(jobs / wall);
+					measured.walls.add(wall);
+					measured.serverSeconds.add(server.known() ? server.ownSeconds() : Double.NaN);
+					measured.workerSeconds.add(workerCpu(workers) - workersBefore);
+					// Backends report their counts at most once a second, when idle: the drain's last second
+					// arrives after it. The idle polls of that second are counted too.
+					Drains.sleep(STATISTICS_DELAY_MILLIS);
+					measured.entries.add((claimEntriesRead(schema, observer) - readBefore) * (double) BATCH_SIZE / jobs);
+					context.progress("%-7s %d process(es) round %d: %,.0f jobs/s, server CPU %.2f s, workers' CPU %.2f s "
+							+ "over %.2f s, %,.0f claim index entries read per claim of %d", assignment.name()
+								.toLowerCase(java.util.Locale.ROOT), processes, round + 1, jobs / wall,
+							measured.serverSeconds.get(round), measured.workerSeconds.get(round), wall,
+							measured.entries.get(round), BATCH_SIZE);
+				}
 			}
 		}
 		finally {
-			workers.forEach(QueueWorkerProcess::close);
+			groups.values().forEach((workers) -> workers.forEach(QueueWorkerProcess::close));
 		}
-		double rate = Profile.median(rates);
-		double server = Profile.median(serverSeconds);
-		double wall = Profile.median(walls);
-		return new Figures(rate, rates, sizes.scalingJobs() / server, server / wall,
-				Profile.median(workerSeconds) / wall, Profile.median(entries), entries);
+		Map<QueueAssignment, Figures> figures = new EnumMap<>(QueueAssignment.class);
+		rounds.forEach((assignment, measured) -> figures.put(assignment, measured.figures(jobs)));
+		return figures;
+	}
+
+	/** One assignment's rounds at one process count, in the order they ran. */
+	private static final class Rounds {
+
+		final List<Double> rates = new ArrayList<>();
+
+		final List<Double> serverSeconds = new ArrayList<>();
+
+		final List<Double> workerSeconds = new ArrayList<>();
+
+		final List<Double> walls = new ArrayList<>();
+
+		final List<Double> entries = new ArrayList<>();
+
+		Figures figures(int jobs) {
+			double server = Profile.median(this.serverSeconds);
+			double wall = Profile.median(this.walls);
+			return new Figures(Profile.median(this.rates), this.rates, jobs / server, server / wall,
+					Profile.median(this.workerSeconds) / wall, Profile.median(this.entries), this.entries);
+		}
+
 	}
 
 	/**
