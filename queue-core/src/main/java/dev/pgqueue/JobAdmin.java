@@ -1,5 +1,6 @@
 package dev.pgqueue;
 
+import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -35,6 +36,13 @@ public interface JobAdmin {
 
 	/** How many jobs each queue holds in each state (finished ones included, until they are pruned). */
 	Map<String, Map<JobState, Long>> counts();
+
+	/**
+	 * How many jobs of each queue completed or failed within the last {@code window}, on the database
+	 * clock, counted from their rows: jobs deleted as they complete ({@code retention.completed: 0})
+	 * leave no row to count. Queues with none are left out.
+	 */
+	Map<String, Long> finishedWithin(Duration window);
 
 	/**
 	 * Makes a failed job available to run again now, with one attempt more than it has used if it had

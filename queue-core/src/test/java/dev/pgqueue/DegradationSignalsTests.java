@@ -58,12 +58,13 @@ class DegradationSignalsTests {
 	static void setUp() {
 		fixture = QueueFixture.create("signals");
 		fixture.metrics(metrics);
-		for (String queue : List.of("contended", "alone", "leased-held")) {
+		for (String queue : List.of("contended", "alone", "leased-held", "idle-app")) {
 			gates.put(queue, new CountDownLatch(1));
 			fixture.handle(queue + ".job", queue, (job) -> gates.get(queue).await(WAIT.toSeconds(), TimeUnit.SECONDS));
 		}
 		fixture.configure(QueueSettings.defaults("contended").withConcurrency(1).withBatchSize(10).withPollInterval(POLL));
 		fixture.configure(QueueSettings.defaults("alone").withConcurrency(1).withBatchSize(10).withPollInterval(POLL));
+		fixture.configure(QueueSettings.defaults("idle-app").withConcurrency(4).withBatchSize(10).withPollInterval(POLL));
 		fixture.configure(QueueSettings.defaults("leased-held").withMode(QueueMode.LEASED).withBatchSize(10)
 			.withPollInterval(POLL));
 		fixture.handle("assessed.job", "assessed", (job) -> {
@@ -113,6 +114,31 @@ class DegradationSignalsTests {
 		}
 		finally {
 			gates.get("alone").countDown();
+			poller.stop();
+		}
+	}
+
+	@Test
+	void jobsRunningInThisPollersOtherBatchesDoNotMakeAClaimUnproductive() {
+		// An application that keeps up: jobs arrive one at a time, and each is claimed by a batch of its
+		// own while the earlier ones still run. Each claim comes back short and steps over the rows the
+		// poller's other batches hold: its own work, not contention.
+		JobPoller poller = fixture.poller("idle-app");
+		poller.start();
+		try {
+			ClaimProgress progress = await().atMost(WAIT).until(() -> fixture.signals().get("idle-app"),
+					java.util.Objects::nonNull);
+			for (int i = 1; i <= 3; i++) {
+				enqueue("idle-app", 1);
+				long claimed = i;
+				await().atMost(WAIT).until(() -> counter("pgqueue.jobs.claimed", "idle-app") >= claimed);
+				await().atMost(WAIT).until(() -> progress.checkedClaims() >= claimed);
+			}
+			assertThat(poller.busySlots()).isEqualTo(3);
+			assertThat(counter("pgqueue.claims.unproductive", "idle-app")).isZero();
+		}
+		finally {
+			gates.get("idle-app").countDown();
 			poller.stop();
 		}
 	}

@@ -11,6 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.IntStream;
 
 import dev.pgqueue.AdminResult.Outcome;
 import dev.pgqueue.engine.poll.JobPoller;
@@ -149,6 +150,29 @@ class JobAdminTests {
 			.containsExactly(ids.get(6), ids.get(2), ids.get(0));
 		assertThat(admin.list(JobQuery.all().queue("no-such-queue")).jobs()).isEmpty();
 		assertThat(admin.counts()).containsEntry("listing", Map.of(JobState.AVAILABLE, 5L, JobState.CANCELLED, 2L));
+	}
+
+	@Test
+	void countsTheJobsOfEachQueueThatFinishedWithinAWindow() {
+		List<UUID> ids = fixture.client().enqueueAll(IntStream.range(0, 6)
+			.mapToObj((i) -> JobRequest.of("report.render", i).queue("finishing"))
+			.toList());
+		// As workers leave them: three completed and one failed just now, one failed two minutes ago,
+		// one still waiting.
+		finish(ids.subList(0, 3), "completed", "now()");
+		finish(ids.subList(3, 4), "failed", "now()");
+		finish(ids.subList(4, 5), "failed", "now() - interval '2 minutes'");
+
+		assertThat(admin.finishedWithin(Duration.ofMinutes(1))).containsEntry("finishing", 4L);
+		assertThat(admin.finishedWithin(Duration.ofMinutes(5))).containsEntry("finishing", 5L);
+		assertThat(admin.finishedWithin(Duration.ofMinutes(1))).doesNotContainKey("no-such-queue");
+	}
+
+	private static void finish(List<UUID> ids, String state, String finishedAt) {
+		for (UUID id : ids) {
+			fixture.jdbc().update("UPDATE " + fixture.table() + " SET state = ?, attempt = 1, finished_at = "
+					+ finishedAt + " WHERE public_id = ?", state, id);
+		}
 	}
 
 	@Test

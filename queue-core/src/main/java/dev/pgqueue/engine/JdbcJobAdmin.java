@@ -1,5 +1,6 @@
 package dev.pgqueue.engine;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -96,6 +97,12 @@ public class JdbcJobAdmin implements JobAdmin {
 	@Override
 	public Map<String, Map<JobState, Long>> counts() {
 		return this.repository.counts();
+	}
+
+	@Override
+	public Map<String, Long> finishedWithin(Duration window) {
+		Objects.requireNonNull(window, "window must not be null");
+		return this.repository.finishedWithin(window);
 	}
 
 	@Override

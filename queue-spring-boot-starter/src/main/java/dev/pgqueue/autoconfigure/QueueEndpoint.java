@@ -56,9 +56,10 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  * </table>
  *
  * <p>Its default access is read-only: the write operations answer only once
- * {@code management.endpoint.pgqueue.access=unrestricted}. An operation on one job answers 200 when
- * applied, 404 when there is no such job and 409 when the job is running or in a state the operation
- * does not apply to.
+ * {@code management.endpoint.pgqueue.access=unrestricted}. Until then Spring Boot does not map them at
+ * all, so they answer 404 as an unknown path would (Boot decides that, not pgqueue); the queues'
+ * answer says so under {@code writes}. An operation on one job answers 200 when applied, 404 when
+ * there is no such job and 409 when the job is running or in a state the operation does not apply to.
  */
 @Endpoint(id = "pgqueue", defaultAccess = Access.READ_ONLY)
 public class QueueEndpoint {
@@ -69,14 +70,18 @@ public class QueueEndpoint {
 
 	private final ObjectProvider<QueueEngine> engine;
 
+	private final boolean writable;
+
 	/**
 	 * @param admin acts on jobs and queues
 	 * @param engine the engine whose pollers and services' readings the endpoint shows; its services
 	 * run only in an application that runs jobs
+	 * @param writable whether the endpoint's access lets its write operations be mapped
 	 */
-	public QueueEndpoint(JobAdmin admin, ObjectProvider<QueueEngine> engine) {
+	public QueueEndpoint(JobAdmin admin, ObjectProvider<QueueEngine> engine, boolean writable) {
 		this.admin = admin;
 		this.engine = engine;
+		this.writable = writable;
 	}
 
 	private List<JobPoller> pollers() {
@@ -115,6 +120,7 @@ public class QueueEndpoint {
 		});
 		Map<String, Object> body = new LinkedHashMap<>();
 		body.put("queues", queues);
+		body.put("writes", writes());
 		if (services != null) {
 			LockWaits lockWaits = services.lastLockWaits();
 			Map<String, Object> waits = new LinkedHashMap<>();
@@ -123,6 +129,21 @@ public class QueueEndpoint {
 			body.put("lockWaits", waits);
 		}
 		return body;
+	}
+
+	/**
+	 * Whether the write operations answer, and if not why they answer 404: a caller that posts to a
+	 * read-only endpoint finds the reason where it reads the queues.
+	 */
+	private Map<String, Object> writes() {
+		Map<String, Object> writes = new LinkedHashMap<>();
+		writes.put("enabled", this.writable);
+		if (!this.writable) {
+			writes.put("reason", "The endpoint's access is read-only, so Spring Boot does not map its write operations "
+					+ "(retry, cancel, delete, pause, resume, retry-failed): they answer 404. Set "
+					+ "management.endpoint.pgqueue.access=unrestricted where only trusted callers reach Actuator.");
+		}
+		return writes;
 	}
 
 	/** Jobs newest first, filtered by queue, kind and state; {@code before} is a page's {@code next}. */

@@ -5,6 +5,9 @@ import dev.pgqueue.engine.QueueEngine;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.endpoint.Access;
+import org.springframework.boot.actuate.endpoint.EndpointAccessResolver;
+import org.springframework.boot.actuate.endpoint.EndpointId;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -24,8 +27,14 @@ public final class QueueEndpointAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnAvailableEndpoint
-	QueueEndpoint pgqueueEndpoint(JobAdmin admin, ObjectProvider<QueueEngine> engine) {
-		return new QueueEndpoint(admin, engine);
+	QueueEndpoint pgqueueEndpoint(JobAdmin admin, ObjectProvider<QueueEngine> engine,
+			ObjectProvider<EndpointAccessResolver> access) {
+		// The access Boot maps the operations by: management.endpoint.pgqueue.access, else the default
+		// of every endpoint, else the endpoint's own (read-only).
+		EndpointAccessResolver resolver = access.getIfAvailable();
+		Access resolved = (resolver != null) ? resolver.accessFor(EndpointId.of("pgqueue"), Access.READ_ONLY)
+				: Access.READ_ONLY;
+		return new QueueEndpoint(admin, engine, resolved == Access.UNRESTRICTED);
 	}
 
 }

@@ -1,5 +1,8 @@
 package dev.pgqueue.autoconfigure;
 
+import java.util.Map;
+
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
@@ -7,6 +10,7 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.core.ParameterizedTypeReference;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
@@ -15,8 +19,8 @@ import org.springframework.test.web.servlet.client.RestTestClient;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The {@code pgqueue} endpoint exposed without a word about its access: it reads, and refuses every
- * write.
+ * The {@code pgqueue} endpoint exposed without a word about its access: it reads, refuses every
+ * write, and says why where it reads the queues.
  */
 @SpringBootTest(classes = QueueEndpointTests.EndpointApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "management.endpoints.web.exposure.include=pgqueue", "pgqueue.shutdown-timeout=5s",
@@ -24,6 +28,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 class QueueEndpointReadOnlyTests {
 
 	private static final FreshSchema SCHEMA = FreshSchema.named("pgqueue_endpoint_ro");
+
+	private static final ParameterizedTypeReference<Map<String, Object>> JSON = new ParameterizedTypeReference<>() {
+	};
 
 	@DynamicPropertySource
 	static void database(DynamicPropertyRegistry registry) {
@@ -49,10 +56,16 @@ class QueueEndpointReadOnlyTests {
 		RestTestClient client = RestTestClient.bindToServer()
 			.baseUrl("http://localhost:" + this.port + "/actuator/pgqueue")
 			.build();
-		client.get().uri("").exchange().expectStatus().isOk();
+		Map<String, Object> body = client.get().uri("").exchange().expectStatus().isOk().expectBody(JSON)
+			.returnResult().getResponseBody();
+		assertThat(body).extractingByKey("writes").asInstanceOf(InstanceOfAssertFactories.MAP)
+			.containsEntry("enabled", false)
+			.hasEntrySatisfying("reason", (reason) -> assertThat((String) reason).contains("answer 404")
+				.contains("management.endpoint.pgqueue.access=unrestricted"));
 		client.get().uri("/jobs").exchange().expectStatus().isOk();
 
-		client.post().uri("/queues/endpoint/pause").exchange().expectStatus().is4xxClientError();
+		// Boot does not map the writes of a read-only endpoint: 404, as the queues' answer says.
+		client.post().uri("/queues/endpoint/pause").exchange().expectStatus().isNotFound();
 		assertThat(this.jdbc.queryForObject("SELECT count(*) FROM " + SCHEMA.name() + ".pgqueue_queue_pauses",
 				Long.class)).isZero();
 	}

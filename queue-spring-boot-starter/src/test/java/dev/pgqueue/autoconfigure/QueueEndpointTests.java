@@ -103,6 +103,7 @@ class QueueEndpointTests {
 			assertThat(map(queue.get("signals"))).containsEntry("pollCycle", "healthy")
 				.containsKeys("pollCycleP99", "jobsClaimed", "unproductiveClaims");
 			assertThat(map(body.get("lockWaits"))).containsKeys("waiting", "applicationName");
+			assertThat(map(body.get("writes"))).containsEntry("enabled", true).doesNotContainKey("reason");
 		});
 	}
 

@@ -2,7 +2,10 @@ package dev.pgqueue.engine.poll;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -86,6 +89,18 @@ public final class ClaimProgress {
 	 * @param tookNanos how long it took
 	 */
 	public void claimed(String[] kinds, int asked, List<ClaimedJob> jobs, long startNanos, long tookNanos) {
+		claimed(kinds, asked, jobs, startNanos, tookNanos, Set.of());
+	}
+
+	/**
+	 * Records a claim as {@link #claimed(String[], int, List, long, long)} does, for a poller whose
+	 * other open transactions hold {@code heldHere}: jobs running here, which a short claim that steps
+	 * over them has not lost to contention.
+	 * @param heldHere ids of the jobs the poller's other open transactions hold, read when a short
+	 * claim is checked
+	 */
+	public void claimed(String[] kinds, int asked, List<ClaimedJob> jobs, long startNanos, long tookNanos,
+			Collection<Long> heldHere) {
 		int claimed = jobs.size();
 		this.metrics.pollCycle(this.queue, tookNanos, claimed);
 		this.pollCycles.record(startNanos + tookNanos, tookNanos);
@@ -96,7 +111,7 @@ public final class ClaimProgress {
 			countMissedSla(jobs);
 		}
 		if (claimed < asked && this.checks != null) {
-			checkShortClaim(kinds, asked, jobs);
+			checkShortClaim(kinds, asked, jobs, heldHere);
 		}
 	}
 
@@ -127,18 +142,21 @@ public final class ClaimProgress {
 	}
 
 	/**
-	 * Counts, on another thread, the due jobs of the claim's kinds that other transactions hold; the
-	 * claim was unproductive if there are any. A short claim while a check of this queue is under way
-	 * is not checked, which bounds the cost at one statement at a time per queue.
+	 * Counts, on another thread, the due jobs of the claim's kinds that other transactions hold, other
+	 * than the claim's own and those held here; the claim was unproductive if there are any. A short
+	 * claim while a check of this queue is under way is not checked, which bounds the cost at one
+	 * statement at a time per queue.
 	 */
-	private void checkShortClaim(String[] kinds, int asked, List<ClaimedJob> jobs) {
+	private void checkShortClaim(String[] kinds, int asked, List<ClaimedJob> jobs, Collection<Long> heldHere) {
 		if (!this.checking.compareAndSet(false, true)) {
 			return;
 		}
-		Long[] own = new Long[jobs.size()];
-		for (int i = 0; i < own.length; i++) {
-			own[i] = jobs.get(i).id();
+		List<Long> ownIds = new ArrayList<>(jobs.size() + heldHere.size());
+		for (int i = 0; i < jobs.size(); i++) {
+			ownIds.add(jobs.get(i).id());
 		}
+		ownIds.addAll(heldHere);
+		Long[] own = ownIds.toArray(new Long[0]);
 		try {
 			this.checks.execute(() -> checkHeldElsewhere(kinds, asked, own));
 		}

@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
@@ -89,6 +90,15 @@ public class AdminRepository {
 				.put(JobState.fromSqlValue(rs.getString(2)), rs.getLong(3));
 		});
 		return counts;
+	}
+
+	/** Jobs completed or failed within the last {@code window}, by queue. */
+	public Map<String, Long> finishedWithin(Duration window) {
+		Map<String, Long> finished = new TreeMap<>();
+		this.jdbc.query(this.sql.countFinishedWithin, (ResultSet rs) -> {
+			finished.put(rs.getString(1), rs.getLong(2));
+		}, window.toNanos() / 1e9);
+		return finished;
 	}
 
 	/** Retries a failed job. */

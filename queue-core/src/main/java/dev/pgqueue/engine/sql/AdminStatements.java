@@ -36,6 +36,12 @@ public final class AdminStatements {
 	public final String countJobs;
 
 	/**
+	 * Counts, by queue, the jobs that completed or failed within a window, through the cleaner's
+	 * index on (state, finished_at). Parameter: the window in seconds.
+	 */
+	public final String countFinishedWithin;
+
+	/**
 	 * Makes a failed job available now, with one attempt more if it used them all. Parameter: public
 	 * id. Returns one row unless no job has the id: state found, kind, queue, rows changed.
 	 */
@@ -106,6 +112,8 @@ public final class AdminStatements {
 					+ " ORDER BY id DESC LIMIT ?";
 		}
 		this.countJobs = "SELECT queue, state, count(*) FROM " + table + " GROUP BY queue, state";
+		this.countFinishedWithin = "SELECT queue, count(*) FROM " + table + " WHERE state IN ('completed', 'failed') "
+				+ "AND finished_at > now() - make_interval(secs => ?) GROUP BY queue";
 		String retry = "SET state = 'available', run_at = now(), finished_at = NULL, "
 				+ "max_attempts = greatest(j.max_attempts, j.attempt + 1)";
 		this.retryJob = guarded(table, "UPDATE %1$s j " + retry + " FROM target WHERE j.id = target.id "

@@ -1,7 +1,10 @@
 package dev.pgqueue.engine.transactional;
 
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 import dev.pgqueue.JobOutcome;
@@ -30,6 +33,12 @@ public abstract class BatchFlow implements BatchRun {
 
 	private final TransactionTemplate transactions;
 
+	/**
+	 * Ids of the jobs this poller's open batches hold locked. A short claim that steps over them has
+	 * not lost anything to contention: they are running here.
+	 */
+	private final Set<Long> held = ConcurrentHashMap.newKeySet();
+
 	protected BatchFlow(RunContext context, TransactionTemplate transactions) {
 		this.context = context;
 		this.transactions = transactions;
@@ -38,12 +47,24 @@ public abstract class BatchFlow implements BatchRun {
 	@Override
 	public final int run(ClaimHandOff handOff, BatchStop stop, int batchSize) {
 		int[] claimed = { 0 };
-		List<Attempt> standing = this.transactions.execute((status) -> inTransaction(() -> {
-			List<ClaimedJob> jobs = claim(batchSize);
-			claimed[0] = jobs.size();
-			handOff.claimed(claimedCount(jobs, batchSize));
-			return jobs.isEmpty() ? List.<Attempt>of() : runClaimed(status, jobs, stop);
-		}));
+		List<Long> holding = new ArrayList<>();
+		List<Attempt> standing;
+		try {
+			standing = this.transactions.execute((status) -> inTransaction(() -> {
+				List<ClaimedJob> jobs = claim(batchSize);
+				for (int i = 0; i < jobs.size(); i++) {
+					holding.add(jobs.get(i).id());
+				}
+				this.held.addAll(holding);
+				claimed[0] = jobs.size();
+				handOff.claimed(claimedCount(jobs, batchSize));
+				return jobs.isEmpty() ? List.<Attempt>of() : runClaimed(status, jobs, stop);
+			}));
+		}
+		finally {
+			// Committed or rolled back: the row locks are gone.
+			this.held.removeAll(holding);
+		}
 		// Counted and logged once committed, and only the attempts whose outcome stands: a neighbour
 		// undone by a careful run and run again is one job finished, not two.
 		if (standing != null) {
@@ -74,7 +95,7 @@ public abstract class BatchFlow implements BatchRun {
 		long start = System.nanoTime();
 		List<ClaimedJob> jobs = this.context.scope()
 			.claim(batchSize, (from) -> this.context.claims().lock(kinds, batchSize, from));
-		this.context.progress().claimed(kinds, batchSize, jobs, start, System.nanoTime() - start);
+		this.context.progress().claimed(kinds, batchSize, jobs, start, System.nanoTime() - start, this.held);
 		return jobs;
 	}
 

@@ -129,7 +129,7 @@ final class DashboardPages {
 			return;
 		}
 		html.append("<table class=\"queues\"><thead><tr><th>Queue</th><th>Depth</th><th>Oldest waiting</th>")
-			.append("<th>Scheduled</th><th>Running</th><th>Failed</th><th>Finished/s</th><th>Here</th>")
+			.append("<th>Scheduled</th><th>Running</th><th>Failed</th><th title=\"jobs completed or failed in the last minute, by every instance\">Finished, last min</th><th>Here</th>")
 			.append("<th>Status</th><th></th></tr></thead><tbody>");
 		for (QueueSummary queue : queues) {
 			String name = escape(queue.queue());
@@ -140,7 +140,7 @@ final class DashboardPages {
 				.append("</td><td>").append(queue.scheduled())
 				.append("</td><td>").append(queue.running())
 				.append("</td><td>").append(queue.failed())
-				.append("</td><td>").append(rate(queue.finishedPerSecond()))
+				.append("</td><td>").append(finished(queue.finishedLastMinute()))
 				.append("</td><td>").append(here(queue))
 				.append("</td><td class=\"status\">").append(queue.paused() ? "paused" : "active")
 				.append("</td><td>");
@@ -295,12 +295,10 @@ final class DashboardPages {
 		return (seconds / 86400) + "d " + (seconds % 86400 / 3600) + "h";
 	}
 
-	private static String rate(@Nullable Double perSecond) {
-		if (perSecond == null) {
-			return "–";
-		}
-		return (perSecond >= 10) ? String.format(Locale.ROOT, "%.0f", perSecond)
-				: String.format(Locale.ROOT, "%.1f", perSecond);
+	private static String finished(@Nullable Long lastMinute) {
+		// Not counted where completed jobs are deleted as they finish: their rows are gone.
+		return (lastMinute != null) ? String.valueOf(lastMinute)
+				: "<span title=\"completed jobs are deleted as they finish (retention.completed: 0)\">–</span>";
 	}
 
 	private static String encode(String segment) {

@@ -1,9 +1,7 @@
 package dev.pgqueue.autoconfigure.dashboard;
 
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Deque;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -23,14 +21,15 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
 
 /**
- * Reads the queues for the dashboard: their jobs by state from {@link JobAdmin#counts()}, the age
- * of their oldest due job from the stats reader, pauses, and this application's pollers.
+ * Reads the queues for the dashboard: their jobs by state from {@link JobAdmin#counts()}, the jobs
+ * finished in the last minute from {@link JobAdmin#finishedWithin}, the age of their oldest due job
+ * from the stats reader, pauses, and this application's pollers.
  *
  * <p>The jobs are counted at most once per refresh interval, and everyone looking shares the count:
- * counting reads every row of the table. The rate is how many more jobs are completed or failed than
- * in a count up to a minute earlier, per second, so any open page keeps it current. It counts the
- * jobs of every instance (they are rows), not only this one's; pruning finished rows in between
- * makes a count useless, and the rate is then not shown until the pruned count ages out.
+ * counting reads every row of the table. The jobs finished in the last minute are counted from their
+ * rows' {@code finished_at}, so the first page shows them, and they cover every instance, not only
+ * this one. Where this application deletes completed jobs as they finish ({@code retention.completed:
+ * 0}) there are no rows to count, and the figure is not shown.
  */
 final class QueueSummaries {
 
@@ -44,9 +43,9 @@ final class QueueSummaries {
 
 	private final long minReadingGapNanos;
 
-	private final Deque<Reading> readings = new ArrayDeque<>();
+	private @Nullable Counted lastCounted;
 
-	private Counted lastCounted;
+	private long lastCountedAt;
 
 	/**
 	 * @param minReadingGap shortest time between two counts of the jobs; pages asking sooner share
@@ -75,6 +74,7 @@ final class QueueSummaries {
 		if (current != null) {
 			current.pollers().forEach((poller) -> polled.putIfAbsent(poller.settings().name(), poller));
 		}
+		boolean rowsDeleted = current != null && current.settings().workers().deleteCompleted();
 
 		Set<String> queues = new TreeSet<>(counts.keySet());
 		queues.addAll(paused);
@@ -86,8 +86,8 @@ final class QueueSummaries {
 			JobPoller poller = polled.get(queue);
 			summaries.add(new QueueSummary(queue, count(states, JobState.AVAILABLE),
 					(queueStats != null) ? queueStats.oldestAvailableAge() : null, count(states, JobState.SCHEDULED),
-					count(states, JobState.RUNNING), count(states, JobState.FAILED), counted.rates().get(queue),
-					paused.contains(queue),
+					count(states, JobState.RUNNING), count(states, JobState.FAILED),
+					rowsDeleted ? null : counted.finished().getOrDefault(queue, 0L), paused.contains(queue),
 					(poller != null) ? poller.settings().mode().name().toLowerCase(Locale.ROOT) : null,
 					(poller != null) ? poller.busySlots() : null,
 					(poller != null) ? poller.settings().concurrency() : null));
@@ -96,37 +96,19 @@ final class QueueSummaries {
 	}
 
 	/**
-	 * Counts the jobs at most once per {@code minReadingGap}, however many pages ask: the count
-	 * reads every row of the table. A new count is a new reading for the rate, compared with the
-	 * oldest one in the window.
+	 * Counts the jobs, and those finished in the last minute, at most once per {@code minReadingGap},
+	 * however many pages ask: the count reads every row of the table.
 	 */
 	private synchronized Counted count() {
 		long now = this.nanoTime.getAsLong();
-		Reading latest = this.readings.peekLast();
-		if (latest != null && now - latest.nanos() < this.minReadingGapNanos) {
-			return this.lastCounted;
+		Counted last = this.lastCounted;
+		if (last != null && now - this.lastCountedAt < this.minReadingGapNanos) {
+			return last;
 		}
-		Map<String, Map<JobState, Long>> counts = this.admin.counts();
-		Map<String, Long> finished = new HashMap<>();
-		counts.forEach((queue, states) -> finished.put(queue,
-				count(states, JobState.COMPLETED) + count(states, JobState.FAILED)));
-		while (!this.readings.isEmpty() && now - this.readings.peekFirst().nanos() > RATE_WINDOW.toNanos()) {
-			this.readings.removeFirst();
-		}
-		Reading oldest = this.readings.peekFirst();
-		this.readings.addLast(new Reading(now, finished));
-		Map<String, Double> rates = new HashMap<>();
-		if (oldest != null) {
-			double seconds = (now - oldest.nanos()) / 1e9;
-			finished.forEach((queue, total) -> {
-				long before = oldest.finished().getOrDefault(queue, 0L);
-				if (total >= before) {
-					rates.put(queue, (total - before) / seconds);
-				}
-			});
-		}
-		this.lastCounted = new Counted(counts, rates);
-		return this.lastCounted;
+		Counted counted = new Counted(this.admin.counts(), this.admin.finishedWithin(RATE_WINDOW));
+		this.lastCounted = counted;
+		this.lastCountedAt = now;
+		return counted;
 	}
 
 	private static long count(Map<JobState, Long> states, JobState state) {
@@ -134,10 +116,7 @@ final class QueueSummaries {
 		return (count != null) ? count : 0;
 	}
 
-	private record Reading(long nanos, Map<String, Long> finished) {
-	}
-
-	private record Counted(Map<String, Map<JobState, Long>> counts, Map<String, Double> rates) {
+	private record Counted(Map<String, Map<JobState, Long>> counts, Map<String, Long> finished) {
 	}
 
 }

@@ -15,15 +15,15 @@ import org.jspecify.annotations.Nullable;
  * @param running leased jobs being run (transactional ones count as available until their batch
  * commits)
  * @param failed failed jobs not yet pruned
- * @param finishedPerSecond jobs completed or failed per second over the last minute of readings;
- * {@code null} until there are two readings, or when pruning in between makes the count useless
+ * @param finishedLastMinute jobs completed or failed in the last minute, by every instance, counted from
+ * their rows; {@code null} where this application deletes completed jobs as they finish
  * @param paused whether an operator paused the queue
  * @param mode the queue's mode where this application polls it, else {@code null}
  * @param busyWorkers workers of this application running the queue's jobs, or {@code null}
  * @param concurrency most workers of this application for the queue, or {@code null}
  */
 record QueueSummary(String queue, long available, @Nullable Duration oldestAge, long scheduled, long running,
-		long failed, @Nullable Double finishedPerSecond, boolean paused, @Nullable String mode,
+		long failed, @Nullable Long finishedLastMinute, boolean paused, @Nullable String mode,
 		@Nullable Integer busyWorkers, @Nullable Integer concurrency) {
 
 }

@@ -1,6 +1,7 @@
 package dev.pgqueue.autoconfigure.dashboard;
 
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
 import dev.pgqueue.engine.QueueEngine;
@@ -12,8 +13,9 @@ import org.springframework.beans.factory.support.DefaultListableBeanFactory;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Tests for {@link QueueSummaries}: the rate from counts of the finished jobs, and counts shared
- * by pages that ask close together.
+ * Tests for {@link QueueSummaries}: the jobs finished in the last minute as the admin counts them,
+ * from the first page on, and counts shared by pages that ask close together. The count itself, on
+ * the database, is {@code JobAdminTests}'.
  */
 class QueueSummariesTests {
 
@@ -30,64 +32,37 @@ class QueueSummariesTests {
 	}
 
 	@Test
-	void hasNoRateUntilASecondReading() {
-		this.admin.counts = RecordingJobAdmin.finished("mail", 10, 0);
+	void showsTheJobsFinishedInTheLastMinuteOnTheFirstPage() {
+		this.admin.counts = RecordingJobAdmin.finished("mail", 6, 0);
+		this.admin.finishedLastMinute = Map.of("mail", 6L);
 
 		assertThat(this.summaries.read()).singleElement().satisfies((queue) -> {
-			assertThat(queue.finishedPerSecond()).isNull();
+			assertThat(queue.finishedLastMinute()).isEqualTo(6);
 			assertThat(queue.failed()).isZero();
 			assertThat(queue.mode()).isNull();
 		});
 	}
 
 	@Test
-	void ratesJobsCompletedOrFailedSinceTheOldestReadingOfTheLastMinute() {
-		this.admin.counts = RecordingJobAdmin.finished("mail", 10, 0);
-		this.summaries.read();
-		advance(Duration.ofSeconds(5));
-		this.admin.counts = RecordingJobAdmin.finished("mail", 20, 5);
-		assertThat(this.summaries.read().get(0).finishedPerSecond()).isEqualTo(3.0);
+	void showsZeroForAQueueWithNothingFinishedInTheLastMinute() {
+		this.admin.counts = RecordingJobAdmin.finished("mail", 500, 0);
 
-		advance(Duration.ofSeconds(5));
-		this.admin.counts = RecordingJobAdmin.finished("mail", 30, 5);
-		assertThat(this.summaries.read().get(0).finishedPerSecond()).isEqualTo(2.5);
-	}
-
-	@Test
-	void forgetsReadingsOlderThanAMinute() {
-		this.admin.counts = RecordingJobAdmin.finished("mail", 0, 0);
-		this.summaries.read();
-		advance(Duration.ofSeconds(50));
-		this.admin.counts = RecordingJobAdmin.finished("mail", 1000, 0);
-		this.summaries.read();
-		advance(Duration.ofSeconds(20));
-		this.admin.counts = RecordingJobAdmin.finished("mail", 1040, 0);
-
-		assertThat(this.summaries.read().get(0).finishedPerSecond()).isEqualTo(2.0);
+		assertThat(this.summaries.read().get(0).finishedLastMinute()).isZero();
 	}
 
 	@Test
 	void sharesACountAmongPagesThatAskWithinTheGap() {
 		this.admin.counts = RecordingJobAdmin.finished("mail", 1, 0);
+		this.admin.finishedLastMinute = Map.of("mail", 1L);
 		this.summaries.read();
 		advance(Duration.ofMillis(1500));
-		this.admin.counts = RecordingJobAdmin.finished("mail", 9, 0);
+		this.admin.finishedLastMinute = Map.of("mail", 9L);
 
-		assertThat(this.summaries.read().get(0).finishedPerSecond()).isNull();
+		assertThat(this.summaries.read().get(0).finishedLastMinute()).isEqualTo(1);
 		assertThat(this.admin.countCalls).hasValue(1);
 		advance(Duration.ofMillis(500));
-		assertThat(this.summaries.read().get(0).finishedPerSecond()).isEqualTo(4.0);
+		assertThat(this.summaries.read().get(0).finishedLastMinute()).isEqualTo(9);
 		assertThat(this.admin.countCalls).hasValue(2);
-	}
-
-	@Test
-	void showsNoRateWhilePruningMadeTheCountShrink() {
-		this.admin.counts = RecordingJobAdmin.finished("mail", 500, 0);
-		this.summaries.read();
-		advance(Duration.ofSeconds(5));
-		this.admin.counts = RecordingJobAdmin.finished("mail", 20, 0);
-
-		assertThat(this.summaries.read().get(0).finishedPerSecond()).isNull();
 	}
 
 	private void advance(Duration duration) {

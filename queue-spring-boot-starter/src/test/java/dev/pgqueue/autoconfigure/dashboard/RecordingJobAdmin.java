@@ -32,6 +32,8 @@ class RecordingJobAdmin implements JobAdmin {
 
 	volatile Map<String, Map<JobState, Long>> counts = Map.of();
 
+	volatile Map<String, Long> finishedLastMinute = Map.of();
+
 	final AtomicInteger countCalls = new AtomicInteger();
 
 	@Override
@@ -87,6 +89,11 @@ class RecordingJobAdmin implements JobAdmin {
 	public synchronized boolean resume(String queue) {
 		this.operations.add("resume " + queue);
 		return true;
+	}
+
+	@Override
+	public Map<String, Long> finishedWithin(java.time.Duration window) {
+		return this.finishedLastMinute;
 	}
 
 	@Override
