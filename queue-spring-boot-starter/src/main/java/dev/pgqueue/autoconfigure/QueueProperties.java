@@ -21,9 +21,12 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
 
 /**
- * Configuration of pgqueue.
+ * Configuration of pgqueue: every {@code pgqueue.*} key, the dashboard's included. A key under
+ * {@code pgqueue} that binds to nothing here fails start-up rather than being ignored, reported with
+ * the key it is most likely a typo of; environment variables and system properties are not checked,
+ * as Spring Boot checks none with {@code ignoreUnknownFields = false}.
  */
-@ConfigurationProperties("pgqueue")
+@ConfigurationProperties(prefix = "pgqueue", ignoreUnknownFields = false)
 public class QueueProperties {
 
 	/**
@@ -58,6 +61,8 @@ public class QueueProperties {
 	private final TwoPhaseCommit twoPhaseCommit = new TwoPhaseCommit();
 
 	private final Observations observations = new Observations();
+
+	private final Dashboard dashboard = new Dashboard();
 
 	/**
 	 * Queues by name. A queue that a listener names but that is not configured here runs with the
@@ -121,6 +126,10 @@ public class QueueProperties {
 
 	public Observations getObservations() {
 		return this.observations;
+	}
+
+	public Dashboard getDashboard() {
+		return this.dashboard;
 	}
 
 	public Map<String, Kind> getKinds() {
@@ -483,6 +492,81 @@ public class QueueProperties {
 
 		public void setRollBackAfter(Duration rollBackAfter) {
 			this.rollBackAfter = rollBackAfter;
+		}
+
+	}
+
+	/** The dashboard. */
+	public static class Dashboard {
+
+		/**
+		 * Whether the application serves the dashboard. It needs a servlet web application with Spring
+		 * MVC.
+		 */
+		private boolean enabled;
+
+		/**
+		 * Path of the dashboard, below the servlet context path: starts with '/', does not end with
+		 * one.
+		 */
+		private String path = "/pgqueue";
+
+		/**
+		 * Role a user needs, with Spring Security, to retry, cancel, pause and resume. Given without
+		 * Spring Security's 'ROLE_' prefix.
+		 */
+		private String writeRole = "PGQUEUE_ADMIN";
+
+		/**
+		 * Whether anyone who reaches the dashboard may retry, cancel, pause and resume when the
+		 * application has no Spring Security. Nothing then guards these actions, cross-site requests
+		 * included: only for an application on a trusted network or a developer's machine.
+		 */
+		private boolean allowWritesWithoutSecurity;
+
+		/**
+		 * How often an open page reloads its queues and jobs. Zero turns reloading off.
+		 */
+		private Duration refreshInterval = Duration.ofSeconds(5);
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public String getPath() {
+			return this.path;
+		}
+
+		public void setPath(String path) {
+			this.path = path;
+		}
+
+		public String getWriteRole() {
+			return this.writeRole;
+		}
+
+		public void setWriteRole(String writeRole) {
+			this.writeRole = writeRole;
+		}
+
+		public boolean isAllowWritesWithoutSecurity() {
+			return this.allowWritesWithoutSecurity;
+		}
+
+		public void setAllowWritesWithoutSecurity(boolean allowWritesWithoutSecurity) {
+			this.allowWritesWithoutSecurity = allowWritesWithoutSecurity;
+		}
+
+		public Duration getRefreshInterval() {
+			return this.refreshInterval;
+		}
+
+		public void setRefreshInterval(Duration refreshInterval) {
+			this.refreshInterval = refreshInterval;
 		}
 
 	}

@@ -4,6 +4,7 @@ import java.time.Duration;
 
 import dev.pgqueue.JobAdmin;
 import dev.pgqueue.autoconfigure.QueueAutoConfiguration;
+import dev.pgqueue.autoconfigure.QueueProperties;
 import dev.pgqueue.engine.QueueEngine;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,7 +39,7 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 @ConditionalOnClass(DispatcherServlet.class)
 @ConditionalOnBooleanProperty("pgqueue.dashboard.enabled")
 @ConditionalOnBean(JobAdmin.class)
-@EnableConfigurationProperties(QueueDashboardProperties.class)
+@EnableConfigurationProperties(QueueProperties.class)
 public final class QueueDashboardAutoConfiguration {
 
 	/** The bean Spring Security's filter chain is registered under, by {@code @EnableWebSecurity}. */
@@ -50,21 +51,22 @@ public final class QueueDashboardAutoConfiguration {
 	private static final Logger logger = LoggerFactory.getLogger(QueueDashboardAutoConfiguration.class);
 
 	@Bean
-	DashboardController pgqueueDashboardController(JobAdmin admin, ObjectProvider<QueueEngine> engine, DashboardAccess access, QueueDashboardProperties properties) {
-		String path = path(properties);
+	DashboardController pgqueueDashboardController(JobAdmin admin, ObjectProvider<QueueEngine> engine, DashboardAccess access, QueueProperties properties) {
+		QueueProperties.Dashboard dashboard = properties.getDashboard();
+		String path = path(dashboard);
 		logger.info("pgqueue dashboard at {}: {}", path, access.rules());
 		// Half the refresh interval: a page that reloads on time finds a fresh count.
-		Duration countGap = properties.getRefreshInterval().dividedBy(2);
+		Duration countGap = dashboard.getRefreshInterval().dividedBy(2);
 		QueueSummaries queues = new QueueSummaries(admin, engine,
 				(countGap.compareTo(MIN_COUNT_GAP) > 0) ? countGap : MIN_COUNT_GAP);
-		return new DashboardController(admin, queues, access, new DashboardPages(properties.getRefreshInterval()),
+		return new DashboardController(admin, queues, access, new DashboardPages(dashboard.getRefreshInterval()),
 				path);
 	}
 
 	/** Puts the dashboard's mappings below its path. */
 	@Bean
-	WebMvcConfigurer pgqueueDashboardPath(QueueDashboardProperties properties) {
-		String path = path(properties);
+	WebMvcConfigurer pgqueueDashboardPath(QueueProperties properties) {
+		String path = path(properties.getDashboard());
 		return new WebMvcConfigurer() {
 
 			@Override
@@ -75,8 +77,8 @@ public final class QueueDashboardAutoConfiguration {
 		};
 	}
 
-	private static String path(QueueDashboardProperties properties) {
-		String path = properties.getPath();
+	private static String path(QueueProperties.Dashboard dashboard) {
+		String path = dashboard.getPath();
 		if (path == null || !path.startsWith("/") || path.endsWith("/") || path.contains("{")) {
 			throw new IllegalStateException("pgqueue.dashboard.path is '" + path + "': give a path that starts with "
 					+ "'/' and does not end with one, such as /pgqueue or /admin/queue");
@@ -91,11 +93,11 @@ public final class QueueDashboardAutoConfiguration {
 
 		/** Secured when the application runs Spring Security's filter chain, not merely has its classes. */
 		@Bean
-		DashboardAccess pgqueueDashboardAccess(QueueDashboardProperties properties, ListableBeanFactory beans) {
+		DashboardAccess pgqueueDashboardAccess(QueueProperties properties, ListableBeanFactory beans) {
 			if (beans.containsBean(SECURITY_FILTER_CHAIN_BEAN_NAME)) {
-				return new SecuredDashboardAccess(properties.getWriteRole());
+				return new SecuredDashboardAccess(properties.getDashboard().getWriteRole());
 			}
-			return new OpenDashboardAccess(properties.isAllowWritesWithoutSecurity());
+			return new OpenDashboardAccess(properties.getDashboard().isAllowWritesWithoutSecurity());
 		}
 
 	}
@@ -105,8 +107,8 @@ public final class QueueDashboardAutoConfiguration {
 	static class OpenAccessConfiguration {
 
 		@Bean
-		OpenDashboardAccess pgqueueDashboardAccess(QueueDashboardProperties properties) {
-			return new OpenDashboardAccess(properties.isAllowWritesWithoutSecurity());
+		OpenDashboardAccess pgqueueDashboardAccess(QueueProperties properties) {
+			return new OpenDashboardAccess(properties.getDashboard().isAllowWritesWithoutSecurity());
 		}
 
 	}

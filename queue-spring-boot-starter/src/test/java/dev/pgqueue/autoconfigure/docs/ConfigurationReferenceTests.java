@@ -31,7 +31,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * {@code docs/configuration.md} documents every key of the starter's configuration metadata (the
  * {@code META-INF/spring-configuration-metadata.json} that the configuration processor generates from
- * {@code QueueProperties} and {@code QueueDashboardProperties}) with its default, and no key that does
+ * {@code QueueProperties}) with its default, and no key that does
  * not exist. Keys under a map ({@code pgqueue.queues.<name>.*}, {@code pgqueue.kinds.<kind>.*}) are
  * read from the map's value class by reflection, as Spring Boot binds them: its setters, and the
  * getters of nested groups that have no setter ({@code retry.*}).
