@@ -44,6 +44,8 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * jobs in as soon as the enqueue commits, without waiting for the notification to come back. Given a
  * {@link NotificationThrottle}, it notifies each queue at most once per interval, however fast it
  * enqueues: an enqueue in between leaves its notification to the throttle once it commits.
+ *
+ * <p>It also warns, through {@link UnpolledQueueWarnings}, about a job that no instance will run.
  */
 class JdbcJobClient implements JobClient {
 
@@ -65,6 +67,8 @@ class JdbcJobClient implements JobClient {
 
 	private final QueueObservations observations;
 
+	private final UnpolledQueueWarnings unpolled;
+
 	/**
 	 * @param maxPayloadBytes largest serialized payload accepted, in bytes of UTF-8 JSON
 	 * @param wakeUps this application's pollers, woken after commit for jobs due now; {@code null}
@@ -72,10 +76,11 @@ class JdbcJobClient implements JobClient {
 	 * @param throttle spaces out this client's notifications; {@code null} to notify on every enqueue
 	 * (when the repository notifies at all)
 	 * @param observations observes each enqueue
+	 * @param unpolled warns about jobs that no instance will run
 	 */
 	JdbcJobClient(JobRepository repository, JsonMapper jsonMapper, QueueCatalog queues, JobHandlerRegistry handlers,
 			long maxPayloadBytes, @Nullable PollerWakeUps wakeUps, @Nullable NotificationThrottle throttle,
-			QueueObservations observations) {
+			QueueObservations observations, UnpolledQueueWarnings unpolled) {
 		this.repository = repository;
 		this.jsonMapper = jsonMapper;
 		this.queues = queues;
@@ -84,6 +89,7 @@ class JdbcJobClient implements JobClient {
 		this.wakeUps = wakeUps;
 		this.throttle = (repository.notifies()) ? throttle : null;
 		this.observations = observations;
+		this.unpolled = unpolled;
 	}
 
 	@Override
@@ -94,6 +100,7 @@ class JdbcJobClient implements JobClient {
 		observed(() -> new EnqueueContext(job.queue(), job.kind(), modeOf(job.queue()), job.publicId(), 1),
 				(traceContext) -> this.repository.insert(traceContext.isEmpty() ? job : job.withTraceContext(traceContext),
 						notify));
+		this.unpolled.enqueued(job.kind(), job.queue(), request.queue() != null);
 		afterCommit(dueQueues, notify);
 		return job.publicId();
 	}
@@ -117,6 +124,9 @@ class JdbcJobClient implements JobClient {
 		observed(() -> enqueueContext(jobs), (traceContext) -> this.repository
 			.insertAll(traceContext.isEmpty() ? jobs : jobs.stream().map((job) -> job.withTraceContext(traceContext)).toList(),
 					notify));
+		for (int i = 0; i < jobs.size(); i++) {
+			this.unpolled.enqueued(jobs.get(i).kind(), jobs.get(i).queue(), requests.get(i).queue() != null);
+		}
 		afterCommit(dueQueues, notify);
 		return ids;
 	}
