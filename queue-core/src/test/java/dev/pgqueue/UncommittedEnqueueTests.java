@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
@@ -103,6 +104,29 @@ class UncommittedEnqueueTests {
 					+ "rolls back or stays open): " + id + " (kind 'email.welcome', queue 'mail')");
 		assertThat(messagesAt(Level.INFO)).as("a commit discards nothing").isEmpty();
 		assertThat(this.fixture.row(id)).containsEntry("state", "available");
+	}
+
+	@Test
+	void aTransactionThatSuspendsAnotherLogsOnlyTheJobsItDiscardedItself() {
+		JobClient client = this.engine.client();
+		TransactionTemplate inner = this.fixture.transactionTemplate();
+		inner.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
+		List<UUID> outerIds = new ArrayList<>();
+		List<UUID> innerIds = new ArrayList<>();
+		this.fixture.transactionTemplate().executeWithoutResult((outer) -> {
+			outerIds.add(client.enqueue(JobRequest.of("email.welcome", 1).queue("mail")));
+			inner.executeWithoutResult((status) -> {
+				innerIds.add(client.enqueue(JobRequest.of("report.monthly", 2).queue("reports")));
+				status.setRollbackOnly();
+			});
+		});
+
+		assertThat(countOf(this.fixture.jdbc(), outerIds)).isOne();
+		assertThat(countOf(this.fixture.jdbc(), innerIds)).isZero();
+		assertThat(messagesAt(Level.INFO)).singleElement()
+			.satisfies((message) -> assertThat(message).contains("discarding 1 job it had enqueued, which will not run: "
+					+ innerIds.get(0) + " (kind 'report.monthly', queue 'reports').")
+				.doesNotContain(outerIds.get(0).toString()));
 	}
 
 	@Test
