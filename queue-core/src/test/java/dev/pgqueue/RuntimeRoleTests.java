@@ -56,7 +56,8 @@ class RuntimeRoleTests {
 			sql.execute("GRANT USAGE ON SCHEMA " + schema + " TO " + role);
 			sql.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON " + schema + ".pgqueue_jobs, " + schema
 					+ ".pgqueue_members, " + schema + ".pgqueue_leaders, " + schema + ".pgqueue_buckets, " + schema
-					+ ".pgqueue_queue_pauses TO " + role);
+					+ ".pgqueue_queue_pauses, " + schema + ".pgqueue_pollers, " + schema + ".pgqueue_handled_kinds TO "
+					+ role);
 			sql.execute("CREATE TABLE " + schema + ".ledger (job_id uuid PRIMARY KEY)");
 			sql.execute("GRANT SELECT, INSERT ON " + schema + ".ledger TO " + role);
 		}
@@ -126,6 +127,10 @@ class RuntimeRoleTests {
 			assertThat(maintenance.clean()).isZero();
 			assertThat(maintenance.readStats()).containsKeys("tx", "leased", "bucketed");
 			assertThat(ids).hasSize(3);
+			assertThat(engine.pollingHeartbeat().refresh().polled()).contains("tx", "leased", "bucketed");
+			assertThat(jdbc.queryForList("SELECT DISTINCT queue FROM " + schema.qualify("pgqueue_pollers"), String.class))
+				.as("heartbeats written as the runtime role")
+				.contains("tx", "leased", "bucketed");
 
 			assertThat(jobAdmin.pause("tx")).isTrue();
 			UUID waiting = client.enqueue(JobRequest.of("tx.job", 5));

@@ -27,6 +27,8 @@ import dev.pgqueue.observation.EnqueueContext;
 import dev.pgqueue.observation.QueueObservations;
 import io.micrometer.observation.Observation;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -44,10 +46,24 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * jobs in as soon as the enqueue commits, without waiting for the notification to come back. Given a
  * {@link NotificationThrottle}, it notifies each queue at most once per interval, however fast it
  * enqueues: an enqueue in between leaves its notification to the throttle once it commits.
+ *
+ * <p>An enqueue in the caller's transaction leaves a trace of what becomes of its job: at debug, that
+ * the job becomes visible to workers when that transaction commits; at info, if the transaction rolls
+ * back, which jobs it discarded (ids, kinds, queues), since those never run and nothing else says so.
+ * Info rather than warn, because a rollback is often the business's own decision; info rather than
+ * debug, because a transaction that rolls back where the developer expected a commit (a
+ * {@code @Transactional} test awaiting its job) otherwise leaves nothing in the log. One
+ * synchronization per transaction does both, and the after-commit wake-ups, however many jobs it
+ * enqueues.
+ *
+ * <p>It also warns, through {@link UnpolledQueueWarnings}, about a job that no instance will run.
  */
 class JdbcJobClient implements JobClient {
 
-	/** Default largest payload: 1 MiB of JSON. */
+	private static final Logger logger = LoggerFactory.getLogger(JdbcJobClient.class);
+
+	/** Jobs named one by one in a log line; the rest are counted. */
+	private static final int JOBS_NAMED = 10;
 
 	private final JobRepository repository;
 
@@ -65,6 +81,8 @@ class JdbcJobClient implements JobClient {
 
 	private final QueueObservations observations;
 
+	private final UnpolledQueueWarnings unpolled;
+
 	/**
 	 * @param maxPayloadBytes largest serialized payload accepted, in bytes of UTF-8 JSON
 	 * @param wakeUps this application's pollers, woken after commit for jobs due now; {@code null}
@@ -72,10 +90,11 @@ class JdbcJobClient implements JobClient {
 	 * @param throttle spaces out this client's notifications; {@code null} to notify on every enqueue
 	 * (when the repository notifies at all)
 	 * @param observations observes each enqueue
+	 * @param unpolled warns about jobs that no instance will run
 	 */
 	JdbcJobClient(JobRepository repository, JsonMapper jsonMapper, QueueCatalog queues, JobHandlerRegistry handlers,
 			long maxPayloadBytes, @Nullable PollerWakeUps wakeUps, @Nullable NotificationThrottle throttle,
-			QueueObservations observations) {
+			QueueObservations observations, UnpolledQueueWarnings unpolled) {
 		this.repository = repository;
 		this.jsonMapper = jsonMapper;
 		this.queues = queues;
@@ -84,6 +103,7 @@ class JdbcJobClient implements JobClient {
 		this.wakeUps = wakeUps;
 		this.throttle = (repository.notifies()) ? throttle : null;
 		this.observations = observations;
+		this.unpolled = unpolled;
 	}
 
 	@Override
@@ -94,7 +114,8 @@ class JdbcJobClient implements JobClient {
 		observed(() -> new EnqueueContext(job.queue(), job.kind(), modeOf(job.queue()), job.publicId(), 1),
 				(traceContext) -> this.repository.insert(traceContext.isEmpty() ? job : job.withTraceContext(traceContext),
 						notify));
-		afterCommit(dueQueues, notify);
+		this.unpolled.enqueued(job.kind(), job.queue(), request.queue() != null);
+		enlist(List.of(job), dueQueues, notify);
 		return job.publicId();
 	}
 
@@ -117,7 +138,10 @@ class JdbcJobClient implements JobClient {
 		observed(() -> enqueueContext(jobs), (traceContext) -> this.repository
 			.insertAll(traceContext.isEmpty() ? jobs : jobs.stream().map((job) -> job.withTraceContext(traceContext)).toList(),
 					notify));
-		afterCommit(dueQueues, notify);
+		for (int i = 0; i < jobs.size(); i++) {
+			this.unpolled.enqueued(jobs.get(i).kind(), jobs.get(i).queue(), requests.get(i).queue() != null);
+		}
+		enlist(jobs, dueQueues, notify);
 		return ids;
 	}
 
@@ -169,47 +193,96 @@ class JdbcJobClient implements JobClient {
 	/**
 	 * Once the caller's transaction commits (never if it rolls back), or now outside one: wakes this
 	 * application's pollers of the due queues, and has the throttle notify those the insert did not.
+	 * In the caller's transaction, also says at debug that the jobs become visible when it commits,
+	 * and has its rollback log them as discarded.
 	 */
-	private void afterCommit(Set<String> dueQueues, boolean notified) {
+	private void enlist(List<NewJob> jobs, Set<String> dueQueues, boolean notified) {
 		boolean wake = this.wakeUps != null && this.wakeUps.hasPollers();
 		// A notifying insert still counts: it covers the transaction's other inserts into its queues.
-		if (dueQueues.isEmpty() || (!wake && this.throttle == null)) {
-			return;
-		}
+		boolean signal = !dueQueues.isEmpty() && (wake || this.throttle != null);
 		if (!TransactionSynchronizationManager.isSynchronizationActive()) {
-			new Committed().add(dueQueues, notified).run();
+			if (signal) {
+				new TransactionJobs().add(dueQueues, notified).afterCommit();
+			}
 			return;
 		}
-		Committed committed = (Committed) TransactionSynchronizationManager.getResource(this);
-		if (committed == null) {
-			Committed created = new Committed();
-			TransactionSynchronizationManager.bindResource(this, created);
-			TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
-
-				@Override
-				public void afterCommit() {
-					created.run();
-				}
-
-				@Override
-				public void afterCompletion(int status) {
-					TransactionSynchronizationManager.unbindResourceIfPossible(JdbcJobClient.this);
-				}
-
-			});
-			committed = created;
+		boolean inTransaction = TransactionSynchronizationManager.isActualTransactionActive();
+		if (!signal && !inTransaction) {
+			return;
 		}
-		committed.add(dueQueues, notified);
+		TransactionJobs enlisted = transactionJobs();
+		if (signal) {
+			enlisted.add(dueQueues, notified);
+		}
+		if (inTransaction) {
+			enlisted.enqueued(jobs);
+			if (logger.isDebugEnabled()) {
+				logger.debug("{} joined the caller's transaction and {} visible to workers once it commits (never if it "
+						+ "rolls back or stays open): {}", count(jobs.size()), (jobs.size() == 1) ? "becomes" : "become",
+						describe(jobs, jobs.size()));
+			}
+		}
 	}
 
-	/** The queues one transaction enqueued due jobs in, and those its inserts notified. */
-	private final class Committed implements Runnable {
+	/** This client's synchronization of the current transaction, registered by the first enqueue in it. */
+	private TransactionJobs transactionJobs() {
+		// Looked up among the current synchronizations, not bound as a resource: a transaction that
+		// suspends this one (REQUIRES_NEW) has synchronizations of its own, and so its own jobs.
+		for (TransactionSynchronization synchronization : TransactionSynchronizationManager.getSynchronizations()) {
+			if (synchronization instanceof TransactionJobs jobs && jobs.client() == this) {
+				return jobs;
+			}
+		}
+		TransactionJobs created = new TransactionJobs();
+		TransactionSynchronizationManager.registerSynchronization(created);
+		return created;
+	}
+
+	/** {@code 1 job}, {@code 3 jobs}. */
+	private static String count(int jobs) {
+		return jobs + ((jobs == 1) ? " job" : " jobs");
+	}
+
+	/** {@code <id> (kind 'k', queue 'q'), …}, the first few of {@code total} jobs, the rest counted. */
+	private static String describe(List<NewJob> named, int total) {
+		StringBuilder text = new StringBuilder();
+		int shown = Math.min(named.size(), JOBS_NAMED);
+		for (int i = 0; i < shown; i++) {
+			NewJob job = named.get(i);
+			text.append((i > 0) ? ", " : "")
+				.append(job.publicId())
+				.append(" (kind '")
+				.append(job.kind())
+				.append("', queue '")
+				.append(job.queue())
+				.append("')");
+		}
+		if (total > shown) {
+			text.append(", and ").append(total - shown).append(" more");
+		}
+		return text.toString();
+	}
+
+	/**
+	 * What one transaction enqueued through this client: the queues it enqueued due jobs in and those
+	 * its inserts notified, for the wake-ups after commit, and the jobs (the first few named, the rest
+	 * counted) for the log line if it rolls back.
+	 */
+	private final class TransactionJobs implements TransactionSynchronization {
 
 		private final Set<String> due = new LinkedHashSet<>();
 
 		private final Set<String> notified = new LinkedHashSet<>();
 
-		Committed add(Set<String> queues, boolean notifiedByInsert) {
+		private final List<NewJob> named = new ArrayList<>();
+
+		private int enqueued;
+
+		JdbcJobClient client() {
+			return JdbcJobClient.this;
+		}
+
+		TransactionJobs add(Set<String> queues, boolean notifiedByInsert) {
 			this.due.addAll(queues);
 			if (notifiedByInsert) {
 				// Delivered at commit, so it covers the transaction's other jobs in these queues too.
@@ -218,8 +291,15 @@ class JdbcJobClient implements JobClient {
 			return this;
 		}
 
+		void enqueued(List<NewJob> jobs) {
+			this.enqueued += jobs.size();
+			for (int i = 0; i < jobs.size() && this.named.size() < JOBS_NAMED; i++) {
+				this.named.add(jobs.get(i));
+			}
+		}
+
 		@Override
-		public void run() {
+		public void afterCommit() {
 			if (wakeUps != null) {
 				this.due.forEach(wakeUps::wake);
 			}
@@ -229,6 +309,16 @@ class JdbcJobClient implements JobClient {
 				if (!unnotified.isEmpty()) {
 					throttle.notifyLater(unnotified);
 				}
+			}
+		}
+
+		@Override
+		public void afterCompletion(int status) {
+			if (status == STATUS_ROLLED_BACK && this.enqueued > 0) {
+				logger.info("A transaction rolled back, discarding {} it had enqueued, which will not run: {}. An "
+						+ "enqueue joins the caller's transaction, so its job exists only once that transaction commits; "
+						+ "a test whose transaction rolls back or never commits (a @Transactional test) never sees its "
+						+ "jobs run.", count(this.enqueued), describe(this.named, this.enqueued));
 			}
 		}
 

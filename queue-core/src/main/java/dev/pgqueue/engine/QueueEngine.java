@@ -1,7 +1,9 @@
 package dev.pgqueue.engine;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CountDownLatch;
@@ -16,6 +18,7 @@ import dev.pgqueue.JobClient;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.maintenance.Cleaner;
+import dev.pgqueue.engine.maintenance.PollingHeartbeat;
 import dev.pgqueue.engine.maintenance.Promoter;
 import dev.pgqueue.engine.maintenance.Rescuer;
 import dev.pgqueue.engine.maintenance.StatisticsRefresher;
@@ -55,9 +58,10 @@ import org.springframework.transaction.support.TransactionTemplate;
  *
  * <p>Listeners are registered in its {@link #handlers() handler registry} before {@link #start()},
  * which checks the configuration against them, creates the pollers and starts everything: the
- * notification listener first, then the services, then the pollers. {@link #stop(Runnable)} stops in
- * the reverse order, the pollers of every queue at once (each gets the shutdown timeout to let its
- * running jobs finish). As a {@link SmartLifecycle} it starts late and stops early: after everything a
+ * polling heartbeat and the notification listener first, then the services, then the pollers (an
+ * engine that does not process jobs starts only the polling heartbeat, which tells its enqueues
+ * which queues are polled elsewhere). {@link #stop(Runnable)} stops in the reverse order, the pollers
+ * of every queue at once (each gets the shutdown timeout to let its running jobs finish). As a {@link SmartLifecycle} it starts late and stops early: after everything a
  * listener may use, before the data source.
  */
 public final class QueueEngine implements SmartLifecycle, AutoCloseable {
@@ -107,6 +111,8 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 
 	private final StatisticsRefresher statisticsRefresher;
 
+	private final PollingHeartbeat pollingHeartbeat;
+
 	private final @Nullable InDoubtResolver inDoubtResolver;
 
 	/** The background services and the notification listener, in the order they start. */
@@ -131,10 +137,12 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		this.jobs = sql.jobs();
 		this.pauses = (builder.pauses != null) ? builder.pauses : new QueuePauses(sql.admin());
 		this.throttle = notify ? new NotificationThrottle(this.jobs, this.settings.notifyInterval()) : null;
-		this.client = new JdbcJobClient(this.jobs, builder.jsonMapper, this.queues, this.handlers,
-				this.settings.maxPayloadBytes(), this.wakeUps, this.throttle, builder.observations);
-		this.admin = new JdbcJobAdmin(sql.admin(), this.jobs, this.pauses, this.wakeUps, builder.adminCaller);
 		this.processing = builder.processing;
+		this.pollingHeartbeat = new PollingHeartbeat(sql.polling(), this::polledHere, builder.pollingHeartbeat);
+		this.client = new JdbcJobClient(this.jobs, builder.jsonMapper, this.queues, this.handlers,
+				this.settings.maxPayloadBytes(), this.wakeUps, this.throttle, builder.observations,
+				new UnpolledQueueWarnings(this.pollingHeartbeat::view));
+		this.admin = new JdbcJobAdmin(sql.admin(), this.jobs, this.pauses, this.wakeUps, builder.adminCaller);
 		this.twoPhaseResolverGiven = builder.inDoubtJobResolver != null;
 		this.runner = new JobRunner(this.handlers, builder.metrics, builder.observations);
 		this.signals = (builder.signals != null) ? builder.signals
@@ -160,9 +168,11 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		this.rescuer = new Rescuer(maintenance, builder.metrics, timings.rescueInterval());
 		this.cleaner = new Cleaner(maintenance, timings);
 		this.statsReader = new StatsReader(maintenance, builder.metrics, timings.statsInterval(), this::knownQueues,
-				this.handlers, this.signals, this.pauses, new VacuumWatch(schema, timings.deadRowsWarning()));
+				this.handlers, this.signals, this.pauses, new VacuumWatch(schema, timings.deadRowsWarning()),
+				this.pollingHeartbeat);
 		this.statisticsRefresher = new StatisticsRefresher(maintenance);
 		this.inDoubtResolver = resolver;
+		this.services.add(this.pollingHeartbeat);
 		if (this.processing) {
 			if (this.notifications != null) {
 				this.services.add(this.notifications);
@@ -258,15 +268,24 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		return this.statsReader;
 	}
 
+	/**
+	 * Records which queues this engine polls and reads which queues any instance polls; started
+	 * whether or not this engine processes jobs.
+	 */
+	public PollingHeartbeat pollingHeartbeat() {
+		return this.pollingHeartbeat;
+	}
+
 	/** Finishes prepared transactions dead workers left; {@code null} unless a queue has two-phase commit. */
 	public @Nullable InDoubtResolver inDoubtResolver() {
 		return this.inDoubtResolver;
 	}
 
 	/**
-	 * The services {@link #start()} starts, in that order: the notification listener (when
-	 * notifications are on), promoter, rescuer, cleaner, stats reader and in-doubt resolver; empty when
-	 * this engine does not process jobs. The pollers come after them.
+	 * The services {@link #start()} starts, in that order: the polling heartbeat, the notification
+	 * listener (when notifications are on), promoter, rescuer, cleaner, stats reader, statistics
+	 * refresher and in-doubt resolver; only the polling heartbeat when this engine does not process
+	 * jobs. The pollers come after them.
 	 */
 	public List<EngineService> services() {
 		return List.copyOf(this.services);
@@ -297,6 +316,16 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		return poller;
 	}
 
+	/** The queues this engine polls, with the kinds it handles in each; none when it does not process jobs. */
+	private Map<String, String[]> polledHere() {
+		if (!this.processing) {
+			return Map.of();
+		}
+		Map<String, String[]> polled = new LinkedHashMap<>();
+		this.handlers.queues().forEach((queue) -> polled.put(queue, this.handlers.kindsOf(queue)));
+		return polled;
+	}
+
 	private Set<String> knownQueues() {
 		Set<String> known = new TreeSet<>(this.queues.configuredQueues());
 		known.addAll(this.handlers.queues());
@@ -306,8 +335,8 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 	/**
 	 * Checks whether the jobs table gets vacuumed (a warning when it does not, never a failure) and
 	 * the configuration against the registered listeners, creates one poller per queue that has
-	 * listeners and starts the notification listener, the services and the pollers. Does nothing but
-	 * check when this engine does not process jobs.
+	 * listeners and starts the notification listener, the services and the pollers. Only checks and
+	 * starts the polling heartbeat when this engine does not process jobs.
 	 * @throws InvalidQueueConfigurationException when a configured queue has no listener here, or a
 	 * queue with two-phase commit has no {@link InDoubtJobResolver}
 	 */
@@ -321,6 +350,7 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		this.statsReader.checkVacuum();
 		if (!this.processing) {
 			logger.info("pgqueue processing is off (pgqueue.enabled=false): jobs are enqueued but not run here");
+			this.services.forEach(EngineService::start);
 			this.running = true;
 			return;
 		}
@@ -391,7 +421,8 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 			}
 		}
 		// Services a caller started by hand (tests, benchmarks) stop too.
-		for (EngineService service : List.of(this.promoter, this.rescuer, this.cleaner, this.statsReader)) {
+		for (EngineService service : List.of(this.promoter, this.rescuer, this.cleaner, this.statsReader,
+				this.pollingHeartbeat)) {
 			if (service.isRunning()) {
 				service.stop();
 			}

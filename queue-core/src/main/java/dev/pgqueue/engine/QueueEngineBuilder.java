@@ -1,5 +1,6 @@
 package dev.pgqueue.engine;
 
+import java.time.Duration;
 import java.util.concurrent.Executor;
 
 import javax.sql.DataSource;
@@ -8,6 +9,7 @@ import dev.pgqueue.AdminCaller;
 import dev.pgqueue.InDoubtJobResolver;
 import dev.pgqueue.JobAdmin;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
+import dev.pgqueue.engine.maintenance.PollingHeartbeat;
 import dev.pgqueue.engine.poll.QueuePauses;
 import dev.pgqueue.engine.poll.QueueSignals;
 import dev.pgqueue.engine.settings.EngineSettings;
@@ -67,6 +69,8 @@ public final class QueueEngineBuilder {
 	@Nullable JobRepository jobs;
 
 	boolean pauseNotifications = true;
+
+	Duration pollingHeartbeat = PollingHeartbeat.INTERVAL;
 
 	QueueEngineBuilder(DataSource dataSource) {
 		this.dataSource = dataSource;
@@ -168,6 +172,16 @@ public final class QueueEngineBuilder {
 	 */
 	public QueueEngineBuilder pauseNotifications(boolean pauseNotifications) {
 		this.pauseNotifications = pauseNotifications;
+		return this;
+	}
+
+	/**
+	 * How often this engine records the queues it polls and reads which queues the others poll
+	 * ({@link PollingHeartbeat#INTERVAL} unless set); for tests and worker processes that stop an
+	 * instance and need its queue to count as unpolled sooner than three intervals of 10 s.
+	 */
+	public QueueEngineBuilder pollingHeartbeat(Duration interval) {
+		this.pollingHeartbeat = interval;
 		return this;
 	}
 

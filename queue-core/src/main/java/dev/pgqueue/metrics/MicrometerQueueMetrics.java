@@ -36,6 +36,8 @@ import org.jspecify.annotations.Nullable;
  * <tr><td>{@code pgqueue.queue.depth / scheduled / running}</td><td>gauges; tag {@code queue}</td></tr>
  * <tr><td>{@code pgqueue.handlers.abandoned}</td><td>gauge; tag {@code queue}</td></tr>
  * <tr><td>{@code pgqueue.queue.paused}</td><td>gauge, 1 while paused; tag {@code queue}</td></tr>
+ * <tr><td>{@code pgqueue.queue.unpolled.jobs}</td><td>gauge, jobs waiting while no instance polls the queue;
+ * tag {@code queue}</td></tr>
  * <tr><td>{@code pgqueue.queue.oldest.age}</td><td>time gauge; tag {@code queue}</td></tr>
  * <tr><td>{@code pgqueue.database.oldest.transaction.age}</td><td>time gauge</td></tr>
  * <tr><td>{@code pgqueue.database.lock.waits}</td><td>gauge</td></tr>
@@ -167,6 +169,11 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 	@Override
 	public void queuePaused(String queue, boolean paused) {
 		gauges(queue).paused.set(paused ? 1 : 0);
+	}
+
+	@Override
+	public void unpolledJobs(String queue, long waiting) {
+		gauges(queue).unpolledJobs.set(waiting);
 	}
 
 	@Override
@@ -383,6 +390,8 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 
 		private final AtomicLong paused = new AtomicLong();
 
+		private final AtomicLong unpolledJobs = new AtomicLong();
+
 		QueueGauges(MeterRegistry registry, String queue) {
 			Gauge.builder("pgqueue.poll.cycle.assessment", this.pollCycleAssessment, AtomicLong::get)
 				.description("The recent poll-cycle p99 judged: 0 healthy (< 30 ms), 1 degrading (< 100 ms), "
@@ -407,6 +416,11 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 				.register(registry);
 			Gauge.builder("pgqueue.queue.paused", this.paused, AtomicLong::get)
 				.description("1 while an operator has paused the queue: no instance claims its jobs")
+				.tag("queue", queue)
+				.register(registry);
+			Gauge.builder("pgqueue.queue.unpolled.jobs", this.unpolledJobs, AtomicLong::get)
+				.description("Jobs waiting (due or scheduled) in the queue while no instance polls it: nobody runs "
+						+ "them until one does")
 				.tag("queue", queue)
 				.register(registry);
 			TimeGauge.builder("pgqueue.queue.oldest.age", this.oldestAgeMillis, TimeUnit.MILLISECONDS, AtomicLong::get)

@@ -73,6 +73,14 @@ public interface QueueMetrics {
 	default void queuePaused(String queue, boolean paused) {
 	}
 
+	/**
+	 * Freshly read by the stats reader, for each queue it read: the jobs waiting in it (due or
+	 * scheduled) while no live instance polls it, which nobody will run until one does; 0 for a queue
+	 * that is polled or has none waiting.
+	 */
+	default void unpolledJobs(String queue, long waiting) {
+	}
+
 	/** Freshly read: the transaction that holds back cleanup in the jobs table's database the longest. */
 	default void oldestTransaction(OldestTransaction oldest) {
 	}

@@ -28,6 +28,7 @@ import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.buckets.BucketScope;
 import dev.pgqueue.engine.job.JobHandler;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
+import dev.pgqueue.engine.maintenance.PollingHeartbeat;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.settings.ConcurrencyLimits;
 import dev.pgqueue.engine.settings.EngineSettings;
@@ -205,6 +206,7 @@ public final class WorkerProcess {
 			.observations(observations)
 			.inDoubtJobResolver((external != null) ? external::effectHappened : null)
 			.pauseNotifications(options.pauseNotifications)
+			.pollingHeartbeat(options.pollingHeartbeat)
 			.build();
 
 		// Stops the poller, then the services, then the listener, as the Spring lifecycle does.
@@ -472,6 +474,9 @@ public final class WorkerProcess {
 		/** Whether the worker traces its jobs' processing and records what its handler saw. */
 		boolean tracing;
 
+		/** How often the worker records that it polls its queue, and which kind it handles there. */
+		Duration pollingHeartbeat = PollingHeartbeat.INTERVAL;
+
 		static Options parse(String[] args) {
 			Options options = new Options();
 			for (String arg : args) {
@@ -505,6 +510,7 @@ public final class WorkerProcess {
 					case "in-doubt-ms" -> options.inDoubtAfter = Duration.ofMillis(Long.parseLong(value));
 					case "pause-notifications" -> options.pauseNotifications = Boolean.parseBoolean(value);
 					case "tracing" -> options.tracing = Boolean.parseBoolean(value);
+					case "polling-heartbeat-ms" -> options.pollingHeartbeat = Duration.ofMillis(Long.parseLong(value));
 					default -> throw new IllegalArgumentException("Unknown worker option '" + arg + "'");
 				}
 			}

@@ -32,14 +32,19 @@ import org.springframework.boot.health.contributor.Status;
  * are claimed within it; how many of this application's connections wait on a lock; the
  * transaction that holds back cleanup in the database the longest, when one does; and, with queues
  * that use two-phase commit, this schema's prepared transactions: how many, the age of the oldest,
- * and how many are in doubt; and whether the jobs table gets vacuumed ({@code vacuum}: autovacuum
- * for the server and for the table, dead and live rows, the last vacuum, the verdict and what to do).
+ * and how many are in doubt; whether the jobs table gets vacuumed ({@code vacuum}: autovacuum
+ * for the server and for the table, dead and live rows, the last vacuum, the verdict and what to do);
+ * and the queues that have waiting jobs and no live poller on any instance ({@code unpolledQueues},
+ * with their depth, scheduled jobs and the age of their oldest due job).
  *
  * <p>{@code DOWN} when a queue that has listeners here is not being polled; else {@link #DEGRADED}
  * while a queue's jobs miss its SLA; else {@code UP}. A paused queue changes no status: it was
- * paused on purpose. Neither does the vacuum verdict, nor a transaction that holds back cleanup: they
- * are the database's, the same for every instance, and no instance serves better for being taken out
- * of service; the details, the warning in the log and the {@code pgqueue.table.*} gauges say so. Spring Boot's default status order does not know {@code DEGRADED}, so the
+ * paused on purpose. Neither does the vacuum verdict, nor a transaction that holds back cleanup, nor a
+ * queue that no instance polls: they are the deployment's or the database's, the same for every
+ * instance, and no instance serves better for being taken out of service (a probe failing on an
+ * unpolled queue would take the producers out because the workers are missing); the details, the
+ * warnings in the log and the {@code pgqueue.table.*} and {@code pgqueue.queue.unpolled.jobs} gauges
+ * say so. Spring Boot's default status order does not know {@code DEGRADED}, so the
  * application's overall status stays {@code UP} (and its HTTP status 200) unless
  * {@code management.endpoint.health.status.order} lists it.
  */
@@ -112,6 +117,15 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 		}
 		transaction.put("holdsBackCleanup", oldest.age().compareTo(TransactionHorizon.WARN_AFTER) >= 0);
 		builder.withDetail("oldestTransaction", transaction);
+		Map<String, Object> unpolled = new LinkedHashMap<>();
+		this.maintenance.lastUnpolledQueues().forEach((queue, queueStats) -> {
+			Map<String, Object> details = new LinkedHashMap<>();
+			details.put("depth", queueStats.available());
+			details.put("scheduled", queueStats.scheduled());
+			details.put("oldestAge", queueStats.oldestAvailableAge().toString());
+			unpolled.put(queue, details);
+		});
+		builder.withDetail("unpolledQueues", unpolled);
 		VacuumHealth vacuum = this.maintenance.lastVacuumHealth();
 		if (vacuum != null) {
 			builder.withDetail("vacuum", vacuumDetails(vacuum));

@@ -92,8 +92,8 @@ class QueueAutoConfigurationTests {
 				.hasSingleBean(JobHandlerRegistry.class)
 				.doesNotHaveBean(Flyway.class);
 			assertThat(context.getBean(QueueEngine.class).services()).extracting(EngineService::name)
-				.containsExactly("notifications", "promoter", "rescuer", "cleaner", "stats reader",
-						"statistics refresher");
+				.containsExactly("polling heartbeat", "notifications", "promoter", "rescuer", "cleaner",
+						"stats reader", "statistics refresher");
 			assertThat(SCHEMA.tables(jdbc(context))).contains("pgqueue_jobs", "pgqueue_schema_history");
 		});
 	}
@@ -225,7 +225,7 @@ class QueueAutoConfigurationTests {
 				QueueEngine engine = context.getBean(QueueEngine.class);
 				assertThat(engine.processing()).isFalse();
 				assertThat(engine.pollers()).isEmpty();
-				assertThat(engine.services()).isEmpty();
+				assertThat(engine.services()).extracting(EngineService::name).containsExactly("polling heartbeat");
 				UUID id = context.getBean(JobClient.class).enqueue("producer-only.greeting", new Greeting("Linus", 1));
 				assertThat(SCHEMA.stateOf(jdbc(context), id)).isEqualTo("available");
 			});

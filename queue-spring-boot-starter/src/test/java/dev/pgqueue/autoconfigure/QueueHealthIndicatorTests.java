@@ -208,6 +208,28 @@ class QueueHealthIndicatorTests {
 	}
 
 	@Test
+	void listsQueuesWithWaitingJobsThatNoInstancePollsAndStaysUp() {
+		this.contextRunner.run((context) -> {
+			JobClient client = context.getBean(JobClient.class);
+			client.enqueue(JobRequest.of("report.slwo", 1).queue("unpolled"));
+			client.enqueue(JobRequest.of("report.slwo", 2).queue("unpolled").delay(Duration.ofHours(1)));
+			// A kind nobody handles in a queue this instance polls waits too, but the queue is polled.
+			client.enqueue(JobRequest.of("report.slwo", 3).queue("billing"));
+			HealthIndicator indicator = context.getBean("pgqueueHealthIndicator", HealthIndicator.class);
+			await().atMost(TIMEOUT).untilAsserted(() -> {
+				Health health = indicator.health(true);
+				assertThat(health.getStatus()).isEqualTo(Status.UP);
+				assertThat(unpolledQueues(health)).containsOnlyKeys("unpolled");
+				assertThat(unpolledQueues(health).get("unpolled"))
+					.asInstanceOf(org.assertj.core.api.InstanceOfAssertFactories.MAP)
+					.containsEntry("depth", 1L)
+					.containsEntry("scheduled", 1L)
+					.containsKey("oldestAge");
+			});
+		});
+	}
+
+	@Test
 	void isNotContributedWhenItsHealthIndicatorIsDisabled() {
 		this.contextRunner.withPropertyValues("management.health.pgqueue.enabled=false")
 			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(QueueHealthIndicator.class));
@@ -227,6 +249,12 @@ class QueueHealthIndicatorTests {
 				assertThat(context).doesNotHaveBean(QueueHealthIndicator.class);
 				assertThat(context.getBean("pgqueueHealthIndicator")).isSameAs(custom);
 			});
+	}
+
+	@SuppressWarnings("unchecked")
+	private static Map<String, Object> unpolledQueues(Health health) {
+		assertThat(health.getDetails()).containsKey("unpolledQueues");
+		return (Map<String, Object>) health.getDetails().get("unpolledQueues");
 	}
 
 	@SuppressWarnings("unchecked")

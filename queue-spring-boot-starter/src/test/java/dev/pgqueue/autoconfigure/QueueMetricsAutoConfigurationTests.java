@@ -85,6 +85,7 @@ class QueueMetricsAutoConfigurationTests {
 				assertThat(registry.find("pgqueue.jobs.sla.missed").tag("queue", "metered").counter()).isNotNull();
 				assertThat(registry.find("pgqueue.handlers.abandoned").tag("queue", "metered").gauge()).isNotNull();
 				assertThat(registry.find("pgqueue.queue.paused").tag("queue", "metered").gauge()).isNotNull();
+				assertThat(registry.find("pgqueue.queue.unpolled.jobs").tag("queue", "metered").gauge()).isNotNull();
 				assertThat(registry.find("pgqueue.database.lock.waits").gauge()).isNotNull();
 			});
 	}

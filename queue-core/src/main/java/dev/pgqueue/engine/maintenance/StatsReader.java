@@ -31,9 +31,11 @@ import org.slf4j.LoggerFactory;
  * Reads what metrics and health show, each stats interval: queue depth and the age of the oldest
  * due job, what holds back cleanup in the database ({@link TransactionHorizon}), how many of this
  * application's connections wait on a lock, each polled queue's poll-cycle assessment
- * ({@link QueueSignals}), which queues are paused ({@link QueuePauses}) and whether the jobs table
- * gets vacuumed ({@link VacuumWatch}). It also warns about due jobs that no listener here claims.
- * The last readings stay for health and the Actuator endpoint.
+ * ({@link QueueSignals}), which queues are paused ({@link QueuePauses}), which queues have waiting
+ * jobs and no live poller on any instance ({@link PollingHeartbeat}), and whether the jobs table
+ * gets vacuumed ({@link VacuumWatch}). It also warns about due jobs that no listener here claims,
+ * and about due jobs that have waited a minute in a queue nobody polls. The last readings stay for
+ * health and the Actuator endpoint.
  */
 public final class StatsReader extends PeriodicService {
 
@@ -60,9 +62,15 @@ public final class StatsReader extends PeriodicService {
 
 	private final VacuumWatch vacuum;
 
+	private final PollingHeartbeat polling;
+
 	private final Map<String, Long> lastUnclaimedWarning = new ConcurrentHashMap<>();
 
+	private final Map<String, Long> lastUnpolledWarning = new ConcurrentHashMap<>();
+
 	private volatile Map<String, QueueStats> lastStats = Map.of();
+
+	private volatile Map<String, QueueStats> lastUnpolled = Map.of();
 
 	private volatile LockWaits lastLockWaits = LockWaits.NONE;
 
@@ -72,10 +80,12 @@ public final class StatsReader extends PeriodicService {
 	 * @param signals what the pollers' claims recorded, assessed on each read
 	 * @param pauses which queues operators paused, reported with the stats
 	 * @param vacuum judges whether the jobs table gets vacuumed
+	 * @param polling which queues some live instance polls, to report those with waiting jobs that none
+	 * does
 	 */
 	public StatsReader(MaintenanceRepository repository, QueueMetrics metrics, Duration interval,
 			Supplier<? extends Collection<String>> knownQueues, JobHandlerRegistry handlers, QueueSignals signals,
-			QueuePauses pauses, VacuumWatch vacuum) {
+			QueuePauses pauses, VacuumWatch vacuum, PollingHeartbeat polling) {
 		super("stats reader", interval);
 		this.repository = repository;
 		this.metrics = metrics;
@@ -84,6 +94,7 @@ public final class StatsReader extends PeriodicService {
 		this.signals = signals;
 		this.pauses = pauses;
 		this.vacuum = vacuum;
+		this.polling = polling;
 	}
 
 	@Override
@@ -100,11 +111,60 @@ public final class StatsReader extends PeriodicService {
 		warnAboutUnclaimedKinds();
 		this.lastStats = Map.copyOf(stats);
 		this.metrics.queueStats(stats.values());
+		reportUnpolled(stats);
 		reportPauses(stats.keySet());
 		readOldestTransaction();
 		readLockWaits();
 		checkVacuum();
 		return this.lastStats;
+	}
+
+	/**
+	 * Finds the queues with waiting jobs (due or scheduled) that no live instance polls, by the
+	 * polling heartbeat's last view, keeps them for health, reports each queue's count (0 where
+	 * polled), and warns, at most every ten minutes per queue, once a due job there has waited a
+	 * minute. Reports nothing before the heartbeat's first read.
+	 */
+	private void reportUnpolled(Map<String, QueueStats> stats) {
+		PolledQueues polled = this.polling.view();
+		if (polled == null) {
+			return;
+		}
+		Map<String, QueueStats> unpolled = new TreeMap<>();
+		stats.forEach((queue, queueStats) -> {
+			long waiting = queueStats.available() + queueStats.scheduled();
+			boolean nobodyPolls = waiting > 0 && !polled.isPolled(queue);
+			if (nobodyPolls) {
+				unpolled.put(queue, queueStats);
+				warnAboutUnpolledQueue(queueStats);
+			}
+			this.metrics.unpolledJobs(queue, nobodyPolls ? waiting : 0);
+		});
+		this.lastUnpolled = Map.copyOf(unpolled);
+	}
+
+	private void warnAboutUnpolledQueue(QueueStats stats) {
+		if (stats.available() == 0 || stats.oldestAvailableAge().compareTo(UNCLAIMED_AFTER) < 0) {
+			return;
+		}
+		long now = System.nanoTime();
+		Long last = this.lastUnpolledWarning.get(stats.queue());
+		if (last != null && now - last <= UNCLAIMED_WARNING_PERIOD.toNanos()) {
+			return;
+		}
+		this.lastUnpolledWarning.put(stats.queue(), now);
+		logger.warn("{} due jobs in queue '{}' have waited up to {}s, and no instance polls that queue: nobody runs "
+				+ "them until one does. Start an instance with a @JobListener in queue '{}', or enqueue into the queue "
+				+ "whose listeners handle these kinds; nothing is lost meanwhile.", stats.available(), stats.queue(),
+				stats.oldestAvailableAge().toSeconds(), stats.queue());
+	}
+
+	/**
+	 * The queues that had waiting jobs and no live poller on any instance at the last read, with their
+	 * statistics; empty before the polling heartbeat's first read.
+	 */
+	public Map<String, QueueStats> lastUnpolledQueues() {
+		return this.lastUnpolled;
 	}
 
 	/** Reports which of the queues (and of those paused elsewhere) are paused. */

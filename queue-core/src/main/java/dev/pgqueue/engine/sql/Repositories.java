@@ -8,10 +8,12 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * Every repository of one engine, on one {@link JdbcTemplate} and one schema: the hot path
  * ({@link JobRepository}, {@link LimitRepository}), operators' statements ({@link AdminRepository}),
  * the background services' ({@link MaintenanceRepository}), the bucket coordinator's
- * ({@link CoordinationRepository}) and two-phase commit's ({@link PreparedTransactionRepository}).
+ * ({@link CoordinationRepository}), two-phase commit's ({@link PreparedTransactionRepository}) and the
+ * polling heartbeat's ({@link PollingRepository}).
  */
 public record Repositories(JobRepository jobs, AdminRepository admin, MaintenanceRepository maintenance,
-		CoordinationRepository coordination, LimitRepository limits, PreparedTransactionRepository prepared) {
+		CoordinationRepository coordination, LimitRepository limits, PreparedTransactionRepository prepared,
+		PollingRepository polling) {
 
 	/**
 	 * @param notify whether statements that make jobs due (enqueue, promote, retry, resume) notify
@@ -20,12 +22,14 @@ public record Repositories(JobRepository jobs, AdminRepository admin, Maintenanc
 	public static Repositories on(JdbcTemplate jdbc, SchemaName schema, boolean notify) {
 		return new Repositories(new JobRepository(jdbc, schema, notify), new AdminRepository(jdbc, schema, notify),
 				new MaintenanceRepository(jdbc, schema, notify), new CoordinationRepository(jdbc, schema),
-				new LimitRepository(jdbc, schema), new PreparedTransactionRepository(jdbc, schema));
+				new LimitRepository(jdbc, schema), new PreparedTransactionRepository(jdbc, schema),
+				new PollingRepository(jdbc, schema));
 	}
 
 	/** The same repositories with another job repository, for tests that make some of its statements fail. */
 	public Repositories withJobs(JobRepository jobs) {
-		return new Repositories(jobs, this.admin, this.maintenance, this.coordination, this.limits, this.prepared);
+		return new Repositories(jobs, this.admin, this.maintenance, this.coordination, this.limits, this.prepared,
+				this.polling);
 	}
 
 }

@@ -35,7 +35,9 @@
  * <li>two-phase commit and the in-doubt resolver: {@code PreparedTransactionStatements}, run by
  * {@link dev.pgqueue.engine.sql.PreparedTransactionRepository};</li>
  * <li>the notification listener: {@link dev.pgqueue.engine.sql.NotificationStatements}, run by
- * {@link dev.pgqueue.engine.sql.NotificationRepository}.</li>
+ * {@link dev.pgqueue.engine.sql.NotificationRepository};</li>
+ * <li>the polling heartbeat, which queues instances poll and which kinds they handle:
+ * {@code PollingStatements}, run by {@link dev.pgqueue.engine.sql.PollingRepository}.</li>
  * </ul>
  */
 @NullMarked
