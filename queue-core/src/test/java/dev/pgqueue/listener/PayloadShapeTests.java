@@ -14,6 +14,7 @@ import com.fasterxml.jackson.annotation.JsonAnySetter;
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.annotation.JsonTypeInfo;
 import com.fasterxml.jackson.annotation.JsonUnwrapped;
 import org.jspecify.annotations.NonNull;
 import org.jspecify.annotations.NullMarked;
@@ -163,7 +164,7 @@ class PayloadShapeTests {
 	@Test
 	void onlyTypesReadPropertyByPropertyHaveAShape() {
 		for (java.lang.reflect.Type type : List.of(String.class, int.class, Long.class, Instant.class, UUID.class,
-				Carrier.class, String[].class, JsonNode.class, Object.class, Wrapped.class,
+				Carrier.class, String[].class, JsonNode.class, Object.class, Wrapped.class, Typed.class,
 				new ParameterizedTypeReference<List<OrderShipped>>() { }.getType(),
 				new ParameterizedTypeReference<Map<String, Object>>() { }.getType())) {
 			assertThat(PayloadShape.of(this.jsonMapper, this.jsonMapper.constructType(type))).as(type.getTypeName())
@@ -284,6 +285,12 @@ class PayloadShapeTests {
 
 		public String city;
 
+	}
+
+	/** Read through a type id: which properties it has depends on the id. */
+	@NullUnmarked
+	@JsonTypeInfo(use = JsonTypeInfo.Id.NAME)
+	record Typed(String trackingNumber) {
 	}
 
 	enum Carrier {
