@@ -26,6 +26,11 @@ import org.springframework.util.ReflectionUtils;
  * Adapts a {@link JobListener @JobListener} method to {@link JobHandler}: maps the payload to the
  * method's payload parameter with Jackson, passes the {@link Job} where asked, unwraps what the
  * method throws, and hands on the {@link ExternalEffect} it returns, if it returns one.
+ *
+ * <p>A payload that does not fit the parameter's type fails its job at once, before the method runs:
+ * one Jackson cannot read, a JSON {@code null} for a parameter that is not an {@code Optional}, and one
+ * the type's {@code PayloadShape} tells apart as written for another type or lacking a property the
+ * type requires.
  */
 public class JobListenerMethodAdapter implements JobHandler {
 
@@ -49,6 +54,9 @@ public class JobListenerMethodAdapter implements JobHandler {
 	private final int payloadIndex;
 
 	private final @Nullable JavaType payloadType;
+
+	/** What a payload must be to fit the payload type; {@code null} when Jackson alone decides. */
+	private final @Nullable PayloadShape payloadShape;
 
 	/**
 	 * @param bean the bean (or its proxy) to invoke
@@ -100,6 +108,7 @@ public class JobListenerMethodAdapter implements JobHandler {
 		this.payloadIndex = payload;
 		this.payloadType = (payload >= 0) ? jsonMapper.constructType(types[payload]) : null;
 		this.payloadReader = (payload >= 0) ? jsonMapper.readerFor(this.payloadType) : null;
+		this.payloadShape = (payload >= 0) ? PayloadShape.of(jsonMapper, this.payloadType) : null;
 		ReflectionUtils.makeAccessible(method);
 	}
 
@@ -181,6 +190,12 @@ public class JobListenerMethodAdapter implements JobHandler {
 	private Object readPayload(Job job) {
 		Object payload;
 		try {
+			// Jackson would read a payload of another type as an object of nulls: tell it apart first.
+			String mismatch = (this.payloadShape != null) ? this.payloadShape.mismatch(job.payload()) : null;
+			if (mismatch != null) {
+				throw new PayloadMappingException(doesNotMap(job) + ": " + mismatch
+						+ ". Fix the producer or the payload type; retrying cannot help.");
+			}
 			payload = this.payloadReader.readValue(job.payload());
 		}
 		catch (JacksonException ex) {
@@ -188,9 +203,7 @@ public class JobListenerMethodAdapter implements JobHandler {
 			// must not carry payload data. Debug logging shows them to those who opt in.
 			logger.debug("Payload of job {} does not map to {}", job.id(), this.payloadType, ex);
 			String path = ex.getPathReference();
-			throw new PayloadMappingException("Payload of job " + job.id() + " (kind '" + job.kind() + "', queue '"
-					+ job.queue() + "') does not map to " + this.payloadType.toCanonical() + " taken by "
-					+ describe(this.method) + ": " + ex.getClass().getSimpleName()
+			throw new PayloadMappingException(doesNotMap(job) + ": " + ex.getClass().getSimpleName()
 					+ ((path != null && !path.isEmpty()) ? " at " + path : "")
 					+ ". Fix the producer or the payload type; retrying cannot help.");
 		}
@@ -200,6 +213,11 @@ public class JobListenerMethodAdapter implements JobHandler {
 					+ this.payloadType.toCanonical() + ". Enqueue a value, or let the listener take only the Job.");
 		}
 		return payload;
+	}
+
+	private String doesNotMap(Job job) {
+		return "Payload of job " + job.id() + " (kind '" + job.kind() + "', queue '" + job.queue()
+				+ "') does not map to " + this.payloadType.toCanonical() + " taken by " + describe(this.method);
 	}
 
 	@Override
