@@ -67,6 +67,9 @@ class DegradationSignalsTests {
 		fixture.configure(QueueSettings.defaults("idle-app").withConcurrency(4).withBatchSize(10).withPollInterval(POLL));
 		fixture.configure(QueueSettings.defaults("leased-held").withMode(QueueMode.LEASED).withBatchSize(10)
 			.withPollInterval(POLL));
+		fixture.handle("idle-checks.job", "idle-checks", (job) -> {
+		});
+		fixture.configure(QueueSettings.defaults("idle-checks").withConcurrency(2).withPollInterval(POLL));
 		fixture.handle("assessed.job", "assessed", (job) -> {
 		});
 		fixture.configure(QueueSettings.defaults("assessed").withPollInterval(POLL));
@@ -139,6 +142,29 @@ class DegradationSignalsTests {
 		}
 		finally {
 			gates.get("idle-app").countDown();
+			poller.stop();
+		}
+	}
+
+	@Test
+	void anIdlePollersShortClaimsAreCheckedAtMostOnceASecond() throws Exception {
+		// Every poll of an empty queue comes back short; checking each would keep a connection reading
+		// the claim index for nothing.
+		JobPoller poller = fixture.poller("idle-checks");
+		poller.start();
+		try {
+			ClaimProgress progress = await().atMost(WAIT).until(() -> fixture.signals().get("idle-checks"),
+					java.util.Objects::nonNull);
+			await().atMost(WAIT).until(() -> progress.checkedClaims() >= 1);
+			long polls = registry.get("pgqueue.poll.cycle").tag("queue", "idle-checks").timer().count();
+			long checks = progress.checkedClaims();
+			Thread.sleep(2_500);
+			long pollsSince = registry.get("pgqueue.poll.cycle").tag("queue", "idle-checks").timer().count() - polls;
+			long checksSince = progress.checkedClaims() - checks;
+			assertThat(pollsSince).as("short claims in 2.5 s").isGreaterThanOrEqualTo(10);
+			assertThat(checksSince).as("checks in 2.5 s").isBetween(1L, 3L);
+		}
+		finally {
 			poller.stop();
 		}
 	}

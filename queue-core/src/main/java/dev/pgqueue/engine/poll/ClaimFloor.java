@@ -27,7 +27,11 @@ import org.jspecify.annotations.Nullable;
  * 800 jobs a second) until the queue falls behind.
  *
  * <p>What: the floor remembers, per priority level, the head: the key ({@code run_at}, {@code id}),
- * in the claim index's order, of the first job the last claim of that level found. A claim reads
+ * in the claim index's order, of the last job the furthest claim of that level took. Every entry
+ * before it was read by that claim and was either taken by it (so held by this instance's batch) or
+ * skipped because another transaction held it, so the next claim has nothing to find there but a
+ * job another transaction let go, which the sweeps below find. Starting at the last job rather than
+ * the first spares each claim the rows of this instance's other batches still running. A claim reads
  * each known level in two ranges, in priority order: the {@code run_at}s a margin behind the head's
  * (up to, not including, the head's), then from the head's key on. The margin covers jobs that become
  * available with a {@code run_at} a little behind the head: enqueues whose transaction commits up to
@@ -42,7 +46,8 @@ import org.jspecify.annotations.Nullable;
  * then read tens of thousands of entries each.
  *
  * <p>A job can still become available behind a floor: a transactional batch rolled back (a worker
- * died), a leased job rescued or released at shutdown, a job enqueued with a {@code run_at} in the
+ * died), a job another transaction locked without claiming it (an administrative retry that gave up),
+ * a leased job rescued or released at shutdown, a job enqueued with a {@code run_at} in the
  * past or committed later than the margin, a job of the head's {@code run_at} behind the head (back
  * from a rolled-back batch of the same burst, from a transaction that started in the same
  * microsecond, or scheduled for the same instant and promoted by another instance's promoter after
@@ -59,7 +64,7 @@ import org.jspecify.annotations.Nullable;
  * or {@value #SWEEP_SPACING} times the last sweep's duration, whichever is longer, at most
  * {@link #MAX_SWEEP_INTERVAL}. A job behind a floor therefore waits at most that long.
  *
- * <p>Floors only move forward: a head moves to a claim's first job of its level only if that comes
+ * <p>Floors only move forward: a head moves to a claim's last job of its level only if that comes
  * after it, and a job found behind a floor is taken by the sweep rather than moving the floor back
  * over every entry in between. The claim order is unchanged for the jobs a floor covers;
  * a job behind a floor waits at most one sweep interval longer.
@@ -225,7 +230,10 @@ public final class ClaimFloor implements ClaimScope {
 		}
 		boolean behind = false;
 		if (jobs != null && !jobs.isEmpty()) {
-			// The first job of each level at or after its head is where that level's live entries begin.
+			// The last job of each level at or after its head is where that level's next claim begins:
+			// every entry before it in the claim index was read by this claim and was either taken by it
+			// (held by this instance now) or held by another transaction (dead soon, or back behind the
+			// floor, where a sweep finds it).
 			Map<Integer, Key> heads = new HashMap<>();
 			// A sweep's jobs are behind a floor if they were when it started: other claims may have
 			// moved the heads past its jobs while it ran.
@@ -239,7 +247,7 @@ public final class ClaimFloor implements ClaimScope {
 				}
 				Floor floor = this.floors.get(priority);
 				if (floor == null || key.compareTo(floor.head()) >= 0) {
-					heads.merge(priority, key, (a, b) -> (a.compareTo(b) <= 0) ? a : b);
+					heads.merge(priority, key, (a, b) -> (a.compareTo(b) >= 0) ? a : b);
 				}
 			}
 			for (Map.Entry<Integer, Key> head : heads.entrySet()) {
@@ -273,7 +281,7 @@ public final class ClaimFloor implements ClaimScope {
 		return Map.copyOf(floors);
 	}
 
-	/** Heads per priority level: the first job the last claim of each level found at or after its head. */
+	/** Heads per priority level: the last job the furthest claim of each level took. */
 	synchronized Map<Integer, Key> heads() {
 		Map<Integer, Key> heads = new HashMap<>();
 		this.floors.forEach((priority, floor) -> heads.put(priority, floor.head()));

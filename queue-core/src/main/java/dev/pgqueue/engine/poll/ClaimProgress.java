@@ -29,7 +29,8 @@ import org.slf4j.LoggerFactory;
  * <p>Recording a claim costs a few atomic operations and a pass over the claimed jobs when the queue
  * has an SLA; it allocates nothing while claims come back full. After a short claim it hands one
  * statement to a background thread ({@link #claimed}), so that the check never runs inside a
- * transactional batch (where a failed statement would abort the batch) nor holds up a poll loop.
+ * transactional batch (where a failed statement would abort the batch) nor holds up a poll loop, and
+ * spaces those checks out (at most one a second per queue and instance).
  */
 public final class ClaimProgress {
 
@@ -53,8 +54,20 @@ public final class ClaimProgress {
 
 	private final PollCycleWindow pollCycles = new PollCycleWindow();
 
+	/** Shortest time from the end of one check of a short claim to the start of the next. */
+	public static final Duration CHECK_INTERVAL = Duration.ofSeconds(1);
+
+	/** The next check waits at least this many times as long as the last one took. */
+	public static final int CHECK_SPACING = 50;
+
+	/** Longest time between two checks, however long they take. */
+	public static final Duration MAX_CHECK_INTERVAL = Duration.ofSeconds(30);
+
 	/** Whether a check of a short claim is under way: one at a time per queue. */
 	private final AtomicBoolean checking = new AtomicBoolean();
+
+	/** When, on {@link System#nanoTime()}, the next check may start. */
+	private volatile long nextCheckAt = System.nanoTime();
 
 	private final AtomicLong checkedClaims = new AtomicLong();
 
@@ -144,11 +157,14 @@ public final class ClaimProgress {
 	/**
 	 * Counts, on another thread, the due jobs of the claim's kinds that other transactions hold, other
 	 * than the claim's own and those held here; the claim was unproductive if there are any. A short
-	 * claim while a check of this queue is under way is not checked, which bounds the cost at one
-	 * statement at a time per queue.
+	 * claim is not checked while a check of this queue is under way, nor within
+	 * {@link #CHECK_INTERVAL} of the last one's end, or {@value #CHECK_SPACING} times its duration if
+	 * that is longer: the check reads the claim index from its start, dead entries included, and an
+	 * idle poller's claims all come back short, so unspaced checks of a queue whose index holds many
+	 * entries not yet vacuumed would keep a connection of every instance busy reading them.
 	 */
 	private void checkShortClaim(String[] kinds, int asked, List<ClaimedJob> jobs, Collection<Long> heldHere) {
-		if (!this.checking.compareAndSet(false, true)) {
+		if (System.nanoTime() - this.nextCheckAt < 0 || !this.checking.compareAndSet(false, true)) {
 			return;
 		}
 		List<Long> ownIds = new ArrayList<>(jobs.size() + heldHere.size());
@@ -166,6 +182,7 @@ public final class ClaimProgress {
 	}
 
 	private void checkHeldElsewhere(String[] kinds, int asked, Long[] own) {
+		long began = System.nanoTime();
 		try {
 			if (this.repository.countHeldElsewhere(this.queue, kinds, own, asked) > 0) {
 				this.unproductiveClaims.increment();
@@ -178,6 +195,9 @@ public final class ClaimProgress {
 					ex.toString());
 		}
 		finally {
+			long ended = System.nanoTime();
+			this.nextCheckAt = ended + Math.min(MAX_CHECK_INTERVAL.toNanos(),
+					Math.max(CHECK_INTERVAL.toNanos(), (ended - began) * CHECK_SPACING));
 			this.checking.set(false);
 		}
 	}
@@ -218,7 +238,8 @@ public final class ClaimProgress {
 
 	/**
 	 * Short claims since this application started that stepped over due jobs other transactions held
-	 * (checked only while metrics are published, one check at a time: a lower bound).
+	 * (checked only while metrics are published, one check at a time and at most one a second: a
+	 * lower bound).
 	 */
 	public long unproductiveClaims() {
 		return this.unproductiveClaims.sum();

@@ -35,14 +35,16 @@ class ClaimFloorTests {
 		assertThat(start.isSweep()).isTrue();
 		this.floor.claimed(start, List.of(job(10, T.plusSeconds(5)), job(0, T), job(0, T.plusSeconds(1))), 0);
 
-		assertThat(this.floor.floors()).containsEntry(10, T.plusSeconds(5).minus(MARGIN)).containsEntry(0, T.minus(MARGIN));
+		assertThat(this.floor.floors()).containsEntry(10, T.plusSeconds(5).minus(MARGIN))
+			.containsEntry(0, T.plusSeconds(1).minus(MARGIN));
 		ClaimStart next = this.floor.next();
 		assertThat(next.isSweep()).isFalse();
 		// Each level: the run-ats within the margin up to the head's, then from the head on.
 		assertThat(next.priorities()).containsExactly(10, 10, 0, 0);
-		assertThat(next.fromRunAts()).containsExactly(T.plusSeconds(5).minus(MARGIN), T.plusSeconds(5), T.minus(MARGIN), T);
+		assertThat(next.fromRunAts()).containsExactly(T.plusSeconds(5).minus(MARGIN), T.plusSeconds(5),
+				T.plusSeconds(1).minus(MARGIN), T.plusSeconds(1));
 		assertThat(next.fromIds()).containsExactly(Long.MIN_VALUE, 1, Long.MIN_VALUE, 1);
-		assertThat(next.untilRunAts()).containsExactly(T.plusSeconds(5), null, T, null);
+		assertThat(next.untilRunAts()).containsExactly(T.plusSeconds(5), null, T.plusSeconds(1), null);
 	}
 
 	@Test
@@ -55,11 +57,11 @@ class ClaimFloorTests {
 
 		ClaimStart backlog = this.floor.next();
 		assertThat(backlog.isSweep()).isFalse();
-		assertThat(backlog.fromIds()).as("from the head only: no margin range").containsExactly(600);
+		assertThat(backlog.fromIds()).as("from the head only: no margin range").containsExactly(601);
 		this.nanos.addAndGet(ClaimFloor.MARGIN_RECHECK.toNanos());
 		ClaimStart recheck = this.floor.next();
 		assertThat(recheck.fromIds()).as("the margins again after a recheck interval")
-			.containsExactly(Long.MIN_VALUE, 600);
+			.containsExactly(Long.MIN_VALUE, 601);
 
 		// A claim that comes back short: every claim reads the margins again.
 		this.floor.claim(2, (start) -> List.of(job(0, T.plusMillis(20), 700)));
@@ -73,10 +75,24 @@ class ClaimFloorTests {
 		// A burst enqueued in one transaction: every job has the same run-at, ids in enqueue order.
 		this.floor.claimed(floored, List.of(job(0, T, 720), job(0, T, 705)), 0);
 
-		assertThat(this.floor.heads()).containsEntry(0, new ClaimFloor.Key(T, 705));
+		assertThat(this.floor.heads()).containsEntry(0, new ClaimFloor.Key(T, 720));
 		ClaimStart next = this.floor.next();
 		assertThat(next.fromRunAts()).containsExactly(T.minus(MARGIN), T);
-		assertThat(next.fromIds()).containsExactly(Long.MIN_VALUE, 705);
+		assertThat(next.fromIds()).containsExactly(Long.MIN_VALUE, 720);
+	}
+
+	@Test
+	void theNextClaimStartsAfterTheJobsThisInstancesOpenBatchesTook() {
+		this.floor.claimed(this.floor.next(), List.of(job(0, T, 1)), 0);
+		// One batch takes a hundred jobs of a burst and keeps them while its listener runs.
+		List<ClaimedJob> batch = new java.util.ArrayList<>();
+		for (long id = 2; id <= 101; id++) {
+			batch.add(job(0, T, id));
+		}
+		this.floor.claim(100, (start) -> batch);
+
+		// The next batch does not read through the first one's locked rows: it starts at its last job.
+		assertThat(this.floor.next().fromIds()).containsExactly(101);
 	}
 
 	@Test
@@ -84,10 +100,10 @@ class ClaimFloorTests {
 		this.floor.claimed(this.floor.next(), List.of(job(0, T, 500)), 0);
 		ClaimStart floored = this.floor.next();
 		// Two claims from the same floors; the one that skipped the other's rows ends first.
-		this.floor.claimed(floored, List.of(job(0, T, 700)), 0);
-		this.floor.claimed(floored, List.of(job(0, T, 600)), 0);
+		this.floor.claimed(floored, List.of(job(0, T, 700), job(0, T, 750)), 0);
+		this.floor.claimed(floored, List.of(job(0, T, 600), job(0, T, 650)), 0);
 
-		assertThat(this.floor.heads()).containsEntry(0, new ClaimFloor.Key(T, 700));
+		assertThat(this.floor.heads()).containsEntry(0, new ClaimFloor.Key(T, 750));
 	}
 
 	@Test
