@@ -8,7 +8,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A job to enqueue: its kind and payload, and optionally the queue, when it may run (and how much
- * that may be spread), its priority, how many attempts it gets and the key of its bucket.
+ * that may be spread), its priority, how many attempts it gets, the key of its bucket, and a unique
+ * key that keeps a second such job from being enqueued.
  *
  * <pre>{@code
  * jobClient.enqueue(JobRequest.of("report.monthly", new ReportRequest(accountId))
@@ -45,6 +46,12 @@ public final class JobRequest {
 	private @Nullable String bucketKey;
 
 	private @Nullable String concurrencyKey;
+
+	private @Nullable String uniqueKey;
+
+	private @Nullable Duration uniquePeriod;
+
+	private OnConflict onConflict = OnConflict.KEEP;
 
 	private JobRequest(String kind, @Nullable Object payload) {
 		this.kind = requireName("kind", kind);
@@ -143,6 +150,48 @@ public final class JobRequest {
 		return this;
 	}
 
+	/**
+	 * Makes the job unique among the unfinished jobs of its kind: while a job of this kind with this
+	 * key is available, scheduled or running, an enqueue with the key inserts nothing and returns that
+	 * job's id (and changes it as {@link #onConflict(OnConflict)} says). The database enforces it with
+	 * a unique index, across instances and transactions; once the job finishes (completed, failed or
+	 * cancelled) the key is free again.
+	 */
+	public JobRequest uniqueKey(String key) {
+		this.uniqueKey = requireName("unique key", key);
+		this.uniquePeriod = null;
+		return this;
+	}
+
+	/**
+	 * Makes the job unique for its kind within a period, finished jobs included: the first enqueue
+	 * with the key in a period inserts the job, every later one in the same period returns its id,
+	 * whether it still waits, runs, or finished long ago (however soon finished jobs are pruned).
+	 * Periods are aligned on the database's clock from the Unix epoch: a period of one day runs from
+	 * midnight UTC to midnight UTC, one of an hour from the full hour. Only {@link OnConflict#KEEP}
+	 * applies to such a key.
+	 * @param period at least one second, in whole seconds
+	 */
+	public JobRequest uniqueKey(String key, Duration period) {
+		Objects.requireNonNull(period, "period must not be null");
+		if (period.compareTo(Duration.ofSeconds(1)) < 0 || period.getNano() != 0) {
+			throw new IllegalArgumentException("Unique period of a '" + this.kind + "' job must be whole seconds, at "
+					+ "least one; got " + period);
+		}
+		this.uniqueKey = requireName("unique key", key);
+		this.uniquePeriod = period;
+		return this;
+	}
+
+	/**
+	 * What to do when a job of the same kind already holds this request's unique key; {@link OnConflict#KEEP}
+	 * by default. Takes effect only with {@link #uniqueKey(String)}.
+	 */
+	public JobRequest onConflict(OnConflict onConflict) {
+		this.onConflict = Objects.requireNonNull(onConflict, "onConflict must not be null");
+		return this;
+	}
+
 	public String kind() {
 		return this.kind;
 	}
@@ -188,6 +237,21 @@ public final class JobRequest {
 	/** The concurrency key given, or {@code null}. */
 	public @Nullable String concurrencyKey() {
 		return this.concurrencyKey;
+	}
+
+	/** The unique key given, or {@code null}. */
+	public @Nullable String uniqueKey() {
+		return this.uniqueKey;
+	}
+
+	/** The period the unique key is held for, or {@code null} while the job is unfinished only. */
+	public @Nullable Duration uniquePeriod() {
+		return this.uniquePeriod;
+	}
+
+	/** What an enqueue does when the unique key is taken. */
+	public OnConflict onConflict() {
+		return this.onConflict;
 	}
 
 	private static String requireName(String what, @Nullable String value) {

@@ -426,6 +426,10 @@ public final class QueueFixture implements AutoCloseable {
 			return this.engine.cleaner().clean();
 		}
 
+		public int pruneEndedKeys() {
+			return this.engine.cleaner().pruneEndedKeys();
+		}
+
 		public Map<String, QueueStats> readStats() {
 			return this.engine.statsReader().readStats();
 		}

@@ -56,8 +56,8 @@ class RuntimeRoleTests {
 			sql.execute("GRANT USAGE ON SCHEMA " + schema + " TO " + role);
 			sql.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON " + schema + ".pgqueue_jobs, " + schema
 					+ ".pgqueue_members, " + schema + ".pgqueue_leaders, " + schema + ".pgqueue_buckets, " + schema
-					+ ".pgqueue_queue_pauses, " + schema + ".pgqueue_pollers, " + schema + ".pgqueue_handled_kinds TO "
-					+ role);
+					+ ".pgqueue_queue_pauses, " + schema + ".pgqueue_pollers, " + schema + ".pgqueue_handled_kinds, "
+					+ schema + ".pgqueue_unique_periods TO " + role);
 			sql.execute("CREATE TABLE " + schema + ".ledger (job_id uuid PRIMARY KEY)");
 			sql.execute("GRANT SELECT, INSERT ON " + schema + ".ledger TO " + role);
 		}
@@ -143,6 +143,11 @@ class RuntimeRoleTests {
 			assertThat(jobAdmin.counts()).containsKeys("tx", "leased", "bucketed");
 			assertThat(jobAdmin.resume("tx")).isTrue();
 			assertThat(maintenance.clean()).isZero();
+
+			UUID unique = client.enqueue(JobRequest.of("tx.job", 6).uniqueKey("once", Duration.ofHours(1))
+				.delay(Duration.ofHours(2)));
+			assertThat(client.enqueue(JobRequest.of("tx.job", 7).uniqueKey("once", Duration.ofHours(1)))).isEqualTo(unique);
+			assertThat(maintenance.pruneEndedKeys()).isZero();
 		}
 		finally {
 			engine.close();

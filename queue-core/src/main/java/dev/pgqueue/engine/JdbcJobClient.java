@@ -14,10 +14,14 @@ import java.util.function.Supplier;
 
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobRequest;
+import dev.pgqueue.OnConflict;
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.engine.buckets.Buckets;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.job.NewJob;
+import dev.pgqueue.engine.job.Uniqueness;
+import dev.pgqueue.engine.sql.UniqueJobRepository;
+import dev.pgqueue.engine.sql.UniqueJobRepository.Enqueued;
 import dev.pgqueue.engine.poll.PollerWakeUps;
 import dev.pgqueue.engine.settings.QueueCatalog;
 import dev.pgqueue.engine.settings.QueueSettings;
@@ -67,6 +71,8 @@ class JdbcJobClient implements JobClient {
 
 	private final JobRepository repository;
 
+	private final UniqueJobRepository uniqueJobs;
+
 	private final JsonMapper jsonMapper;
 
 	private final QueueCatalog queues;
@@ -92,10 +98,11 @@ class JdbcJobClient implements JobClient {
 	 * @param observations observes each enqueue
 	 * @param unpolled warns about jobs that no instance will run
 	 */
-	JdbcJobClient(JobRepository repository, JsonMapper jsonMapper, QueueCatalog queues, JobHandlerRegistry handlers,
-			long maxPayloadBytes, @Nullable PollerWakeUps wakeUps, @Nullable NotificationThrottle throttle,
-			QueueObservations observations, UnpolledQueueWarnings unpolled) {
+	JdbcJobClient(JobRepository repository, UniqueJobRepository uniqueJobs, JsonMapper jsonMapper, QueueCatalog queues,
+			JobHandlerRegistry handlers, long maxPayloadBytes, @Nullable PollerWakeUps wakeUps,
+			@Nullable NotificationThrottle throttle, QueueObservations observations, UnpolledQueueWarnings unpolled) {
 		this.repository = repository;
+		this.uniqueJobs = uniqueJobs;
 		this.jsonMapper = jsonMapper;
 		this.queues = queues;
 		this.handlers = handlers;
@@ -111,6 +118,15 @@ class JdbcJobClient implements JobClient {
 		NewJob job = resolve(request);
 		Set<String> dueQueues = job.isDueNow() ? Set.of(job.queue()) : Set.of();
 		boolean notify = notifyNow(dueQueues);
+		if (job.unique() != null) {
+			List<Enqueued> enqueued = new ArrayList<>(1);
+			observed(() -> new EnqueueContext(job.queue(), job.kind(), modeOf(job.queue()), job.publicId(), 1),
+					(traceContext) -> enqueued.addAll(this.uniqueJobs
+						.insert(List.of(traceContext.isEmpty() ? job : job.withTraceContext(traceContext)), notify)));
+			this.unpolled.enqueued(job.kind(), job.queue(), request.queue() != null);
+			enlist(inserted(List.of(job), enqueued), dueQueues, notify);
+			return enqueued.get(0).publicId();
+		}
 		observed(() -> new EnqueueContext(job.queue(), job.kind(), modeOf(job.queue()), job.publicId(), 1),
 				(traceContext) -> this.repository.insert(traceContext.isEmpty() ? job : job.withTraceContext(traceContext),
 						notify));
@@ -124,10 +140,12 @@ class JdbcJobClient implements JobClient {
 		Objects.requireNonNull(requests, "requests must not be null");
 		List<NewJob> jobs = new ArrayList<>(requests.size());
 		List<UUID> ids = new ArrayList<>(requests.size());
+		boolean anyUnique = false;
 		for (JobRequest request : requests) {
 			NewJob job = resolve(request);
 			jobs.add(job);
 			ids.add(job.publicId());
+			anyUnique |= job.unique() != null;
 		}
 		if (jobs.isEmpty()) {
 			return ids;
@@ -135,14 +153,66 @@ class JdbcJobClient implements JobClient {
 		Set<String> dueQueues = new LinkedHashSet<>();
 		jobs.stream().filter(NewJob::isDueNow).forEach((job) -> dueQueues.add(job.queue()));
 		boolean notify = notifyNow(dueQueues);
-		observed(() -> enqueueContext(jobs), (traceContext) -> this.repository
-			.insertAll(traceContext.isEmpty() ? jobs : jobs.stream().map((job) -> job.withTraceContext(traceContext)).toList(),
-					notify));
+		List<NewJob> enlisted = jobs;
+		if (anyUnique) {
+			enlisted = enqueueWithUnique(jobs, ids, notify);
+		}
+		else {
+			observed(() -> enqueueContext(jobs), (traceContext) -> this.repository
+				.insertAll(traceContext.isEmpty() ? jobs : jobs.stream().map((job) -> job.withTraceContext(traceContext)).toList(),
+						notify));
+		}
 		for (int i = 0; i < jobs.size(); i++) {
 			this.unpolled.enqueued(jobs.get(i).kind(), jobs.get(i).queue(), requests.get(i).queue() != null);
 		}
-		enlist(jobs, dueQueues, notify);
+		enlist(enlisted, dueQueues, notify);
 		return ids;
+	}
+
+	/**
+	 * Inserts the jobs without a unique key in one statement and those with one through
+	 * {@link UniqueJobRepository}; sets the ids of the latter to the jobs that hold their keys, and
+	 * returns the jobs inserted.
+	 */
+	private List<NewJob> enqueueWithUnique(List<NewJob> jobs, List<UUID> ids, boolean notify) {
+		List<NewJob> plain = new ArrayList<>();
+		List<NewJob> unique = new ArrayList<>();
+		List<Integer> uniqueAt = new ArrayList<>();
+		for (int i = 0; i < jobs.size(); i++) {
+			if (jobs.get(i).unique() != null) {
+				unique.add(jobs.get(i));
+				uniqueAt.add(i);
+			}
+			else {
+				plain.add(jobs.get(i));
+			}
+		}
+		List<Enqueued> enqueued = new ArrayList<>(unique.size());
+		observed(() -> enqueueContext(jobs), (traceContext) -> {
+			if (!plain.isEmpty()) {
+				this.repository.insertAll(traceContext.isEmpty() ? plain
+						: plain.stream().map((job) -> job.withTraceContext(traceContext)).toList(), notify);
+			}
+			enqueued.addAll(this.uniqueJobs.insert(traceContext.isEmpty() ? unique
+					: unique.stream().map((job) -> job.withTraceContext(traceContext)).toList(), notify));
+		});
+		for (int k = 0; k < unique.size(); k++) {
+			ids.set(uniqueAt.get(k), enqueued.get(k).publicId());
+		}
+		List<NewJob> inserted = new ArrayList<>(plain);
+		inserted.addAll(inserted(unique, enqueued));
+		return inserted;
+	}
+
+	/** The jobs that an enqueue with unique keys inserted, rather than resolved to a job holding their key. */
+	private static List<NewJob> inserted(List<NewJob> jobs, List<Enqueued> enqueued) {
+		List<NewJob> inserted = new ArrayList<>(jobs.size());
+		for (int i = 0; i < jobs.size(); i++) {
+			if (enqueued.get(i).outcome() == UniqueJobRepository.Outcome.INSERTED) {
+				inserted.add(jobs.get(i));
+			}
+		}
+		return inserted;
 	}
 
 	/** Runs an insert in the scope of an enqueue observation, with the trace headers its handlers wrote. */
@@ -353,9 +423,25 @@ class JdbcJobClient implements JobClient {
 						+ "the limit.");
 			}
 		}
-		return new NewJob(UUID.randomUUID(), request.kind(), queue, payload, request.priority(), request.runAt(),
+		NewJob job = new NewJob(UUID.randomUUID(), request.kind(), queue, payload, request.priority(), request.runAt(),
 				request.delay(), maxAttempts, jitter, Buckets.of(request.bucketKey(), settings.buckets()),
 				request.concurrencyKey());
+		return (request.uniqueKey() != null) ? job.withUnique(uniqueness(request, queue)) : job;
+	}
+
+	private static Uniqueness uniqueness(JobRequest request, String queue) {
+		String key = Objects.requireNonNull(request.uniqueKey());
+		Duration period = request.uniquePeriod();
+		if (period == null) {
+			return Uniqueness.whileUnfinished(key, request.onConflict());
+		}
+		if (request.onConflict() != OnConflict.KEEP) {
+			throw new IllegalArgumentException("A '" + request.kind() + "' job (queue '" + queue + "') with unique key '"
+					+ key + "' held for " + period + " cannot use OnConflict." + request.onConflict()
+					+ ": a key held for a period may belong to a job that finished, which nothing can replace or "
+					+ "delay. Use OnConflict.KEEP, or uniqueKey(key) without a period.");
+		}
+		return new Uniqueness(key, period.getSeconds(), null, OnConflict.KEEP);
 	}
 
 }

@@ -139,7 +139,7 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		this.throttle = notify ? new NotificationThrottle(this.jobs, this.settings.notifyInterval()) : null;
 		this.processing = builder.processing;
 		this.pollingHeartbeat = new PollingHeartbeat(sql.polling(), this::polledHere, builder.pollingHeartbeat);
-		this.client = new JdbcJobClient(this.jobs, builder.jsonMapper, this.queues, this.handlers,
+		this.client = new JdbcJobClient(this.jobs, sql.unique(), builder.jsonMapper, this.queues, this.handlers,
 				this.settings.maxPayloadBytes(), this.wakeUps, this.throttle, builder.observations,
 				new UnpolledQueueWarnings(this.pollingHeartbeat::view));
 		this.admin = new JdbcJobAdmin(sql.admin(), this.jobs, this.pauses, this.wakeUps, builder.adminCaller);
@@ -166,7 +166,7 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		MaintenanceSettings timings = this.settings.maintenance();
 		this.promoter = new Promoter(maintenance, timings.promoteInterval());
 		this.rescuer = new Rescuer(maintenance, builder.metrics, timings.rescueInterval());
-		this.cleaner = new Cleaner(maintenance, timings);
+		this.cleaner = new Cleaner(maintenance, sql.unique(), timings);
 		this.statsReader = new StatsReader(maintenance, builder.metrics, timings.statsInterval(), this::knownQueues,
 				this.handlers, this.signals, this.pauses, new VacuumWatch(schema, timings.deadRowsWarning()),
 				this.pollingHeartbeat);

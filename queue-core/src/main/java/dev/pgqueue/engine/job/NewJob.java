@@ -16,21 +16,28 @@ import org.jspecify.annotations.Nullable;
  * @param bucket the job's bucket (see {@code QueueAssignment.BUCKETS})
  * @param concurrencyKey the key whose jobs are limited together, or {@code null}
  * @param traceContext the enqueue's trace headers (such as {@code traceparent}), empty without tracing
+ * @param unique the key that keeps a second such job out, or {@code null}
  */
 public record NewJob(UUID publicId, String kind, String queue, String payloadJson, int priority,
 		@Nullable Instant runAt, @Nullable Duration delay, int maxAttempts, Duration jitter, int bucket,
-		@Nullable String concurrencyKey, Map<String, String> traceContext) {
+		@Nullable String concurrencyKey, Map<String, String> traceContext, @Nullable Uniqueness unique) {
 
 	public NewJob(UUID publicId, String kind, String queue, String payloadJson, int priority, @Nullable Instant runAt,
 			@Nullable Duration delay, int maxAttempts, Duration jitter, int bucket, @Nullable String concurrencyKey) {
 		this(publicId, kind, queue, payloadJson, priority, runAt, delay, maxAttempts, jitter, bucket, concurrencyKey,
-				Map.of());
+				Map.of(), null);
 	}
 
 	/** This job carrying the trace headers given. */
 	public NewJob withTraceContext(Map<String, String> headers) {
 		return new NewJob(this.publicId, this.kind, this.queue, this.payloadJson, this.priority, this.runAt, this.delay,
-				this.maxAttempts, this.jitter, this.bucket, this.concurrencyKey, headers);
+				this.maxAttempts, this.jitter, this.bucket, this.concurrencyKey, headers, this.unique);
+	}
+
+	/** This job, kept unique by the key given. */
+	public NewJob withUnique(@Nullable Uniqueness unique) {
+		return new NewJob(this.publicId, this.kind, this.queue, this.payloadJson, this.priority, this.runAt, this.delay,
+				this.maxAttempts, this.jitter, this.bucket, this.concurrencyKey, this.traceContext, unique);
 	}
 
 	/**

@@ -443,11 +443,11 @@ public class JobRepository {
 		return (timestamp != null) ? timestamp.toInstant() : null;
 	}
 
-	private static @Nullable Timestamp timestamp(@Nullable Instant instant) {
+	static @Nullable Timestamp timestamp(@Nullable Instant instant) {
 		return (instant != null) ? Timestamp.from(instant) : null;
 	}
 
-	private static @Nullable Long delayMicros(@Nullable Duration delay) {
+	static @Nullable Long delayMicros(@Nullable Duration delay) {
 		if (delay == null) {
 			return null;
 		}

@@ -32,7 +32,7 @@ public final class JobStatements {
 	 * Computed once per row in a lateral subquery (a volatile expression there is not pulled up), so
 	 * that the state is decided on the same instant that is stored.
 	 */
-	private static final String DUE_AT = "coalesce(r.run_at, now() + coalesce(r.delay_us, 0) * interval '1 microsecond')"
+	static final String DUE_AT = "coalesce(r.run_at, now() + coalesce(r.delay_us, 0) * interval '1 microsecond')"
 			+ " + CASE WHEN r.jitter_us > 0 THEN random() * r.jitter_us * interval '1 microsecond' ELSE interval '0' END";
 
 	/** The schema's jobs table, qualified and quoted. */

@@ -8,12 +8,12 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * Every repository of one engine, on one {@link JdbcTemplate} and one schema: the hot path
  * ({@link JobRepository}, {@link LimitRepository}), operators' statements ({@link AdminRepository}),
  * the background services' ({@link MaintenanceRepository}), the bucket coordinator's
- * ({@link CoordinationRepository}), two-phase commit's ({@link PreparedTransactionRepository}) and the
- * polling heartbeat's ({@link PollingRepository}).
+ * ({@link CoordinationRepository}), two-phase commit's ({@link PreparedTransactionRepository}), the
+ * polling heartbeat's ({@link PollingRepository}) and unique jobs' ({@link UniqueJobRepository}).
  */
 public record Repositories(JobRepository jobs, AdminRepository admin, MaintenanceRepository maintenance,
 		CoordinationRepository coordination, LimitRepository limits, PreparedTransactionRepository prepared,
-		PollingRepository polling) {
+		PollingRepository polling, UniqueJobRepository unique) {
 
 	/**
 	 * @param notify whether statements that make jobs due (enqueue, promote, retry, resume) notify
@@ -23,13 +23,13 @@ public record Repositories(JobRepository jobs, AdminRepository admin, Maintenanc
 		return new Repositories(new JobRepository(jdbc, schema, notify), new AdminRepository(jdbc, schema, notify),
 				new MaintenanceRepository(jdbc, schema, notify), new CoordinationRepository(jdbc, schema),
 				new LimitRepository(jdbc, schema), new PreparedTransactionRepository(jdbc, schema),
-				new PollingRepository(jdbc, schema));
+				new PollingRepository(jdbc, schema), new UniqueJobRepository(jdbc, schema, notify));
 	}
 
 	/** The same repositories with another job repository, for tests that make some of its statements fail. */
 	public Repositories withJobs(JobRepository jobs) {
 		return new Repositories(jobs, this.admin, this.maintenance, this.coordination, this.limits, this.prepared,
-				this.polling);
+				this.polling, this.unique);
 	}
 
 }

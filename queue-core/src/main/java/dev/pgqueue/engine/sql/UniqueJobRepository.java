@@ -1,0 +1,325 @@
+package dev.pgqueue.engine.sql;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Timestamp;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+
+import dev.pgqueue.OnConflict;
+import dev.pgqueue.engine.job.NewJob;
+import dev.pgqueue.engine.job.Uniqueness;
+import dev.pgqueue.schema.SchemaName;
+import org.jspecify.annotations.Nullable;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * Enqueues jobs that carry a unique key, in the caller's transaction if there is one.
+ *
+ * <p>Each round is at most three statements for however many jobs: an insert that the database turns
+ * away for every key already held (the unique index decides, so two instances enqueueing the same key
+ * at once get one job), a change of the waiting jobs that hold the keys of requests that replace or
+ * debounce, and a look-up of the job that holds each key still unresolved. A key whose holder finished
+ * between the insert and the look-up is free again, so it goes to the next round; a round that leaves
+ * one unresolved is as unlikely as a job finishing between two statements of one enqueue, and after
+ * {@value #MAX_ROUNDS} the enqueue fails rather than loop.
+ *
+ * <p>When two transactions insert the same free key at once, the second waits, inside its insert, for
+ * the first to end: if the first commits, the second inserts nothing and reads the first's job (a
+ * statement in {@code READ COMMITTED} sees it; in {@code REPEATABLE READ} or {@code SERIALIZABLE}
+ * PostgreSQL reports a serialization failure instead, which the caller retries); if it rolls back, the
+ * second inserts its own.
+ */
+public final class UniqueJobRepository {
+
+	/** Rounds before an enqueue whose keys keep being freed and taken gives up. */
+	static final int MAX_ROUNDS = 5;
+
+	private final JdbcTemplate jdbc;
+
+	private final UniqueStatements sql;
+
+	private final boolean notify;
+
+	/**
+	 * @param notify whether notifications are on: an enqueue that makes jobs due may notify their
+	 * queues
+	 */
+	public UniqueJobRepository(JdbcTemplate jdbc, SchemaName schema, boolean notify) {
+		this.jdbc = jdbc;
+		this.sql = new UniqueStatements(schema);
+		this.notify = notify;
+	}
+
+	/**
+	 * Inserts each job whose key is free and resolves the others to the job that holds their key,
+	 * changing it as their conflict policy says.
+	 * @param jobs jobs that each carry a {@link NewJob#unique()} key
+	 * @param notify whether to notify the queues that got due jobs, if notifications are on
+	 * @return for each job, in order: what became of it
+	 */
+	public List<Enqueued> insert(List<NewJob> jobs, boolean notify) {
+		int n = jobs.size();
+		Enqueued[] results = new Enqueued[n];
+		Set<String> dueQueues = new LinkedHashSet<>();
+		List<Integer> pending = new ArrayList<>(n);
+		for (int i = 0; i < n; i++) {
+			if (jobs.get(i).unique() == null) {
+				throw new IllegalArgumentException("Job " + jobs.get(i).publicId() + " has no unique key");
+			}
+			pending.add(i);
+		}
+		for (int round = 0; round < MAX_ROUNDS && !pending.isEmpty(); round++) {
+			Set<UUID> inserted = insertFree(jobs, pending, dueQueues);
+			List<Integer> conflicted = new ArrayList<>();
+			for (int i : pending) {
+				if (inserted.contains(jobs.get(i).publicId())) {
+					results[i] = new Enqueued(jobs.get(i).publicId(), Outcome.INSERTED);
+				}
+				else {
+					conflicted.add(i);
+				}
+			}
+			changeWaiting(jobs, conflicted, results, dueQueues);
+			List<Integer> unresolved = new ArrayList<>();
+			for (int i : conflicted) {
+				if (results[i] == null) {
+					unresolved.add(i);
+				}
+			}
+			Map<Integer, UUID> holders = holders(jobs, unresolved);
+			pending = new ArrayList<>();
+			for (int i : unresolved) {
+				UUID holder = holders.get(i);
+				if (holder != null) {
+					results[i] = new Enqueued(holder, Outcome.KEPT);
+				}
+				else {
+					pending.add(i);
+				}
+			}
+		}
+		if (!pending.isEmpty()) {
+			NewJob job = jobs.get(pending.get(0));
+			throw new IllegalStateException("Could not enqueue the '" + job.kind() + "' job with unique key '"
+					+ job.unique().key() + "': its key was taken and freed again " + MAX_ROUNDS
+					+ " times during this enqueue. Retry the enqueue.");
+		}
+		if (notify && this.notify && !dueQueues.isEmpty()) {
+			String[] queues = dueQueues.toArray(new String[0]);
+			this.jdbc.query((Connection con) -> {
+				PreparedStatement ps = con.prepareStatement(this.sql.notifyQueues);
+				ps.setArray(1, con.createArrayOf("text", queues));
+				return ps;
+			}, (ResultSet rs) -> {
+			});
+		}
+		return List.of(results);
+	}
+
+	/** Deletes up to {@code batchSize} keys whose period ended; returns how many. */
+	public int pruneEndedPeriods(int batchSize) {
+		return this.jdbc.update(this.sql.pruneEndedPeriods, batchSize);
+	}
+
+	private Set<UUID> insertFree(List<NewJob> jobs, List<Integer> indexes, Set<String> dueQueues) {
+		int n = indexes.size();
+		UUID[] ids = new UUID[n];
+		String[] kinds = new String[n];
+		String[] queues = new String[n];
+		String[] payloads = new String[n];
+		Integer[] priorities = new Integer[n];
+		Timestamp[] runAts = new Timestamp[n];
+		Long[] delays = new Long[n];
+		Integer[] maxAttempts = new Integer[n];
+		Long[] jitters = new Long[n];
+		Integer[] buckets = new Integer[n];
+		String[] concurrencyKeys = new String[n];
+		String[] traceContexts = new String[n];
+		String[] uniqueKeys = new String[n];
+		Long[] periods = new Long[n];
+		Timestamp[] periodStarts = new Timestamp[n];
+		for (int k = 0; k < n; k++) {
+			NewJob job = jobs.get(indexes.get(k));
+			Uniqueness unique = job.unique();
+			ids[k] = job.publicId();
+			kinds[k] = job.kind();
+			queues[k] = job.queue();
+			payloads[k] = job.payloadJson();
+			priorities[k] = job.priority();
+			runAts[k] = JobRepository.timestamp(job.runAt());
+			delays[k] = JobRepository.delayMicros(job.delay());
+			maxAttempts[k] = job.maxAttempts();
+			jitters[k] = JobRepository.delayMicros(job.jitter());
+			buckets[k] = job.bucket();
+			concurrencyKeys[k] = job.concurrencyKey();
+			traceContexts[k] = TraceContextColumn.write(job.traceContext());
+			uniqueKeys[k] = unique.key();
+			periods[k] = unique.periodSeconds();
+			periodStarts[k] = JobRepository.timestamp(unique.periodStart());
+		}
+		Set<UUID> inserted = new LinkedHashSet<>();
+		this.jdbc.query((Connection con) -> {
+			PreparedStatement ps = con.prepareStatement(this.sql.insert);
+			ps.setArray(1, con.createArrayOf("uuid", ids));
+			ps.setArray(2, con.createArrayOf("text", kinds));
+			ps.setArray(3, con.createArrayOf("text", queues));
+			ps.setArray(4, con.createArrayOf("text", payloads));
+			ps.setArray(5, con.createArrayOf("int4", priorities));
+			ps.setArray(6, con.createArrayOf("timestamptz", runAts));
+			ps.setArray(7, con.createArrayOf("int8", delays));
+			ps.setArray(8, con.createArrayOf("int4", maxAttempts));
+			ps.setArray(9, con.createArrayOf("int8", jitters));
+			ps.setArray(10, con.createArrayOf("int4", buckets));
+			ps.setArray(11, con.createArrayOf("text", concurrencyKeys));
+			ps.setArray(12, con.createArrayOf("text", traceContexts));
+			ps.setArray(13, con.createArrayOf("text", uniqueKeys));
+			ps.setArray(14, con.createArrayOf("int8", periods));
+			ps.setArray(15, con.createArrayOf("timestamptz", periodStarts));
+			return ps;
+		}, (ResultSet rs) -> {
+			inserted.add(rs.getObject(1, UUID.class));
+			if ("available".equals(rs.getString(3))) {
+				dueQueues.add(rs.getString(2));
+			}
+		});
+		return inserted;
+	}
+
+	/**
+	 * Replaces or debounces the waiting jobs that hold the keys of those requests that ask for it. Of
+	 * several requests for one key in the same enqueue, the last decides.
+	 */
+	private void changeWaiting(List<NewJob> jobs, List<Integer> conflicted, @Nullable Enqueued[] results,
+			Set<String> dueQueues) {
+		Map<KindKey, Integer> last = new LinkedHashMap<>();
+		Map<KindKey, List<Integer>> requests = new HashMap<>();
+		for (int i : conflicted) {
+			NewJob job = jobs.get(i);
+			if (job.unique().onConflict() == OnConflict.KEEP || job.unique().periodic()) {
+				continue;
+			}
+			KindKey key = new KindKey(job.kind(), job.unique().key());
+			last.put(key, i);
+			requests.computeIfAbsent(key, (k) -> new ArrayList<>()).add(i);
+		}
+		if (last.isEmpty()) {
+			return;
+		}
+		int n = last.size();
+		String[] kinds = new String[n];
+		String[] keys = new String[n];
+		String[] policies = new String[n];
+		String[] payloads = new String[n];
+		Timestamp[] runAts = new Timestamp[n];
+		Long[] delays = new Long[n];
+		Long[] jitters = new Long[n];
+		int k = 0;
+		for (int i : last.values()) {
+			NewJob job = jobs.get(i);
+			kinds[k] = job.kind();
+			keys[k] = job.unique().key();
+			policies[k] = job.unique().onConflict().name();
+			payloads[k] = job.payloadJson();
+			runAts[k] = JobRepository.timestamp(job.runAt());
+			delays[k] = JobRepository.delayMicros(job.delay());
+			jitters[k] = JobRepository.delayMicros(job.jitter());
+			k++;
+		}
+		this.jdbc.query((Connection con) -> {
+			PreparedStatement ps = con.prepareStatement(this.sql.changeWaiting);
+			ps.setArray(1, con.createArrayOf("text", kinds));
+			ps.setArray(2, con.createArrayOf("text", keys));
+			ps.setArray(3, con.createArrayOf("text", policies));
+			ps.setArray(4, con.createArrayOf("text", payloads));
+			ps.setArray(5, con.createArrayOf("timestamptz", runAts));
+			ps.setArray(6, con.createArrayOf("int8", delays));
+			ps.setArray(7, con.createArrayOf("int8", jitters));
+			return ps;
+		}, (ResultSet rs) -> {
+			KindKey key = new KindKey(rs.getString(1), rs.getString(2));
+			UUID holder = rs.getObject(3, UUID.class);
+			if ("available".equals(rs.getString(5))) {
+				dueQueues.add(rs.getString(4));
+			}
+			for (int i : requests.getOrDefault(key, List.of())) {
+				Outcome outcome = (jobs.get(i).unique().onConflict() == OnConflict.REPLACE) ? Outcome.REPLACED
+						: Outcome.DEBOUNCED;
+				results[i] = new Enqueued(holder, outcome);
+			}
+		});
+	}
+
+	private Map<Integer, UUID> holders(List<NewJob> jobs, List<Integer> indexes) {
+		Map<Integer, UUID> holders = new HashMap<>();
+		if (indexes.isEmpty()) {
+			return holders;
+		}
+		int n = indexes.size();
+		Integer[] positions = new Integer[n];
+		String[] kinds = new String[n];
+		String[] keys = new String[n];
+		Long[] periods = new Long[n];
+		Timestamp[] periodStarts = new Timestamp[n];
+		for (int k = 0; k < n; k++) {
+			NewJob job = jobs.get(indexes.get(k));
+			positions[k] = indexes.get(k);
+			kinds[k] = job.kind();
+			keys[k] = job.unique().key();
+			periods[k] = job.unique().periodSeconds();
+			periodStarts[k] = JobRepository.timestamp(job.unique().periodStart());
+		}
+		this.jdbc.query((Connection con) -> {
+			PreparedStatement ps = con.prepareStatement(this.sql.holders);
+			ps.setArray(1, con.createArrayOf("int4", positions));
+			ps.setArray(2, con.createArrayOf("text", kinds));
+			ps.setArray(3, con.createArrayOf("text", keys));
+			ps.setArray(4, con.createArrayOf("int8", periods));
+			ps.setArray(5, con.createArrayOf("timestamptz", periodStarts));
+			return ps;
+		}, (ResultSet rs) -> {
+			UUID holder = rs.getObject(2, UUID.class);
+			if (holder != null) {
+				holders.put(rs.getInt(1), holder);
+			}
+		});
+		return holders;
+	}
+
+	/** What an enqueue with a unique key did. */
+	public enum Outcome {
+
+		/** The key was free: the job was inserted. */
+		INSERTED,
+
+		/** The key was held: nothing was inserted and the holder was left as it was. */
+		KEPT,
+
+		/** The key was held by a waiting job, which took the request's payload and run time. */
+		REPLACED,
+
+		/** The key was held by a waiting job, whose run time moved to the request's. */
+		DEBOUNCED
+
+	}
+
+	/**
+	 * What became of one job of an enqueue.
+	 * @param publicId the id of the job that holds the key: the new job's, or the one that held it
+	 */
+	public record Enqueued(UUID publicId, Outcome outcome) {
+
+	}
+
+	private record KindKey(String kind, String key) {
+
+	}
+
+}

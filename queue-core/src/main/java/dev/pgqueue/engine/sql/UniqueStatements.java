@@ -1,0 +1,121 @@
+package dev.pgqueue.engine.sql;
+
+import dev.pgqueue.schema.SchemaName;
+
+/**
+ * The statements behind unique jobs ({@link UniqueJobRepository}): an insert that the database turns
+ * away when the key is taken, the change of a waiting job that holds a key, and the look-up of the job
+ * that holds one.
+ *
+ * <p>Two guards, each enforced by a unique index rather than by a read before the insert: a key held
+ * while its job is unfinished is the partial unique index {@code pgqueue_jobs_unique_idx} on
+ * ({@code kind}, {@code unique_key}) of the unfinished jobs; a key held for a period is the primary key
+ * of {@code pgqueue_unique_periods}, whose row outlives the job's.
+ */
+final class UniqueStatements {
+
+	/** The start of a request's period: the one given, else the period of the database's clock now. */
+	private static final String PERIOD_START = "coalesce(r.period_start, "
+			+ "to_timestamp(floor(extract(epoch FROM now()) / nullif(r.period_s, 0)) * r.period_s))";
+
+	private static final String UNFINISHED = "('available', 'scheduled', 'running')";
+
+	/**
+	 * Inserts the jobs whose keys are free; returns {@code public_id, queue, state} of those inserted.
+	 * Parameters: arrays of public id, kind, queue, payload, priority, run-at, delay (µs), max
+	 * attempts, jitter (µs), bucket, concurrency key, trace context, unique key, period (s, zero for
+	 * none), period start.
+	 */
+	final String insert;
+
+	/**
+	 * Changes the waiting jobs that hold keys as the requests' conflict policies say, skipping those a
+	 * transaction holds (a batch running them); returns {@code kind, unique_key, public_id, queue, state}
+	 * of those changed. Parameters: arrays of kind, unique key, policy, payload, run-at, delay (µs),
+	 * jitter (µs).
+	 */
+	final String changeWaiting;
+
+	/**
+	 * The job that holds each key now, if any; returns the request's index and the job's public id.
+	 * Parameters: arrays of index, kind, unique key, period (s), period start.
+	 */
+	final String holders;
+
+	/** Deletes keys whose period ended. Parameters: batch size. */
+	final String pruneEndedPeriods;
+
+	/** Notifies queues. Parameters: array of queue names. */
+	final String notifyQueues;
+
+	UniqueStatements(SchemaName schema) {
+		String jobs = schema.qualify("pgqueue_jobs");
+		String periods = schema.qualify("pgqueue_unique_periods");
+		String channel = "pgqueue:" + schema.value();
+		this.insert = """
+				WITH r AS (
+				    SELECT * FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::smallint[], ?::timestamptz[],
+				                         ?::bigint[], ?::integer[], ?::bigint[], ?::smallint[], ?::text[], ?::text[],
+				                         ?::text[], ?::bigint[], ?::timestamptz[])
+				        AS r(public_id, kind, queue, payload, priority, run_at, delay_us, max_attempts, jitter_us, bucket,
+				             concurrency_key, trace_context, unique_key, period_s, period_start)),
+				held AS (
+				    INSERT INTO %2$s (kind, unique_key, period_start, period_end, public_id)
+				    SELECT r.kind, r.unique_key, p.start, p.start + r.period_s * interval '1 second', r.public_id
+				    FROM r CROSS JOIN LATERAL (SELECT %4$s AS start) p
+				    WHERE r.period_s > 0
+				    ON CONFLICT (kind, unique_key, period_start) DO NOTHING
+				    RETURNING public_id)
+				INSERT INTO %1$s (public_id, kind, queue, payload, priority, run_at, max_attempts, bucket,
+				                  concurrency_key, trace_context, state, unique_key)
+				SELECT r.public_id, r.kind, r.queue, r.payload::jsonb, r.priority, d.due, r.max_attempts, r.bucket,
+				       r.concurrency_key, r.trace_context::jsonb,
+				       CASE WHEN d.due <= now() THEN 'available' ELSE 'scheduled' END,
+				       CASE WHEN r.period_s = 0 THEN r.unique_key END
+				FROM r CROSS JOIN LATERAL (SELECT %3$s AS due) d
+				WHERE r.period_s = 0 OR r.public_id IN (SELECT public_id FROM held)
+				ON CONFLICT (kind, unique_key) WHERE unique_key IS NOT NULL AND state IN %5$s DO NOTHING
+				RETURNING public_id, queue, state
+				""".formatted(jobs, periods, JobStatements.DUE_AT, PERIOD_START, UNFINISHED);
+		String changed = "CASE WHEN t.policy = 'REPLACE' THEN t.due ELSE greatest(j.run_at, t.due) END";
+		this.changeWaiting = """
+				WITH r AS (
+				    SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::timestamptz[], ?::bigint[],
+				                         ?::bigint[])
+				        AS r(kind, unique_key, policy, payload, run_at, delay_us, jitter_us)),
+				t AS (
+				    SELECT j.id, r.policy, r.payload, d.due
+				    FROM r CROSS JOIN LATERAL (SELECT %2$s AS due) d
+				    JOIN %1$s j ON j.kind = r.kind AND j.unique_key = r.unique_key AND j.state IN ('available', 'scheduled')
+				    FOR UPDATE OF j SKIP LOCKED)
+				UPDATE %1$s j
+				SET payload = CASE WHEN t.policy = 'REPLACE' THEN t.payload::jsonb ELSE j.payload END,
+				    run_at = %3$s,
+				    state = CASE WHEN %3$s <= now() THEN 'available' ELSE 'scheduled' END
+				FROM t
+				WHERE j.id = t.id
+				RETURNING j.kind, j.unique_key, j.public_id, j.queue, j.state
+				""".formatted(jobs, JobStatements.DUE_AT, changed);
+		this.holders = """
+				SELECT r.i, coalesce(j.public_id, p.public_id)
+				FROM unnest(?::integer[], ?::text[], ?::text[], ?::bigint[], ?::timestamptz[])
+				     AS r(i, kind, unique_key, period_s, period_start)
+				LEFT JOIN LATERAL (
+				    SELECT public_id FROM %1$s
+				    WHERE r.period_s = 0 AND kind = r.kind AND unique_key = r.unique_key AND state IN %4$s
+				    LIMIT 1) j ON true
+				LEFT JOIN LATERAL (
+				    SELECT public_id FROM %2$s
+				    WHERE r.period_s > 0 AND kind = r.kind AND unique_key = r.unique_key AND period_start = %3$s) p ON true
+				""".formatted(jobs, periods, PERIOD_START, UNFINISHED);
+		this.pruneEndedPeriods = """
+				DELETE FROM %1$s
+				WHERE (kind, unique_key, period_start) IN (
+				    SELECT kind, unique_key, period_start FROM %1$s
+				    WHERE period_end < now()
+				    LIMIT ? FOR UPDATE SKIP LOCKED)""".formatted(periods);
+		this.notifyQueues = """
+				SELECT pg_notify('%s', q) FROM unnest(?::text[]) AS q""".formatted(channel);
+	}
+
+}
