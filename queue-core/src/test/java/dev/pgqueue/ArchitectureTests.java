@@ -95,6 +95,7 @@ class ArchitectureTests {
 			.layer("twophase").definedBy("dev.pgqueue.engine.twophase..")
 			.layer("service").definedBy("dev.pgqueue.engine.service..")
 			.layer("maintenance").definedBy("dev.pgqueue.engine.maintenance..")
+			.layer("schedules").definedBy("dev.pgqueue.engine.schedules..")
 			.layer("engine").definedBy("dev.pgqueue.engine")
 			.layer("listener").definedBy("dev.pgqueue.listener..")
 			// What users touch needs nothing else of pgqueue; every layer may use it.
@@ -106,14 +107,14 @@ class ArchitectureTests {
 			// How every long-running part starts, stops and names its threads.
 			.whereLayer("service").mayNotAccessAnyLayer()
 			.whereLayer("service").mayOnlyBeAccessedByLayers("settings", "run", "poll", "transactional", "leased", "limits",
-					"buckets", "twophase", "maintenance", "engine")
+					"buckets", "twophase", "maintenance", "schedules", "engine")
 			// The engine's vocabulary: settings, and jobs as the engine passes them around.
 			.whereLayer("settings").mayOnlyBeAccessedByLayers("job", "sql", "run", "poll", "transactional", "leased",
-					"limits", "buckets", "twophase", "maintenance", "engine")
+					"limits", "buckets", "twophase", "maintenance", "schedules", "engine")
 			.whereLayer("job").mayOnlyBeAccessedByLayers("sql", "run", "poll", "transactional", "leased", "limits",
-					"buckets", "twophase", "maintenance", "engine", "listener")
+					"buckets", "twophase", "maintenance", "schedules", "engine", "listener")
 			.whereLayer("sql").mayOnlyBeAccessedByLayers("run", "poll", "transactional", "leased", "limits",
-					"buckets", "twophase", "maintenance", "engine")
+					"buckets", "twophase", "maintenance", "schedules", "engine")
 			.whereLayer("run").mayOnlyBeAccessedByLayers("poll", "transactional", "leased", "limits", "buckets",
 					"twophase", "maintenance", "engine")
 			.whereLayer("poll").mayOnlyBeAccessedByLayers("transactional", "leased", "limits", "buckets",
@@ -122,9 +123,10 @@ class ArchitectureTests {
 			.whereLayer("transactional").mayOnlyBeAccessedByLayers("twophase", "maintenance", "engine")
 			.whereLayer("leased").mayOnlyBeAccessedByLayers("maintenance", "engine")
 			.whereLayer("limits").mayOnlyBeAccessedByLayers("maintenance", "engine")
-			.whereLayer("buckets").mayOnlyBeAccessedByLayers("maintenance", "engine")
+			.whereLayer("buckets").mayOnlyBeAccessedByLayers("maintenance", "schedules", "engine")
 			.whereLayer("twophase").mayOnlyBeAccessedByLayers("maintenance", "engine")
 			.whereLayer("maintenance").mayOnlyBeAccessedByLayers("engine")
+			.whereLayer("schedules").mayOnlyBeAccessedByLayers("engine")
 			// The clients, the admin and the assembly, and the @JobListener adapter: used by the starter only.
 			.whereLayer("engine").mayNotBeAccessedByAnyLayer()
 			.whereLayer("listener").mayNotBeAccessedByAnyLayer()

@@ -57,7 +57,7 @@ class RuntimeRoleTests {
 			sql.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON " + schema + ".pgqueue_jobs, " + schema
 					+ ".pgqueue_members, " + schema + ".pgqueue_leaders, " + schema + ".pgqueue_buckets, " + schema
 					+ ".pgqueue_queue_pauses, " + schema + ".pgqueue_pollers, " + schema + ".pgqueue_handled_kinds, "
-					+ schema + ".pgqueue_unique_periods TO " + role);
+					+ schema + ".pgqueue_unique_periods, " + schema + ".pgqueue_schedules TO " + role);
 			sql.execute("CREATE TABLE " + schema + ".ledger (job_id uuid PRIMARY KEY)");
 			sql.execute("GRANT SELECT, INSERT ON " + schema + ".ledger TO " + role);
 		}
@@ -148,6 +148,16 @@ class RuntimeRoleTests {
 				.delay(Duration.ofHours(2)));
 			assertThat(client.enqueue(JobRequest.of("tx.job", 7).uniqueKey("once", Duration.ofHours(1)))).isEqualTo(unique);
 			assertThat(maintenance.pruneEndedKeys()).isZero();
+
+			engine.schedules().save(Schedule.of("runtime", "0 0 * * * *", "tx.job"));
+			jdbc.update("UPDATE " + schema.qualify("pgqueue_schedules") + " SET next_tick = now() - interval '1 second'");
+			// Fired by this pass or by the engine's own ticker, both as the runtime role.
+			engine.scheduleTicker().pass();
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> engine.schedules().get("runtime").orElseThrow().lastTick() != null);
+			assertThat(engine.schedules().pause("runtime")).isTrue();
+			assertThat(engine.schedules().runNow("runtime")).isNotNull();
+			assertThat(engine.schedules().delete("runtime")).isTrue();
 		}
 		finally {
 			engine.close();

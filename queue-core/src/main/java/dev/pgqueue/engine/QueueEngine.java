@@ -32,6 +32,9 @@ import dev.pgqueue.engine.run.JobRunner;
 import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.service.PooledConnections;
 import dev.pgqueue.engine.settings.EngineSettings;
+import dev.pgqueue.engine.settings.ScheduleSettings;
+import dev.pgqueue.engine.schedules.JdbcJobSchedules;
+import dev.pgqueue.engine.schedules.ScheduleTicker;
 import dev.pgqueue.engine.settings.MaintenanceSettings;
 import dev.pgqueue.engine.settings.QueueCatalog;
 import dev.pgqueue.engine.settings.QueueSettings;
@@ -47,6 +50,7 @@ import org.slf4j.LoggerFactory;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
@@ -106,6 +110,12 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 	private final Rescuer rescuer;
 
 	private final Cleaner cleaner;
+
+	private final ScheduleSettings scheduleSettings;
+
+	private final JdbcJobSchedules schedules;
+
+	private final ScheduleTicker scheduleTicker;
 
 	private final StatsReader statsReader;
 
@@ -167,6 +177,12 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		this.promoter = new Promoter(maintenance, timings.promoteInterval());
 		this.rescuer = new Rescuer(maintenance, builder.metrics, timings.rescueInterval());
 		this.cleaner = new Cleaner(maintenance, sql.unique(), timings);
+		this.scheduleSettings = builder.schedules;
+		this.schedules = new JdbcJobSchedules(sql.schedules(), this.jobs, builder.jsonMapper, this.queues,
+				this.handlers::queueOf, builder.adminCaller::name);
+		this.scheduleTicker = new ScheduleTicker(sql.schedules(), sql.unique(),
+				new TransactionTemplate((manager != null) ? manager : new DataSourceTransactionManager(builder.dataSource)),
+				this.queues, builder.metrics, builder.schedules.tickInterval(), builder.schedules.grace());
 		this.statsReader = new StatsReader(maintenance, builder.metrics, timings.statsInterval(), this::knownQueues,
 				this.handlers, this.signals, this.pauses, new VacuumWatch(schema, timings.deadRowsWarning()),
 				this.pollingHeartbeat);
@@ -178,7 +194,7 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 				this.services.add(this.notifications);
 			}
 			this.services.addAll(List.of(this.promoter, this.rescuer, this.cleaner, this.statsReader,
-					this.statisticsRefresher));
+					this.statisticsRefresher, this.scheduleTicker));
 			if (resolver != null) {
 				this.services.add(resolver);
 			}
@@ -254,6 +270,21 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 	}
 
 	/** Prunes finished jobs past their retention; started only when this engine processes jobs. */
+	/** Recurring jobs: create, change, pause, run and delete schedules. */
+	public JdbcJobSchedules schedules() {
+		return this.schedules;
+	}
+
+	/** The service that fires due ticks. */
+	public ScheduleTicker scheduleTicker() {
+		return this.scheduleTicker;
+	}
+
+	/** The schedules declared to this engine and its ticker's timings. */
+	public ScheduleSettings scheduleSettings() {
+		return this.scheduleSettings;
+	}
+
 	public Cleaner cleaner() {
 		return this.cleaner;
 	}
@@ -348,6 +379,7 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		// Warns once, at start-up, when the jobs table is not vacuumed as its settings assume; the stats
 		// reader then warns again only when that changes. Never throws.
 		this.statsReader.checkVacuum();
+		this.scheduleSettings.declared().forEach(this.schedules::saveDeclared);
 		if (!this.processing) {
 			logger.info("pgqueue processing is off (pgqueue.enabled=false): jobs are enqueued but not run here");
 			this.services.forEach(EngineService::start);

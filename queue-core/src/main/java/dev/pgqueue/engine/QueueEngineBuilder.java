@@ -13,6 +13,7 @@ import dev.pgqueue.engine.maintenance.PollingHeartbeat;
 import dev.pgqueue.engine.poll.QueuePauses;
 import dev.pgqueue.engine.poll.QueueSignals;
 import dev.pgqueue.engine.settings.EngineSettings;
+import dev.pgqueue.engine.settings.ScheduleSettings;
 import dev.pgqueue.engine.settings.QueueCatalog;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.metrics.QueueMetrics;
@@ -72,8 +73,16 @@ public final class QueueEngineBuilder {
 
 	Duration pollingHeartbeat = PollingHeartbeat.INTERVAL;
 
+	ScheduleSettings schedules = ScheduleSettings.DEFAULT;
+
 	QueueEngineBuilder(DataSource dataSource) {
 		this.dataSource = dataSource;
+	}
+
+	/** Recurring jobs: those declared, saved at start, and the ticker's timings. */
+	public QueueEngineBuilder schedules(ScheduleSettings schedules) {
+		this.schedules = schedules;
+		return this;
 	}
 
 	public QueueEngineBuilder settings(EngineSettings settings) {

@@ -36,6 +36,10 @@ import org.jspecify.annotations.Nullable;
  * <tr><td>{@code pgqueue.queue.depth / scheduled / running}</td><td>gauges; tag {@code queue}</td></tr>
  * <tr><td>{@code pgqueue.handlers.abandoned}</td><td>gauge; tag {@code queue}</td></tr>
  * <tr><td>{@code pgqueue.queue.paused}</td><td>gauge, 1 while paused; tag {@code queue}</td></tr>
+ * <tr><td>{@code pgqueue.schedule.ticks}, {@code pgqueue.schedule.ticks.skipped}</td><td>counters; tag
+ * {@code schedule}, and {@code reason} ({@code missed}, {@code overlap}) for the skipped</td></tr>
+ * <tr><td>{@code pgqueue.schedule.lag}</td><td>time gauge, how late the newest fired tick fired; tag
+ * {@code schedule}</td></tr>
  * <tr><td>{@code pgqueue.queue.unpolled.jobs}</td><td>gauge, jobs waiting while no instance polls the queue;
  * tag {@code queue}</td></tr>
  * <tr><td>{@code pgqueue.queue.oldest.age}</td><td>time gauge; tag {@code queue}</td></tr>
@@ -59,6 +63,8 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 	private final Map<String, Map<String, KindMeters>> kindMeters = new ConcurrentHashMap<>();
 
 	private final Map<String, QueueGauges> gauges = new ConcurrentHashMap<>();
+
+	private final Map<String, AtomicLong> scheduleLags = new ConcurrentHashMap<>();
 
 	private final AtomicLong oldestTransactionMillis = new AtomicLong();
 
@@ -123,6 +129,34 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 			.tag("cause", cause)
 			.register(this.registry)
 			.record(pause);
+	}
+
+	@Override
+	public void scheduleFired(String schedule, int ticks, Duration lag) {
+		Counter.builder("pgqueue.schedule.ticks")
+			.description("Ticks of a recurring job fired: one job each")
+			.tag("schedule", schedule)
+			.register(this.registry)
+			.increment(ticks);
+		this.scheduleLags.computeIfAbsent(schedule, (name) -> {
+			AtomicLong millis = new AtomicLong();
+			TimeGauge.builder("pgqueue.schedule.lag", millis, TimeUnit.MILLISECONDS, AtomicLong::get)
+				.description("How long after its instant the schedule's newest tick fired, on the database's clock")
+				.tag("schedule", name)
+				.register(this.registry);
+			return millis;
+		}).set(Math.max(0, lag.toMillis()));
+	}
+
+	@Override
+	public void scheduleSkipped(String schedule, String reason, long ticks) {
+		Counter.builder("pgqueue.schedule.ticks.skipped")
+			.description("Ticks of a recurring job that did not fire; reason: missed (due while no instance ran it, "
+					+ "as its missed policy says) or overlap (the previous tick's job was unfinished)")
+			.tag("schedule", schedule)
+			.tag("reason", reason)
+			.register(this.registry)
+			.increment(ticks);
 	}
 
 	@Override

@@ -35,6 +35,20 @@ public interface QueueMetrics {
 	default void claimsPaused(String queue, String cause, Duration pause) {
 	}
 
+	/**
+	 * A schedule's pass fired {@code ticks} ticks; the newest fired {@code lag} after its instant
+	 * (on the database's clock).
+	 */
+	default void scheduleFired(String schedule, int ticks, Duration lag) {
+	}
+
+	/**
+	 * A schedule's pass skipped {@code ticks} ticks: {@code missed} (due while no instance ran it, as
+	 * its missed-ticks policy says) or {@code overlap} (the previous tick's job was unfinished).
+	 */
+	default void scheduleSkipped(String schedule, String reason, long ticks) {
+	}
+
 	/** {@code jobs} jobs were claimed later than their run-at plus the queue's SLA. */
 	default void slaMissed(String queue, int jobs) {
 	}

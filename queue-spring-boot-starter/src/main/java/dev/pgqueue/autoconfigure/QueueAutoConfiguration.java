@@ -8,6 +8,7 @@ import dev.pgqueue.AdminCaller;
 import dev.pgqueue.InDoubtJobResolver;
 import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobClient;
+import dev.pgqueue.JobSchedules;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.RetryPolicy;
 import dev.pgqueue.engine.QueueEngine;
@@ -108,7 +109,14 @@ public final class QueueAutoConfiguration {
 			.adminCaller(caller.getIfUnique(() -> AdminCaller.SYSTEM))
 			.workerExecutor(workerExecutor.getIfAvailable())
 			.processing(properties.isEnabled())
+			.schedules(properties.toScheduleSettings())
 			.build();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(JobSchedules.class)
+	JobSchedules pgqueueJobSchedules(QueueEngine engine) {
+		return engine.schedules();
 	}
 
 	@Bean

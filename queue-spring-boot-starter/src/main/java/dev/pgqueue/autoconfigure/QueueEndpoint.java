@@ -14,6 +14,8 @@ import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobDetails;
 import dev.pgqueue.JobPage;
 import dev.pgqueue.JobQuery;
+import dev.pgqueue.JobSchedules;
+import dev.pgqueue.ScheduleDetails;
 import dev.pgqueue.JobState;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.maintenance.StatsReader;
@@ -53,6 +55,10 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  * {@code …/retry-failed}</td><td>a queue, in every instance</td></tr>
  * <tr><td>{@code POST /actuator/pgqueue/kinds/{kind}/retry-failed}</td><td>every failed job of a
  * kind</td></tr>
+ * <tr><td>{@code GET /actuator/pgqueue/schedules}, {@code …/schedules/{name}}</td><td>recurring jobs, with
+ * their last and next tick and who paused them</td></tr>
+ * <tr><td>{@code POST /actuator/pgqueue/schedules/{name}/pause}, {@code …/resume}, {@code …/run-now};
+ * {@code DELETE /actuator/pgqueue/schedules/{name}}</td><td>a recurring job</td></tr>
  * </table>
  *
  * <p>Its default access is read-only: the write operations answer only once
@@ -150,6 +156,9 @@ public class QueueEndpoint {
 	@ReadOperation
 	public @Nullable Map<String, Object> jobs(@Selector String resource, @Nullable String queue, @Nullable String kind,
 			@Nullable String state, @Nullable String before, @Nullable Integer limit) {
+		if ("schedules".equals(resource)) {
+			return schedules();
+		}
 		if (!"jobs".equals(resource)) {
 			return null;
 		}
@@ -172,6 +181,10 @@ public class QueueEndpoint {
 	@ReadOperation
 	public @Nullable Map<String, Object> job(@Selector String resource, @Selector String id,
 			@Nullable Boolean payload) {
+		if ("schedules".equals(resource)) {
+			JobSchedules schedules = jobSchedules();
+			return (schedules != null) ? schedules.get(id).map(QueueEndpoint::schedule).orElse(null) : null;
+		}
 		if (!"jobs".equals(resource)) {
 			return null;
 		}
@@ -196,17 +209,76 @@ public class QueueEndpoint {
 			case "queues/resume" -> queue(target, false, this.admin.resume(target));
 			case "queues/retry-failed" -> retried("queue", target, this.admin.retryFailed(target, null));
 			case "kinds/retry-failed" -> retried("kind", target, this.admin.retryFailed(null, target));
+			case "schedules/pause", "schedules/resume", "schedules/run-now" -> scheduleAction(target, action);
 			default -> new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
 		};
 	}
 
-	/** {@code jobs/{id}}: deletes a finished job. */
+	/** {@code jobs/{id}}: deletes a finished job; {@code schedules/{name}}: deletes a schedule. */
 	@DeleteOperation
 	public WebEndpointResponse<Map<String, Object>> delete(@Selector String resource, @Selector String id) {
+		if ("schedules".equals(resource)) {
+			JobSchedules schedules = jobSchedules();
+			if (schedules == null || !schedules.delete(id)) {
+				return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
+			}
+			return new WebEndpointResponse<>(Map.of("schedule", id, "deleted", true), WebEndpointResponse.STATUS_OK);
+		}
 		if (!"jobs".equals(resource)) {
 			return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
 		}
 		return response(this.admin.delete(jobId(id)));
+	}
+
+	private @Nullable JobSchedules jobSchedules() {
+		QueueEngine current = this.engine.getIfAvailable();
+		return (current != null) ? current.schedules() : null;
+	}
+
+	/** Every schedule with its last and next tick and whether it is paused. */
+	private @Nullable Map<String, Object> schedules() {
+		JobSchedules schedules = jobSchedules();
+		if (schedules == null) {
+			return null;
+		}
+		Map<String, Object> body = new LinkedHashMap<>();
+		body.put("schedules", schedules.list().stream().map(QueueEndpoint::schedule).toList());
+		return body;
+	}
+
+	private WebEndpointResponse<Map<String, Object>> scheduleAction(String name, String action) {
+		JobSchedules schedules = jobSchedules();
+		if (schedules == null || schedules.get(name).isEmpty()) {
+			return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
+		}
+		Map<String, Object> body = new LinkedHashMap<>();
+		body.put("schedule", name);
+		switch (action) {
+			case "pause" -> body.put("changed", schedules.pause(name));
+			case "resume" -> body.put("changed", schedules.resume(name));
+			default -> body.put("job", schedules.runNow(name));
+		}
+		schedules.get(name).ifPresent((schedule) -> body.put("paused", schedule.paused()));
+		return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_OK);
+	}
+
+	static Map<String, Object> schedule(ScheduleDetails schedule) {
+		Map<String, Object> details = new LinkedHashMap<>();
+		details.put("name", schedule.name());
+		details.put("cron", schedule.cron());
+		details.put("zone", schedule.zone().getId());
+		details.put("kind", schedule.kind());
+		details.put("queue", schedule.queue());
+		details.put("missed", schedule.missed().name().toLowerCase(Locale.ROOT));
+		details.put("overlap", schedule.overlap().name().toLowerCase(Locale.ROOT));
+		details.put("nextTick", schedule.nextTick().toString());
+		details.put("lastTick", (schedule.lastTick() != null) ? schedule.lastTick().toString() : null);
+		details.put("lastJob", schedule.lastJob());
+		details.put("paused", schedule.paused());
+		details.put("pausedBy", schedule.pausedBy());
+		details.put("pausedAt", (schedule.pausedAt() != null) ? schedule.pausedAt().toString() : null);
+		details.put("declared", schedule.declared());
+		return details;
 	}
 
 	private static WebEndpointResponse<Map<String, Object>> response(AdminResult result) {

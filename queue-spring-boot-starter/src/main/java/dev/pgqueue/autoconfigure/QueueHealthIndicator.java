@@ -2,10 +2,12 @@ package dev.pgqueue.autoconfigure;
 
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
+import dev.pgqueue.ScheduleDetails;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.buckets.BucketScope;
 import dev.pgqueue.engine.maintenance.StatsReader;
@@ -130,6 +132,10 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 		if (vacuum != null) {
 			builder.withDetail("vacuum", vacuumDetails(vacuum));
 		}
+		Map<String, Object> schedules = scheduleDetails();
+		if (!schedules.isEmpty()) {
+			builder.withDetail("schedules", schedules);
+		}
 		InDoubtResolver resolver = this.engine.inDoubtResolver();
 		if (resolver != null) {
 			PreparedTransactions last = resolver.last();
@@ -139,6 +145,48 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 			prepared.put("inDoubt", last.inDoubt());
 			builder.withDetail("preparedTransactions", prepared);
 		}
+	}
+
+	/**
+	 * Every schedule with its next and last tick, whether it is paused, whether its due tick is later
+	 * than the grace (no instance fires it: none runs, or every one's ticker fails), and whether a
+	 * listener of its kind runs here (a schedule may be run by another service on the same table).
+	 * Read from the database on each call: a row per schedule.
+	 */
+	private Map<String, Object> scheduleDetails() {
+		Map<String, Object> details = new LinkedHashMap<>();
+		List<ScheduleDetails> all;
+		Set<String> overdueNames;
+		try {
+			all = this.engine.schedules().list();
+			// On the database's clock, as the ticks are.
+			overdueNames = Set.copyOf(this.engine.schedules().overdue(this.engine.scheduleSettings().grace()));
+		}
+		catch (RuntimeException ex) {
+			return details;
+		}
+		for (ScheduleDetails schedule : all) {
+			Map<String, Object> one = new LinkedHashMap<>();
+			one.put("cron", schedule.cron());
+			one.put("zone", schedule.zone().getId());
+			one.put("kind", schedule.kind());
+			one.put("queue", schedule.queue());
+			one.put("nextTick", schedule.nextTick().toString());
+			one.put("lastTick", (schedule.lastTick() != null) ? schedule.lastTick().toString() : null);
+			one.put("paused", schedule.paused());
+			if (schedule.paused()) {
+				one.put("pausedBy", schedule.pausedBy());
+			}
+			boolean overdue = overdueNames.contains(schedule.name());
+			one.put("overdue", overdue);
+			if (overdue) {
+				one.put("warning", "its tick of " + schedule.nextTick() + " has not fired: no instance that processes jobs "
+						+ "runs, or their tickers fail (see their logs)");
+			}
+			one.put("listenedHere", this.engine.handlers().queueOf(schedule.kind()) != null);
+			details.put(schedule.name(), one);
+		}
+		return details;
 	}
 
 	private static Map<String, Object> vacuumDetails(VacuumHealth vacuum) {

@@ -6,11 +6,16 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import dev.pgqueue.InvalidQueueConfigurationException;
+import dev.pgqueue.MissedTicks;
+import dev.pgqueue.Overlap;
 import dev.pgqueue.QueueAssignment;
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.RetryPolicy;
+import dev.pgqueue.Schedule;
 import dev.pgqueue.engine.settings.ConcurrencyLimits;
 import dev.pgqueue.engine.settings.EngineSettings;
+import dev.pgqueue.engine.settings.ScheduleSettings;
 import dev.pgqueue.engine.settings.MaintenanceSettings;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.settings.TwoPhaseSettings;
@@ -76,6 +81,14 @@ public class QueueProperties {
 	 */
 	private Map<String, Kind> kinds = new LinkedHashMap<>();
 
+	/**
+	 * Recurring jobs by name, saved at start-up into the schedules every instance on the jobs table
+	 * shares. Removing one here does not delete it: delete it through JobSchedules or the endpoint.
+	 */
+	private Map<String, ScheduleEntry> schedules = new LinkedHashMap<>();
+
+	private final Scheduling scheduling = new Scheduling();
+
 	public boolean isEnabled() {
 		return this.enabled;
 	}
@@ -138,6 +151,25 @@ public class QueueProperties {
 
 	public void setKinds(Map<String, Kind> kinds) {
 		this.kinds = kinds;
+	}
+
+	public Map<String, ScheduleEntry> getSchedules() {
+		return this.schedules;
+	}
+
+	public void setSchedules(Map<String, ScheduleEntry> schedules) {
+		this.schedules = schedules;
+	}
+
+	public Scheduling getScheduling() {
+		return this.scheduling;
+	}
+
+	/** The declared schedules and the ticker's timings, validated; errors name the key. */
+	public ScheduleSettings toScheduleSettings() {
+		List<Schedule> declared = new ArrayList<>();
+		this.schedules.forEach((name, entry) -> declared.add(entry.toSchedule(name)));
+		return new ScheduleSettings(declared, this.scheduling.tickInterval, this.scheduling.grace);
 	}
 
 	public Map<String, Queue> getQueues() {
@@ -387,6 +419,148 @@ public class QueueProperties {
 
 		public void setDeadRowsWarning(long deadRowsWarning) {
 			this.deadRowsWarning = deadRowsWarning;
+		}
+
+	}
+
+	/** How recurring jobs' ticks are fired. */
+	public static class Scheduling {
+
+		/** Time between two passes of the ticker, which fires the ticks that fell due. */
+		private Duration tickInterval = ScheduleSettings.DEFAULT.tickInterval();
+
+		/**
+		 * How late a tick may fire and still be on time; a later one is missed and goes by its schedule's
+		 * missed policy. Also how late a due tick may be before health reports it.
+		 */
+		private Duration grace = ScheduleSettings.DEFAULT.grace();
+
+		public Duration getTickInterval() {
+			return this.tickInterval;
+		}
+
+		public void setTickInterval(Duration tickInterval) {
+			this.tickInterval = tickInterval;
+		}
+
+		public Duration getGrace() {
+			return this.grace;
+		}
+
+		public void setGrace(Duration grace) {
+			this.grace = grace;
+		}
+
+	}
+
+	/** One recurring job. */
+	public static class ScheduleEntry {
+
+		/**
+		 * Spring's cron expression: six fields (second minute hour day-of-month month day-of-week), such
+		 * as "0 0 2 * * *", or a macro such as @hourly.
+		 */
+		private String cron;
+
+		/** Time zone the expression reads in, such as Europe/Paris. */
+		private String zone = "UTC";
+
+		/** Kind of the job each tick enqueues. */
+		private String kind;
+
+		/** Queue of that job; by default the queue of the kind's listener, else "default". */
+		private String queue;
+
+		/** Payload of that job: any JSON the listener's parameter type maps from. */
+		private Map<String, Object> payload;
+
+		/** What to do with ticks missed while no instance ran: latest, all or none. */
+		private MissedTicks missed = MissedTicks.LATEST;
+
+		/** Whether a tick fires while the previous tick's job is unfinished: allow or skip. */
+		private Overlap overlap = Overlap.ALLOW;
+
+		Schedule toSchedule(String name) {
+			String prefix = "pgqueue.schedules." + name + ".";
+			if (this.kind == null || this.kind.isBlank()) {
+				throw new InvalidQueueConfigurationException(prefix + "kind", "Schedule '" + name + "' has no kind",
+						"Set " + prefix + "kind to the kind of job each tick enqueues, as its @JobListener names it.");
+			}
+			if (this.cron == null || this.cron.isBlank()) {
+				throw new InvalidQueueConfigurationException(prefix + "cron", "Schedule '" + name + "' has no cron expression",
+						"Set " + prefix + "cron, such as \"0 0 2 * * *\" (02:00 every day) or @hourly.");
+			}
+			Schedule schedule;
+			try {
+				schedule = Schedule.of(name, this.cron, this.kind);
+			}
+			catch (IllegalArgumentException ex) {
+				String key = ex.getMessage().startsWith("Schedule name") ? "pgqueue.schedules." + name : prefix + "cron";
+				throw new InvalidQueueConfigurationException(key, ex.getMessage(), "Fix " + key + ".");
+			}
+			try {
+				schedule.zone(this.zone);
+			}
+			catch (IllegalArgumentException ex) {
+				throw new InvalidQueueConfigurationException(prefix + "zone", ex.getMessage(), "Fix " + prefix + "zone.");
+			}
+			return schedule.queue(this.queue).payload(this.payload).missed(this.missed).overlap(this.overlap);
+		}
+
+		public String getCron() {
+			return this.cron;
+		}
+
+		public void setCron(String cron) {
+			this.cron = cron;
+		}
+
+		public String getZone() {
+			return this.zone;
+		}
+
+		public void setZone(String zone) {
+			this.zone = zone;
+		}
+
+		public String getKind() {
+			return this.kind;
+		}
+
+		public void setKind(String kind) {
+			this.kind = kind;
+		}
+
+		public String getQueue() {
+			return this.queue;
+		}
+
+		public void setQueue(String queue) {
+			this.queue = queue;
+		}
+
+		public Map<String, Object> getPayload() {
+			return this.payload;
+		}
+
+		public void setPayload(Map<String, Object> payload) {
+			this.payload = payload;
+		}
+
+		public MissedTicks getMissed() {
+			return this.missed;
+		}
+
+		public void setMissed(MissedTicks missed) {
+			this.missed = missed;
+		}
+
+		public Overlap getOverlap() {
+			return this.overlap;
+		}
+
+		public void setOverlap(Overlap overlap) {
+			this.overlap = overlap;
 		}
 
 	}

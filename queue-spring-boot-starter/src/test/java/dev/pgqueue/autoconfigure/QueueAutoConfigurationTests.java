@@ -93,7 +93,7 @@ class QueueAutoConfigurationTests {
 				.doesNotHaveBean(Flyway.class);
 			assertThat(context.getBean(QueueEngine.class).services()).extracting(EngineService::name)
 				.containsExactly("polling heartbeat", "notifications", "promoter", "rescuer", "cleaner",
-						"stats reader", "statistics refresher");
+						"stats reader", "statistics refresher", "schedule ticker");
 			assertThat(SCHEMA.tables(jdbc(context))).contains("pgqueue_jobs", "pgqueue_schema_history");
 		});
 	}

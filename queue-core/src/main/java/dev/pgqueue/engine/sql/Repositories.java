@@ -9,11 +9,12 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * ({@link JobRepository}, {@link LimitRepository}), operators' statements ({@link AdminRepository}),
  * the background services' ({@link MaintenanceRepository}), the bucket coordinator's
  * ({@link CoordinationRepository}), two-phase commit's ({@link PreparedTransactionRepository}), the
- * polling heartbeat's ({@link PollingRepository}) and unique jobs' ({@link UniqueJobRepository}).
+ * polling heartbeat's ({@link PollingRepository}), unique jobs' ({@link UniqueJobRepository}) and
+ * recurring jobs' ({@link ScheduleRepository}).
  */
 public record Repositories(JobRepository jobs, AdminRepository admin, MaintenanceRepository maintenance,
 		CoordinationRepository coordination, LimitRepository limits, PreparedTransactionRepository prepared,
-		PollingRepository polling, UniqueJobRepository unique) {
+		PollingRepository polling, UniqueJobRepository unique, ScheduleRepository schedules) {
 
 	/**
 	 * @param notify whether statements that make jobs due (enqueue, promote, retry, resume) notify
@@ -23,13 +24,14 @@ public record Repositories(JobRepository jobs, AdminRepository admin, Maintenanc
 		return new Repositories(new JobRepository(jdbc, schema, notify), new AdminRepository(jdbc, schema, notify),
 				new MaintenanceRepository(jdbc, schema, notify), new CoordinationRepository(jdbc, schema),
 				new LimitRepository(jdbc, schema), new PreparedTransactionRepository(jdbc, schema),
-				new PollingRepository(jdbc, schema), new UniqueJobRepository(jdbc, schema, notify));
+				new PollingRepository(jdbc, schema), new UniqueJobRepository(jdbc, schema, notify),
+				new ScheduleRepository(jdbc, schema));
 	}
 
 	/** The same repositories with another job repository, for tests that make some of its statements fail. */
 	public Repositories withJobs(JobRepository jobs) {
 		return new Repositories(jobs, this.admin, this.maintenance, this.coordination, this.limits, this.prepared,
-				this.polling, this.unique);
+				this.polling, this.unique, this.schedules);
 	}
 
 }

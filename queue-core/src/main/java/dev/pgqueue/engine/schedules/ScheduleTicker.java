@@ -1,0 +1,199 @@
+package dev.pgqueue.engine.schedules;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import dev.pgqueue.OnConflict;
+import dev.pgqueue.Overlap;
+import dev.pgqueue.ScheduleDetails;
+import dev.pgqueue.engine.buckets.Buckets;
+import dev.pgqueue.engine.job.NewJob;
+import dev.pgqueue.engine.job.Uniqueness;
+import dev.pgqueue.engine.service.PeriodicService;
+import dev.pgqueue.engine.settings.QueueCatalog;
+import dev.pgqueue.engine.settings.QueueSettings;
+import dev.pgqueue.engine.sql.ScheduleRepository;
+import dev.pgqueue.engine.sql.ScheduleRepository.Due;
+import dev.pgqueue.engine.sql.UniqueJobRepository;
+import dev.pgqueue.engine.sql.UniqueJobRepository.Enqueued;
+import dev.pgqueue.metrics.QueueMetrics;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.scheduling.support.CronExpression;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * Fires the ticks of recurring jobs: every interval, one transaction locks the due schedules
+ * ({@code FOR UPDATE SKIP LOCKED}, so the instances' passes share them out and never fire one twice),
+ * enqueues each fired tick's job and moves each schedule to its next tick, then commits. A crash
+ * before the commit undoes the jobs with the move; the next pass of any instance fires those ticks.
+ * Every instance that processes jobs runs a ticker; there is no leader to elect or lose.
+ *
+ * <p>Each tick's job is enqueued with the tick's key held for the tick's period
+ * ({@code pgqueue.schedule:<name>} from the tick to the next, in {@code pgqueue_unique_periods}), a
+ * second guard beside the row lock: a tick fired twice by any path finds its key taken.
+ *
+ * <p>The job runs at the tick's instant ({@code Job.runAt()} is the tick), which is already past when
+ * it is enqueued, so it is due at once.
+ */
+public final class ScheduleTicker extends PeriodicService {
+
+	private static final Logger logger = LoggerFactory.getLogger(ScheduleTicker.class);
+
+	/** Schedules one pass locks at most; a pass that takes them all is followed by another at once. */
+	static final int SCHEDULES_PER_PASS = 100;
+
+	/** Ticks of one schedule that {@code missed: all} fires in one pass at most. */
+	public static final int TICKS_PER_PASS = 100;
+
+	/** The prefix of the unique key each tick's job holds: {@code pgqueue.schedule:<name>}. */
+	public static final String TICK_KEY_PREFIX = "pgqueue.schedule:";
+
+	private final ScheduleRepository schedules;
+
+	private final UniqueJobRepository uniqueJobs;
+
+	private final TransactionTemplate transactions;
+
+	private final QueueCatalog queues;
+
+	private final QueueMetrics metrics;
+
+	private final Duration grace;
+
+	/**
+	 * @param interval time between passes
+	 * @param grace how late a tick may fire and still be on time rather than missed
+	 */
+	public ScheduleTicker(ScheduleRepository schedules, UniqueJobRepository uniqueJobs, TransactionTemplate transactions,
+			QueueCatalog queues, QueueMetrics metrics, Duration interval, Duration grace) {
+		super("schedule ticker", interval);
+		this.schedules = schedules;
+		this.uniqueJobs = uniqueJobs;
+		this.transactions = transactions;
+		this.queues = queues;
+		this.metrics = metrics;
+		this.grace = grace;
+	}
+
+	@Override
+	protected void runOnce() {
+		while (pass().more()) {
+			// A bound was reached: the rest is due now, not after the interval.
+		}
+	}
+
+	/** One pass in one transaction; says how many ticks it fired and whether more are due. */
+	public Pass pass() {
+		Pass pass = this.transactions.execute((status) -> {
+			List<Due> due = this.schedules.lockDue(SCHEDULES_PER_PASS);
+			int fired = 0;
+			boolean more = due.size() == SCHEDULES_PER_PASS;
+			List<Runnable> report = new ArrayList<>();
+			for (Due schedule : due) {
+				Fired result = fire(schedule);
+				fired += result.ticks();
+				more |= result.more();
+				report.add(result.report());
+			}
+			// Metrics once the pass committed: a pass rolled back fired nothing.
+			return new Pass(fired, more, report);
+		});
+		if (pass == null) {
+			return new Pass(0, false, List.of());
+		}
+		pass.report().forEach(Runnable::run);
+		return pass;
+	}
+
+	private Fired fire(Due due) {
+		ScheduleDetails schedule = due.schedule();
+		CronTicks ticks = new CronTicks(CronExpression.parse(schedule.cron()), schedule.zone());
+		TickPlan plan = TickPlan.of(ticks, schedule.nextTick(), due.now(), schedule.missed(), this.grace,
+				TICKS_PER_PASS);
+		List<Instant> toFire = plan.fired();
+		long overlapping = 0;
+		if (!toFire.isEmpty() && schedule.overlap() == Overlap.SKIP && schedule.lastJob() != null
+				&& this.schedules.unfinished(schedule.lastJob())) {
+			overlapping = toFire.size();
+			toFire = List.of();
+		}
+		Instant lastTick = null;
+		UUID lastJob = null;
+		int inserted = 0;
+		if (!toFire.isEmpty()) {
+			List<NewJob> jobs = new ArrayList<>(toFire.size());
+			for (Instant tick : toFire) {
+				jobs.add(job(schedule, tick, ticks.next(tick)));
+			}
+			List<Enqueued> enqueued = this.uniqueJobs.insert(jobs, true);
+			for (int i = 0; i < enqueued.size(); i++) {
+				if (enqueued.get(i).outcome() == UniqueJobRepository.Outcome.INSERTED) {
+					inserted++;
+				}
+				else {
+					logger.warn("Schedule '{}': the tick of {} had fired already (its key is held by job {}); not fired "
+							+ "again", schedule.name(), toFire.get(i), enqueued.get(i).publicId());
+				}
+			}
+			lastTick = toFire.get(toFire.size() - 1);
+			lastJob = enqueued.get(enqueued.size() - 1).publicId();
+		}
+		this.schedules.advance(schedule.name(), plan.nextTick(), lastTick, lastJob);
+		int fired = inserted;
+		long missed = plan.missed();
+		long skippedForOverlap = overlapping;
+		Instant newest = lastTick;
+		Duration lag = (newest != null) ? Duration.between(newest, due.now()) : Duration.ZERO;
+		return new Fired(fired, plan.more(), () -> {
+			if (fired > 0) {
+				this.metrics.scheduleFired(schedule.name(), fired, lag);
+			}
+			if (missed > 0) {
+				this.metrics.scheduleSkipped(schedule.name(), "missed", missed);
+				logger.info("Schedule '{}': skipped {} missed {} ({} policy)", schedule.name(), missed,
+						(missed == 1) ? "tick" : "ticks", schedule.missed().name().toLowerCase());
+			}
+			if (skippedForOverlap > 0) {
+				this.metrics.scheduleSkipped(schedule.name(), "overlap", skippedForOverlap);
+				logger.info("Schedule '{}': skipped {} {}, the job of its previous tick ({}) being unfinished "
+						+ "(overlap: skip)", schedule.name(), skippedForOverlap,
+						(skippedForOverlap == 1) ? "tick" : "ticks", schedule.lastJob());
+			}
+		});
+	}
+
+	/** The job of one tick, holding the tick's key until the next tick. */
+	private NewJob job(ScheduleDetails schedule, Instant tick, @Nullable Instant following) {
+		QueueSettings settings = this.queues.settings(schedule.queue());
+		long period = (following != null) ? Math.max(1, Duration.between(tick, following).getSeconds())
+				: Duration.ofDays(1).getSeconds();
+		return new NewJob(UUID.randomUUID(), schedule.kind(), schedule.queue(), schedule.payload(), 0, tick, null,
+				settings.maxAttempts(), Duration.ZERO, Buckets.of(null, settings.buckets()), null, Map.of(),
+				new Uniqueness(TICK_KEY_PREFIX + schedule.name(), period, tick, OnConflict.KEEP));
+	}
+
+	/** How long after its instant a tick may fire and still be on time. */
+	public Duration grace() {
+		return this.grace;
+	}
+
+	/**
+	 * What one pass did.
+	 * @param fired ticks fired
+	 * @param more whether due ticks or schedules remain for another pass at once
+	 */
+	public record Pass(int fired, boolean more, List<Runnable> report) {
+
+	}
+
+	private record Fired(int ticks, boolean more, Runnable report) {
+
+	}
+
+}
