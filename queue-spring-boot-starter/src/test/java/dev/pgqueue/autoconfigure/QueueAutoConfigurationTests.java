@@ -13,6 +13,10 @@ import java.util.concurrent.LinkedBlockingQueue;
 import javax.sql.DataSource;
 
 import dev.pgqueue.InvalidQueueConfigurationException;
+import dev.pgqueue.JobSchedules;
+import dev.pgqueue.MissedTicks;
+import dev.pgqueue.Overlap;
+import dev.pgqueue.ScheduleDetails;
 import dev.pgqueue.Job;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobListener;
@@ -283,6 +287,48 @@ class QueueAutoConfigurationTests {
 		this.contextRunner.withPropertyValues("pgqueue.schema.name=Bad-Name")
 			.run((context) -> assertThat(failureMessages(context)).contains("pgqueue.schema.name")
 				.contains("Bad-Name"));
+	}
+
+	@Test
+	void failsStartupOnAScheduleThatCannotFireNamingItsKey() {
+		this.contextRunner
+			.withPropertyValues("pgqueue.enabled=false", "pgqueue.schedules.nightly.cron=0 0 25 * * *",
+					"pgqueue.schedules.nightly.kind=report.nightly")
+			.run((context) -> assertThat(failureMessages(context))
+				.contains("Schedule 'nightly' has an invalid cron expression \"0 0 25 * * *\"")
+				.contains("six fields"));
+		this.contextRunner
+			.withPropertyValues("pgqueue.enabled=false", "pgqueue.schedules.nightly.cron=0 0 2 * * *",
+					"pgqueue.schedules.nightly.kind=report.nightly", "pgqueue.schedules.nightly.zone=Europe/Pari")
+			.run((context) -> assertThat(failureMessages(context)).contains("unknown time zone 'Europe/Pari'"));
+		this.contextRunner
+			.withPropertyValues("pgqueue.enabled=false", "pgqueue.schedules.nightly.cron=0 0 2 * * *")
+			.run((context) -> assertThat(failureMessages(context)).contains("Schedule 'nightly' has no kind"));
+		this.contextRunner
+			.withPropertyValues("pgqueue.enabled=false", "pgqueue.schedules.nightly.cron=0 0 2 * * *",
+					"pgqueue.schedules.nightly.kind=report.nightly", "pgqueue.schedules.nightly.missed=sometimes")
+			.run((context) -> assertThat(failureMessages(context)).contains("pgqueue.schedules.nightly.missed"));
+	}
+
+	@Test
+	void savesTheDeclaredSchedulesAtStartUp() {
+		this.contextRunner
+			.withPropertyValues("pgqueue.enabled=false", "pgqueue.schedules.nightly-report.cron=0 0 2 * * *",
+					"pgqueue.schedules.nightly-report.zone=Europe/Paris",
+					"pgqueue.schedules.nightly-report.kind=report.nightly",
+					"pgqueue.schedules.nightly-report.queue=reports",
+					"pgqueue.schedules.nightly-report.payload.format=pdf",
+					"pgqueue.schedules.nightly-report.missed=all", "pgqueue.schedules.nightly-report.overlap=skip")
+			.run((context) -> {
+				ScheduleDetails saved = context.getBean(JobSchedules.class).get("nightly-report").orElseThrow();
+				assertThat(saved.zone().getId()).isEqualTo("Europe/Paris");
+				assertThat(saved.queue()).isEqualTo("reports");
+				assertThat(saved.payload()).isEqualTo("{\"format\": \"pdf\"}");
+				assertThat(saved.missed()).isEqualTo(MissedTicks.ALL);
+				assertThat(saved.overlap()).isEqualTo(Overlap.SKIP);
+				assertThat(saved.declared()).isTrue();
+				context.getBean(JobSchedules.class).delete("nightly-report");
+			});
 	}
 
 	@Test

@@ -48,7 +48,8 @@ import static org.awaitility.Awaitility.await;
 		properties = { "management.endpoints.web.exposure.include=health,pgqueue",
 				"management.endpoint.pgqueue.access=unrestricted", "management.endpoint.health.show-details=always",
 				"pgqueue.queues.endpoint.poll-interval=100ms", "pgqueue.maintenance.stats-interval=200ms",
-				"pgqueue.shutdown-timeout=5s",
+				"pgqueue.shutdown-timeout=5s", "pgqueue.schedules.endpoint-tick.cron=0 0 3 * * *",
+				"pgqueue.schedules.endpoint-tick.kind=endpoint.work",
 				"spring.autoconfigure.exclude=org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration" })
 class QueueEndpointTests {
 
@@ -191,6 +192,34 @@ class QueueEndpointTests {
 		finally {
 			this.jdbc.update("DELETE FROM " + SCHEMA.name() + ".pgqueue_queue_pauses");
 		}
+	}
+
+	@Test
+	void listsPausesRunsAndDeletesASchedule() {
+		Map<String, Object> listed = get("/schedules").expectStatus().isOk().expectBody(JSON).returnResult()
+			.getResponseBody();
+		assertThat(listed.get("schedules").toString()).contains("endpoint-tick");
+		Map<String, Object> one = get("/schedules/endpoint-tick").expectStatus().isOk().expectBody(JSON).returnResult()
+			.getResponseBody();
+		assertThat(one).containsEntry("queue", "endpoint").containsEntry("declared", true)
+			.containsEntry("paused", false).containsKey("nextTick");
+
+		assertThat(post("/schedules/endpoint-tick/pause", "ops-lead").expectStatus().isOk().expectBody(JSON)
+			.returnResult().getResponseBody()).containsEntry("changed", true).containsEntry("paused", true);
+		assertThat(get("/schedules/endpoint-tick").expectBody(JSON).returnResult().getResponseBody())
+			.containsEntry("pausedBy", "ops-lead");
+		assertThat(post("/schedules/endpoint-tick/resume", "ops-lead").expectBody(JSON).returnResult()
+			.getResponseBody()).containsEntry("paused", false);
+
+		Map<String, Object> ran = post("/schedules/endpoint-tick/run-now", "ops-lead").expectStatus().isOk()
+			.expectBody(JSON).returnResult().getResponseBody();
+		UUID job = UUID.fromString((String) ran.get("job"));
+		await().atMost(TIMEOUT).until(() -> "completed".equals(SCHEMA.stateOf(this.jdbc, job)));
+
+		post("/schedules/missing/pause", "ops-lead").expectStatus().isNotFound();
+		get("/schedules/missing").expectStatus().isNotFound();
+		this.client.delete().uri("/schedules/endpoint-tick").exchange().expectStatus().isOk();
+		this.client.delete().uri("/schedules/endpoint-tick").exchange().expectStatus().isNotFound();
 	}
 
 	@Test

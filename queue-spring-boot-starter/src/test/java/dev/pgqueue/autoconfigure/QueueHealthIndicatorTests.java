@@ -57,6 +57,35 @@ class QueueHealthIndicatorTests {
 	}
 
 	@Test
+	void listsTheSchedulesAndMarksOneWhoseTickDidNotFireAsOverdue() {
+		// The ticker passes once at start-up, then not for an hour: a tick turned back after start-up stays
+		// due, as when no instance that processes jobs runs.
+		this.contextRunner
+			.withPropertyValues("pgqueue.scheduling.tick-interval=1h", "pgqueue.scheduling.grace=2h",
+					"pgqueue.schedules.invoices.cron=0 0 * * * *",
+					"pgqueue.schedules.invoices.kind=invoice.send", "pgqueue.schedules.elsewhere.cron=@daily",
+					"pgqueue.schedules.elsewhere.kind=ledger.close")
+			.run((context) -> {
+				JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
+				jdbc.update("UPDATE " + SCHEMA.name() + ".pgqueue_schedules SET next_tick = now() - interval '3 hours' "
+						+ "WHERE name = 'invoices'");
+				HealthIndicator indicator = context.getBean("pgqueueHealthIndicator", HealthIndicator.class);
+				Health health = indicator.health(true);
+
+				Map<?, ?> schedules = (Map<?, ?>) health.getDetails().get("schedules");
+				Map<?, ?> invoices = (Map<?, ?>) schedules.get("invoices");
+				assertThat(invoices.get("overdue")).isEqualTo(true);
+				assertThat((String) invoices.get("warning")).contains("has not fired");
+				assertThat(invoices.get("listenedHere")).isEqualTo(true);
+				assertThat(invoices.get("queue")).isEqualTo("billing");
+				Map<?, ?> elsewhere = (Map<?, ?>) schedules.get("elsewhere");
+				assertThat(elsewhere.get("overdue")).isEqualTo(false);
+				assertThat(elsewhere.get("listenedHere")).as("another service may run it").isEqualTo(false);
+				jdbc.update("DELETE FROM " + SCHEMA.name() + ".pgqueue_schedules");
+			});
+	}
+
+	@Test
 	void isUpWithTheDetailsOfEachPolledQueue() {
 		this.contextRunner.run((context) -> {
 			// A kind that no listener here handles stays in the queue and makes its depth.
