@@ -100,6 +100,8 @@ class MonitoringFilesTests {
 		metrics.lockWaits(0);
 		metrics.preparedTransactions(PreparedTransactions.NONE);
 		metrics.inDoubtResolved("mail", "committed");
+		metrics.scheduleFired("nightly", 1, Duration.ofMillis(300));
+		metrics.scheduleSkipped("nightly", "missed", 2);
 		metrics.vacuumHealth(new VacuumHealth("public.pgqueue_jobs", true, true, true, 0, 0, null, List.of()));
 		return registry.scrape()
 			.lines()
