@@ -10,10 +10,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 
@@ -23,7 +21,6 @@ import dev.pgqueue.JobState;
 import dev.pgqueue.engine.job.ClaimStart;
 import dev.pgqueue.engine.job.ClaimedJob;
 import dev.pgqueue.engine.job.NewJob;
-import dev.pgqueue.metrics.QueueStats;
 import dev.pgqueue.schema.SchemaName;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.PGConnection;
@@ -143,56 +140,11 @@ public class JobRepository {
 		if (jobs.isEmpty()) {
 			return;
 		}
-		int n = jobs.size();
-		UUID[] ids = new UUID[n];
-		String[] kinds = new String[n];
-		String[] queues = new String[n];
-		String[] payloads = new String[n];
-		Integer[] priorities = new Integer[n];
-		Timestamp[] runAts = new Timestamp[n];
-		Long[] delays = new Long[n];
-		Integer[] maxAttempts = new Integer[n];
-		Long[] jitters = new Long[n];
-		Integer[] buckets = new Integer[n];
-		String[] keys = new String[n];
-		String[] traceContexts = new String[n];
-		Map<String, String> lastContext = null;
-		String lastContextJson = null;
-		for (int i = 0; i < n; i++) {
-			NewJob job = jobs.get(i);
-			ids[i] = job.publicId();
-			kinds[i] = job.kind();
-			queues[i] = job.queue();
-			payloads[i] = job.payloadJson();
-			priorities[i] = job.priority();
-			runAts[i] = timestamp(job.runAt());
-			delays[i] = delayMicros(job.delay());
-			maxAttempts[i] = job.maxAttempts();
-			jitters[i] = delayMicros(job.jitter());
-			buckets[i] = job.bucket();
-			keys[i] = job.concurrencyKey();
-			if (job.traceContext() != lastContext) {
-				// The jobs of one enqueue share their headers: written once.
-				lastContext = job.traceContext();
-				lastContextJson = TraceContextColumn.write(lastContext);
-			}
-			traceContexts[i] = lastContextJson;
-		}
+		NewJobColumns columns = new NewJobColumns(jobs);
 		boolean notifying = notify && this.notify;
 		PreparedStatementCreator statement = (Connection con) -> {
 			PreparedStatement ps = con.prepareStatement(notifying ? this.sql.insertManyNotifying : this.sql.insertMany);
-			ps.setArray(1, con.createArrayOf("uuid", ids));
-			ps.setArray(2, con.createArrayOf("text", kinds));
-			ps.setArray(3, con.createArrayOf("text", queues));
-			ps.setArray(4, con.createArrayOf("text", payloads));
-			ps.setArray(5, con.createArrayOf("int4", priorities));
-			ps.setArray(6, con.createArrayOf("timestamptz", runAts));
-			ps.setArray(7, con.createArrayOf("int8", delays));
-			ps.setArray(8, con.createArrayOf("int4", maxAttempts));
-			ps.setArray(9, con.createArrayOf("int8", jitters));
-			ps.setArray(10, con.createArrayOf("int4", buckets));
-			ps.setArray(11, con.createArrayOf("text", keys));
-			ps.setArray(12, con.createArrayOf("text", traceContexts));
+			columns.bind(con, ps);
 			return ps;
 		};
 		if (notifying) {

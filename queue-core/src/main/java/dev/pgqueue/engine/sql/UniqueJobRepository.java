@@ -131,58 +131,26 @@ public final class UniqueJobRepository {
 
 	private Set<UUID> insertFree(List<NewJob> jobs, List<Integer> indexes, Set<String> dueQueues) {
 		int n = indexes.size();
-		UUID[] ids = new UUID[n];
-		String[] kinds = new String[n];
-		String[] queues = new String[n];
-		String[] payloads = new String[n];
-		Integer[] priorities = new Integer[n];
-		Timestamp[] runAts = new Timestamp[n];
-		Long[] delays = new Long[n];
-		Integer[] maxAttempts = new Integer[n];
-		Long[] jitters = new Long[n];
-		Integer[] buckets = new Integer[n];
-		String[] concurrencyKeys = new String[n];
-		String[] traceContexts = new String[n];
+		List<NewJob> selected = new ArrayList<>(n);
 		String[] uniqueKeys = new String[n];
 		Long[] periods = new Long[n];
 		Timestamp[] periodStarts = new Timestamp[n];
 		for (int k = 0; k < n; k++) {
 			NewJob job = jobs.get(indexes.get(k));
 			Uniqueness unique = job.unique();
-			ids[k] = job.publicId();
-			kinds[k] = job.kind();
-			queues[k] = job.queue();
-			payloads[k] = job.payloadJson();
-			priorities[k] = job.priority();
-			runAts[k] = JobRepository.timestamp(job.runAt());
-			delays[k] = JobRepository.delayMicros(job.delay());
-			maxAttempts[k] = job.maxAttempts();
-			jitters[k] = JobRepository.delayMicros(job.jitter());
-			buckets[k] = job.bucket();
-			concurrencyKeys[k] = job.concurrencyKey();
-			traceContexts[k] = TraceContextColumn.write(job.traceContext());
+			selected.add(job);
 			uniqueKeys[k] = unique.key();
 			periods[k] = unique.periodSeconds();
 			periodStarts[k] = JobRepository.timestamp(unique.periodStart());
 		}
+		NewJobColumns columns = new NewJobColumns(selected);
 		Set<UUID> inserted = new LinkedHashSet<>();
 		this.jdbc.query((Connection con) -> {
 			PreparedStatement ps = con.prepareStatement(this.sql.insert);
-			ps.setArray(1, con.createArrayOf("uuid", ids));
-			ps.setArray(2, con.createArrayOf("text", kinds));
-			ps.setArray(3, con.createArrayOf("text", queues));
-			ps.setArray(4, con.createArrayOf("text", payloads));
-			ps.setArray(5, con.createArrayOf("int4", priorities));
-			ps.setArray(6, con.createArrayOf("timestamptz", runAts));
-			ps.setArray(7, con.createArrayOf("int8", delays));
-			ps.setArray(8, con.createArrayOf("int4", maxAttempts));
-			ps.setArray(9, con.createArrayOf("int8", jitters));
-			ps.setArray(10, con.createArrayOf("int4", buckets));
-			ps.setArray(11, con.createArrayOf("text", concurrencyKeys));
-			ps.setArray(12, con.createArrayOf("text", traceContexts));
-			ps.setArray(13, con.createArrayOf("text", uniqueKeys));
-			ps.setArray(14, con.createArrayOf("int8", periods));
-			ps.setArray(15, con.createArrayOf("timestamptz", periodStarts));
+			columns.bind(con, ps);
+			ps.setArray(NewJobColumns.COUNT + 1, con.createArrayOf("text", uniqueKeys));
+			ps.setArray(NewJobColumns.COUNT + 2, con.createArrayOf("int8", periods));
+			ps.setArray(NewJobColumns.COUNT + 3, con.createArrayOf("timestamptz", periodStarts));
 			return ps;
 		}, (ResultSet rs) -> {
 			inserted.add(rs.getObject(1, UUID.class));

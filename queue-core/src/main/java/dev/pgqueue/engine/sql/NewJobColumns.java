@@ -1,0 +1,101 @@
+package dev.pgqueue.engine.sql;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import dev.pgqueue.engine.job.NewJob;
+
+/**
+ * New jobs as the arrays a many-row insert unnests, column by column, in the order of
+ * {@code JobStatements.insertMany}: public id, kind, queue, payload, priority, run-at, delay (µs), max
+ * attempts, jitter (µs), bucket, concurrency key, trace context.
+ */
+final class NewJobColumns {
+
+	/** How many parameters {@link #bind} sets. */
+	static final int COUNT = 12;
+
+	private final UUID[] ids;
+
+	private final String[] kinds;
+
+	private final String[] queues;
+
+	private final String[] payloads;
+
+	private final Integer[] priorities;
+
+	private final Timestamp[] runAts;
+
+	private final Long[] delays;
+
+	private final Integer[] maxAttempts;
+
+	private final Long[] jitters;
+
+	private final Integer[] buckets;
+
+	private final String[] concurrencyKeys;
+
+	private final String[] traceContexts;
+
+	NewJobColumns(List<NewJob> jobs) {
+		int n = jobs.size();
+		this.ids = new UUID[n];
+		this.kinds = new String[n];
+		this.queues = new String[n];
+		this.payloads = new String[n];
+		this.priorities = new Integer[n];
+		this.runAts = new Timestamp[n];
+		this.delays = new Long[n];
+		this.maxAttempts = new Integer[n];
+		this.jitters = new Long[n];
+		this.buckets = new Integer[n];
+		this.concurrencyKeys = new String[n];
+		this.traceContexts = new String[n];
+		Map<String, String> lastContext = null;
+		String lastContextJson = null;
+		for (int i = 0; i < n; i++) {
+			NewJob job = jobs.get(i);
+			this.ids[i] = job.publicId();
+			this.kinds[i] = job.kind();
+			this.queues[i] = job.queue();
+			this.payloads[i] = job.payloadJson();
+			this.priorities[i] = job.priority();
+			this.runAts[i] = JobRepository.timestamp(job.runAt());
+			this.delays[i] = JobRepository.delayMicros(job.delay());
+			this.maxAttempts[i] = job.maxAttempts();
+			this.jitters[i] = JobRepository.delayMicros(job.jitter());
+			this.buckets[i] = job.bucket();
+			this.concurrencyKeys[i] = job.concurrencyKey();
+			if (job.traceContext() != lastContext) {
+				// The jobs of one enqueue share their headers: written once.
+				lastContext = job.traceContext();
+				lastContextJson = TraceContextColumn.write(lastContext);
+			}
+			this.traceContexts[i] = lastContextJson;
+		}
+	}
+
+	/** Sets the {@value #COUNT} arrays as parameters 1 to {@value #COUNT}. */
+	void bind(Connection con, PreparedStatement ps) throws SQLException {
+		ps.setArray(1, con.createArrayOf("uuid", this.ids));
+		ps.setArray(2, con.createArrayOf("text", this.kinds));
+		ps.setArray(3, con.createArrayOf("text", this.queues));
+		ps.setArray(4, con.createArrayOf("text", this.payloads));
+		ps.setArray(5, con.createArrayOf("int4", this.priorities));
+		ps.setArray(6, con.createArrayOf("timestamptz", this.runAts));
+		ps.setArray(7, con.createArrayOf("int8", this.delays));
+		ps.setArray(8, con.createArrayOf("int4", this.maxAttempts));
+		ps.setArray(9, con.createArrayOf("int8", this.jitters));
+		ps.setArray(10, con.createArrayOf("int4", this.buckets));
+		ps.setArray(11, con.createArrayOf("text", this.concurrencyKeys));
+		ps.setArray(12, con.createArrayOf("text", this.traceContexts));
+	}
+
+}
