@@ -23,14 +23,18 @@ public interface JobClient {
 	}
 
 	/**
-	 * Enqueues one job.
-	 * @return the job's public id
+	 * Enqueues one job. A request with a {@link JobRequest#uniqueKey(String) unique key} that another
+	 * job holds inserts nothing and returns that job's id (changing it as the request's
+	 * {@link OnConflict} says).
+	 * @return the job's public id, or that of the job holding the request's unique key
 	 */
 	UUID enqueue(JobRequest request);
 
 	/**
-	 * Enqueues many jobs in one statement (one round trip).
-	 * @return the jobs' public ids, in the order of the requests
+	 * Enqueues many jobs in one statement (one round trip; requests with unique keys add a statement,
+	 * and, when keys are taken, one or two more). Requests for one unique key get the same id.
+	 * @return the jobs' public ids, in the order of the requests (for a unique key that was taken, the
+	 * holder's)
 	 */
 	List<UUID> enqueueAll(List<JobRequest> requests);
 
