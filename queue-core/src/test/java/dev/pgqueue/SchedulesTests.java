@@ -333,6 +333,19 @@ class SchedulesTests {
 	}
 
 	@Test
+	void aScheduleWhoseExpressionCannotBeReadDoesNotStopTheOthers() {
+		schedules.save(Schedule.of("unreadable", "0 0 * * * *", "report.nightly"));
+		schedules.save(Schedule.of("readable", "0 0 * * * *", "report.nightly"));
+		turnBack("unreadable", Duration.ofSeconds(5));
+		turnBack("readable", Duration.ofSeconds(5));
+		fixture.jdbc().update("UPDATE " + table() + " SET cron = 'every hour' WHERE name = 'unreadable'");
+
+		assertThat(ticker.pass().fired()).isEqualTo(1);
+		assertThat(schedules.get("readable").orElseThrow().lastTick()).isNotNull();
+		assertThat(schedules.get("unreadable").orElseThrow().lastTick()).isNull();
+	}
+
+	@Test
 	void overdueSchedulesAreThoseWhoseTickIsLaterThanTheGrace() {
 		schedules.save(Schedule.of("overdue", "* * * * * *", "report.nightly"));
 		schedules.save(Schedule.of("on-time", "* * * * * *", "report.nightly"));
