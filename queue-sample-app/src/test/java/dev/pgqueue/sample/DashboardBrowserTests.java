@@ -49,10 +49,13 @@ import static org.awaitility.Awaitility.await;
  * (writes allowed without security), on a real PostgreSQL. The browser and its driver are the
  * system's (Debian's {@code chromium} and {@code chromium-driver}), named by path so that Selenium
  * never looks for or downloads one; {@code -Dpgqueue.test.chromium} and
- * {@code -Dpgqueue.test.chromedriver} name others.
+ * {@code -Dpgqueue.test.chromedriver} name others. The sample's signup digest, which enqueues into
+ * {@code mail} every minute, ticks once a year here: a paused {@code mail} queue holds only the
+ * tests' jobs.
  */
 @SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT,
-		properties = { "sample.database=provided", "pgqueue.dashboard.refresh-interval=1s" })
+		properties = { "sample.database=provided", "pgqueue.dashboard.refresh-interval=1s",
+				"pgqueue.schedules.signup-digest.cron=0 0 0 1 1 *" })
 @Import(DashboardBrowserTests.DashboardListeners.class)
 class DashboardBrowserTests {
 
