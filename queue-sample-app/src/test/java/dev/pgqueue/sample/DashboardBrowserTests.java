@@ -12,6 +12,8 @@ import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobListener;
 import dev.pgqueue.JobRequest;
+import dev.pgqueue.JobSchedules;
+import dev.pgqueue.Schedule;
 import dev.pgqueue.test.TestDatabase;
 import dev.pgqueue.test.TestSchema;
 import org.junit.jupiter.api.AfterAll;
@@ -47,14 +49,19 @@ import static org.awaitility.Awaitility.await;
  * (writes allowed without security), on a real PostgreSQL. The browser and its driver are the
  * system's (Debian's {@code chromium} and {@code chromium-driver}), named by path so that Selenium
  * never looks for or downloads one; {@code -Dpgqueue.test.chromium} and
- * {@code -Dpgqueue.test.chromedriver} name others.
+ * {@code -Dpgqueue.test.chromedriver} name others. The sample's signup digest, which enqueues into
+ * {@code mail} every minute, ticks once a year here: a paused {@code mail} queue holds only the
+ * tests' jobs.
  */
 @SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT,
-		properties = { "sample.database=provided", "pgqueue.dashboard.refresh-interval=1s" })
+		properties = { "sample.database=provided", "pgqueue.dashboard.refresh-interval=1s",
+				"pgqueue.schedules.signup-digest.cron=0 0 0 1 1 *" })
 @Import(DashboardBrowserTests.DashboardListeners.class)
 class DashboardBrowserTests {
 
 	private static final Duration TIMEOUT = Duration.ofSeconds(20);
+
+	private static final String SCHEDULE = "dashboard-nightly";
 
 	private static final TestSchema schema = TestDatabase.get().createSchema("sample_dashboard");
 
@@ -111,11 +118,19 @@ class DashboardBrowserTests {
 	private JobAdmin admin;
 
 	@Autowired
+	private JobSchedules schedules;
+
+	@Autowired
 	private JdbcTemplate jdbc;
 
 	@AfterEach
 	void resumeTheQueue() {
 		this.admin.resume("mail");
+	}
+
+	@AfterEach
+	void deleteTheSchedule() {
+		this.schedules.delete(SCHEDULE);
 	}
 
 	@Test
@@ -157,6 +172,36 @@ class DashboardBrowserTests {
 		await().atMost(TIMEOUT).until(() -> "completed".equals(stateOf(id)));
 	}
 
+	@Test
+	void pausesResumesRunsAndDeletesAScheduleWithItsButtons() {
+		this.schedules.save(Schedule.of(SCHEDULE, "0 0 2 * * *", "dashboard.works").queue("mail"));
+		browser.get(dashboard());
+		String row = "tr[data-schedule='" + SCHEDULE + "']";
+		assertThat(text(row + " td.status")).isEqualTo("running");
+
+		click(row + " button.pause");
+		awaitNotice("Schedule " + SCHEDULE + " paused");
+		assertThat(text(row + " td.status")).startsWith("paused");
+		assertThat(this.schedules.get(SCHEDULE).orElseThrow().paused()).isTrue();
+
+		click(row + " button.resume");
+		awaitNotice("Schedule " + SCHEDULE + " resumed");
+		assertThat(text(row + " td.status")).isEqualTo("running");
+		assertThat(this.schedules.get(SCHEDULE).orElseThrow().paused()).isFalse();
+
+		click(row + " button.run-now");
+		await().atMost(TIMEOUT).until(() -> this.schedules.get(SCHEDULE).orElseThrow().lastJob() != null);
+		UUID job = this.schedules.get(SCHEDULE).orElseThrow().lastJob();
+		awaitNotice("Ran schedule " + SCHEDULE + " now: job " + job);
+		assertThat(text(row + " td.last-tick")).contains("job " + job.toString().substring(0, 8));
+		await().atMost(TIMEOUT).until(() -> "completed".equals(stateOf(job)));
+
+		click(row + " button.delete");
+		awaitNotice("Schedule " + SCHEDULE + " deleted");
+		assertThat(browser.findElements(By.cssSelector(row))).isEmpty();
+		assertThat(this.schedules.get(SCHEDULE)).isEmpty();
+	}
+
 	private String dashboard() {
 		return "http://localhost:" + this.port + "/pgqueue";
 	}
@@ -171,6 +216,11 @@ class DashboardBrowserTests {
 		return await().atMost(TIMEOUT)
 			.ignoreExceptions()
 			.until(() -> browser.findElement(By.cssSelector(selector)).getText(), (text) -> true);
+	}
+
+	/** Waits for the page an action sent the browser to, by its notice. */
+	private static void awaitNotice(String notice) {
+		await().atMost(TIMEOUT).ignoreExceptions().until(() -> text(".notice").equals(notice));
 	}
 
 	/** Clicks the element, finding it again if the page's reload replaced it in between. */

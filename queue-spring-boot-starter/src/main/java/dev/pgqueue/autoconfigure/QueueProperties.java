@@ -686,14 +686,15 @@ public class QueueProperties {
 		private String path = "/pgqueue";
 
 		/**
-		 * Role a user needs, with Spring Security, to retry, cancel, pause and resume. Given without
+		 * Role a user needs, with Spring Security, to act in the dashboard: retry and cancel jobs,
+		 * pause and resume queues and schedules, run schedules now and delete them. Given without
 		 * Spring Security's 'ROLE_' prefix.
 		 */
 		private String writeRole = "PGQUEUE_ADMIN";
 
 		/**
-		 * Whether anyone who reaches the dashboard may retry, cancel, pause and resume when the
-		 * application has no Spring Security. Nothing then guards these actions, cross-site requests
+		 * Whether anyone who reaches the dashboard may act in it (retry, cancel, pause, resume, run
+		 * now, delete) when the application has no Spring Security. Nothing then guards these actions, cross-site requests
 		 * included: only for an application on a trusted network or a developer's machine.
 		 */
 		private boolean allowWritesWithoutSecurity;

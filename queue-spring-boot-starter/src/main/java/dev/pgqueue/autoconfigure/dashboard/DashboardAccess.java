@@ -5,8 +5,8 @@ import java.util.Map;
 import jakarta.servlet.http.HttpServletRequest;
 
 /**
- * Who may look at the dashboard and who may act in it (retry, cancel, pause, resume), and what a
- * form that acts must carry to be accepted.
+ * Who may look at the dashboard and who may act in it (retry, cancel, pause, resume, run now,
+ * delete), and what a form that acts must carry to be accepted.
  */
 interface DashboardAccess {
 

@@ -3,15 +3,22 @@ package dev.pgqueue.autoconfigure.dashboard;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 import java.util.UUID;
+import java.util.function.BiPredicate;
 import java.util.function.Function;
 
 import dev.pgqueue.AdminResult;
 import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobDetails;
 import dev.pgqueue.JobQuery;
+import dev.pgqueue.JobSchedules;
 import dev.pgqueue.JobState;
+import dev.pgqueue.ScheduleDetails;
+import dev.pgqueue.autoconfigure.dashboard.DashboardPages.ScheduleNotice;
+import dev.pgqueue.autoconfigure.dashboard.DashboardPages.ScheduleOutcome;
 import jakarta.servlet.http.HttpServletRequest;
 import org.jspecify.annotations.Nullable;
 
@@ -34,7 +41,9 @@ import org.springframework.web.util.UriComponentsBuilder;
  * gives this controller's mappings): the pages read through {@link JobAdmin}, and the actions post
  * to it and send the browser back to a page (post, redirect, get). {@link JobAdmin} logs each
  * action with the name its {@link dev.pgqueue.AdminCaller} gives, which with Spring Security is the
- * signed-in user of this request's thread.
+ * signed-in user of this request's thread. Schedules are read and changed through
+ * {@link JobSchedules}, where the application has one; a schedule paused here records that name as
+ * who paused it.
  */
 @Controller
 class DashboardController {
@@ -43,7 +52,11 @@ class DashboardController {
 
 	private static final CacheControl ASSET_CACHE = CacheControl.maxAge(Duration.ofHours(1)).cachePrivate();
 
+	private static final Set<String> SCHEDULE_ACTIONS = Set.of("pause", "resume", "run-now", "delete");
+
 	private final JobAdmin admin;
+
+	private final @Nullable JobSchedules schedules;
 
 	private final QueueSummaries queues;
 
@@ -53,9 +66,11 @@ class DashboardController {
 
 	private final String path;
 
-	DashboardController(JobAdmin admin, QueueSummaries queues, DashboardAccess access, DashboardPages pages,
-			String path) {
+	/** @param schedules the application's schedules, or {@code null} where it has none to show */
+	DashboardController(JobAdmin admin, @Nullable JobSchedules schedules, QueueSummaries queues,
+			DashboardAccess access, DashboardPages pages, String path) {
 		this.admin = admin;
+		this.schedules = schedules;
 		this.queues = queues;
 		this.access = access;
 		this.pages = pages;
@@ -66,10 +81,16 @@ class DashboardController {
 	ResponseEntity<String> overview(@RequestParam(required = false) @Nullable String queue,
 			@RequestParam(required = false) @Nullable String kind,
 			@RequestParam(required = false) @Nullable String state,
-			@RequestParam(required = false) @Nullable String before, HttpServletRequest request) {
+			@RequestParam(required = false) @Nullable String before,
+			@RequestParam(required = false) @Nullable String schedule,
+			@RequestParam(required = false) @Nullable String did,
+			@RequestParam(required = false) @Nullable String outcome,
+			@RequestParam(required = false) @Nullable UUID job, HttpServletRequest request) {
 		this.access.checkRead(request);
 		JobQuery query = query(queue, kind, state, before);
-		return html(this.pages.overview(viewer(request), this.queues.read(), query, this.admin.list(query)));
+		List<ScheduleDetails> schedules = (this.schedules != null) ? this.schedules.list() : List.of();
+		return html(this.pages.overview(viewer(request), this.queues.read(), schedules,
+				scheduleNotice(schedule, did, outcome, job), query, this.admin.list(query)));
 	}
 
 	@GetMapping("/jobs/{id}")
@@ -110,6 +131,29 @@ class DashboardController {
 		return seeOther(UriComponentsBuilder.fromPath(base(request)));
 	}
 
+	@PostMapping("/schedules/{name}/pause")
+	ResponseEntity<Void> pauseSchedule(@PathVariable String name, HttpServletRequest request) {
+		return actOnSchedule(name, "pause", JobSchedules::pause, request);
+	}
+
+	@PostMapping("/schedules/{name}/resume")
+	ResponseEntity<Void> resumeSchedule(@PathVariable String name, HttpServletRequest request) {
+		return actOnSchedule(name, "resume", JobSchedules::resume, request);
+	}
+
+	@PostMapping("/schedules/{name}/delete")
+	ResponseEntity<Void> deleteSchedule(@PathVariable String name, HttpServletRequest request) {
+		return actOnSchedule(name, "delete", JobSchedules::delete, request);
+	}
+
+	@PostMapping("/schedules/{name}/run-now")
+	ResponseEntity<Void> runSchedule(@PathVariable String name, HttpServletRequest request) {
+		this.access.checkWrite(request);
+		UUID job = runNow(name);
+		ScheduleOutcome outcome = (job != null) ? ScheduleOutcome.DONE : ScheduleOutcome.NOT_FOUND;
+		return backToSchedules(request, new ScheduleNotice(name, "run-now", outcome, job));
+	}
+
 	@GetMapping("/dashboard.css")
 	ResponseEntity<Resource> stylesheet(HttpServletRequest request) {
 		return asset(request, "dashboard.css", MediaType.valueOf("text/css"));
@@ -127,6 +171,52 @@ class DashboardController {
 		return seeOther(UriComponentsBuilder.fromPath(base(request) + "/jobs/" + id)
 			.queryParam("did", action)
 			.queryParam("outcome", result.outcome().name().toLowerCase(Locale.ROOT)));
+	}
+
+	/**
+	 * Pauses, resumes or deletes a schedule: an operation that answers {@code false} either found the
+	 * schedule as it wanted it already or found none, which the notice tells apart.
+	 */
+	private ResponseEntity<Void> actOnSchedule(String name, String action, BiPredicate<JobSchedules, String> operation,
+			HttpServletRequest request) {
+		this.access.checkWrite(request);
+		ScheduleOutcome outcome;
+		if (this.schedules != null && operation.test(this.schedules, name)) {
+			outcome = ScheduleOutcome.DONE;
+		}
+		else {
+			boolean exists = this.schedules != null && this.schedules.get(name).isPresent();
+			outcome = exists ? ScheduleOutcome.UNCHANGED : ScheduleOutcome.NOT_FOUND;
+		}
+		return backToSchedules(request, new ScheduleNotice(name, action, outcome, null));
+	}
+
+	/** The job the schedule enqueued now, or {@code null} where no schedule has that name. */
+	private @Nullable UUID runNow(String name) {
+		if (this.schedules == null) {
+			return null;
+		}
+		try {
+			return this.schedules.runNow(name);
+		}
+		catch (IllegalArgumentException ex) {
+			// What runNow throws for a name no schedule has; anything else is not a missing schedule.
+			if (this.schedules.get(name).isPresent()) {
+				throw ex;
+			}
+			return null;
+		}
+	}
+
+	private ResponseEntity<Void> backToSchedules(HttpServletRequest request, ScheduleNotice notice) {
+		UriComponentsBuilder location = UriComponentsBuilder.fromPath(base(request))
+			.queryParam("schedule", notice.schedule())
+			.queryParam("did", notice.did())
+			.queryParam("outcome", notice.outcome().name().toLowerCase(Locale.ROOT));
+		if (notice.job() != null) {
+			location.queryParam("job", notice.job());
+		}
+		return seeOther(location);
 	}
 
 	private ResponseEntity<Resource> asset(HttpServletRequest request, String name, MediaType type) {
@@ -168,6 +258,20 @@ class DashboardController {
 			throw new ResponseStatusException(HttpStatus.BAD_REQUEST, "Not a job filter the dashboard knows: "
 					+ ex.getMessage(), ex);
 		}
+	}
+
+	/** The notice the overview shows after an action on a schedule, if its parameters name one. */
+	private static @Nullable ScheduleNotice scheduleNotice(@Nullable String schedule, @Nullable String did,
+			@Nullable String outcome, @Nullable UUID job) {
+		if (schedule == null || did == null || !SCHEDULE_ACTIONS.contains(did)) {
+			return null;
+		}
+		for (ScheduleOutcome known : ScheduleOutcome.values()) {
+			if (known.name().equalsIgnoreCase(outcome)) {
+				return new ScheduleNotice(schedule, did, known, job);
+			}
+		}
+		return null;
 	}
 
 	private static AdminResult.@Nullable Outcome outcome(@Nullable String outcome) {

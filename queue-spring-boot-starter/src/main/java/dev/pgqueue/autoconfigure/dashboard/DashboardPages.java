@@ -3,6 +3,7 @@ package dev.pgqueue.autoconfigure.dashboard;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.List;
@@ -15,6 +16,7 @@ import dev.pgqueue.JobDetails;
 import dev.pgqueue.JobPage;
 import dev.pgqueue.JobQuery;
 import dev.pgqueue.JobState;
+import dev.pgqueue.ScheduleDetails;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.web.util.HtmlUtils;
@@ -22,9 +24,9 @@ import org.springframework.web.util.UriComponentsBuilder;
 import org.springframework.web.util.UriUtils;
 
 /**
- * Writes the dashboard's pages as HTML: the queues with the job list, and one job. Parts marked
- * {@code data-live} are the ones {@code dashboard.js} replaces when it reloads the page; forms that
- * act post to the controller and carry the fields {@link DashboardAccess} asks for.
+ * Writes the dashboard's pages as HTML: the queues and schedules with the job list, and one job.
+ * Parts marked {@code data-live} are the ones {@code dashboard.js} replaces when it reloads the page;
+ * forms that act post to the controller and carry the fields {@link DashboardAccess} asks for.
  */
 final class DashboardPages {
 
@@ -41,12 +43,39 @@ final class DashboardPages {
 	record Viewer(String base, String description, boolean mayWrite, Map<String, String> formFields) {
 	}
 
-	String overview(Viewer viewer, List<QueueSummary> queues, JobQuery query, JobPage page) {
+	/** What an action on a schedule came to: done, nothing to change, or no schedule of that name. */
+	enum ScheduleOutcome {
+
+		DONE, UNCHANGED, NOT_FOUND
+
+	}
+
+	/**
+	 * What came of an action on a schedule, for the overview the action sends the browser back to.
+	 * @param did {@code pause}, {@code resume}, {@code run-now} or {@code delete}
+	 * @param job the job run now, or {@code null}
+	 */
+	record ScheduleNotice(String schedule, String did, ScheduleOutcome outcome, @Nullable UUID job) {
+	}
+
+	String overview(Viewer viewer, List<QueueSummary> queues, List<ScheduleDetails> schedules,
+			@Nullable ScheduleNotice notice, JobQuery query, JobPage page) {
 		StringBuilder html = new StringBuilder();
 		open(html, viewer, "pgqueue");
+		if (notice != null) {
+			html.append("<p class=\"notice\" role=\"status\">").append(notice(viewer, notice)).append("</p>");
+		}
 		html.append("<section><h2>Queues</h2><div id=\"queues\" data-live>");
 		queueTable(html, viewer, queues);
 		html.append("</div></section>");
+		// The live part is there even when empty, so that a reload shows the first schedule and drops the last.
+		html.append("<div id=\"schedules\" data-live>");
+		if (!schedules.isEmpty()) {
+			html.append("<section><h2>Schedules</h2>");
+			scheduleTable(html, viewer, schedules);
+			html.append("</section>");
+		}
+		html.append("</div>");
 		html.append("<section><h2>Jobs</h2>");
 		filters(html, viewer, queues, query);
 		html.append("<div id=\"jobs\" data-live>");
@@ -154,6 +183,68 @@ final class DashboardPages {
 		html.append("</tbody></table>");
 	}
 
+	private static void scheduleTable(StringBuilder html, Viewer viewer, List<ScheduleDetails> schedules) {
+		html.append("<table class=\"schedules\"><thead><tr><th>Schedule</th><th>Cron</th><th>Kind</th>")
+			.append("<th>Queue</th><th>Next tick</th><th>Last tick</th><th>State</th><th>Missed ticks</th>")
+			.append("<th>Overlap</th><th>From</th><th></th></tr></thead><tbody>");
+		for (ScheduleDetails schedule : schedules) {
+			html.append("<tr data-schedule=\"").append(escape(schedule.name())).append("\"><td>")
+				.append(escape(schedule.name()))
+				.append("</td><td><code>").append(escape(schedule.cron())).append("</code> ")
+				.append(escape(zone(schedule.zone())))
+				.append("</td><td>").append(escape(schedule.kind()))
+				.append("</td><td>").append(link(queueUrl(viewer, schedule.queue()), schedule.queue()))
+				.append("</td><td class=\"next-tick\">").append(time(schedule.nextTick()))
+				.append("</td><td class=\"last-tick\">").append(lastTick(viewer, schedule))
+				.append("</td><td class=\"status\">").append(scheduleState(schedule))
+				.append("</td><td>").append(schedule.missed().name().toLowerCase(Locale.ROOT))
+				.append("</td><td>").append(schedule.overlap().name().toLowerCase(Locale.ROOT))
+				.append("</td><td>").append(schedule.declared() ? "configuration" : "API")
+				.append("</td><td>");
+			scheduleActions(html, viewer, schedule);
+			html.append("</td></tr>");
+		}
+		html.append("</tbody></table>");
+	}
+
+	/** UTC by name: a schedule saved with the default zone reads back as the offset {@code Z}. */
+	private static String zone(ZoneId zone) {
+		return ZoneOffset.UTC.equals(zone) ? "UTC" : zone.getId();
+	}
+
+	/** The last tick, and a link to the job it (or a later run-now) enqueued; a run-now may come before any tick. */
+	private static String lastTick(Viewer viewer, ScheduleDetails schedule) {
+		UUID job = schedule.lastJob();
+		if (job == null) {
+			return time(schedule.lastTick());
+		}
+		String link = link(viewer.base() + "/jobs/" + job, "job " + job.toString().substring(0, 8));
+		return (schedule.lastTick() != null) ? time(schedule.lastTick()) + " " + link : link;
+	}
+
+	private static String scheduleState(ScheduleDetails schedule) {
+		if (!schedule.paused()) {
+			return "running";
+		}
+		String by = (schedule.pausedBy() != null) ? " by " + escape(schedule.pausedBy()) : "";
+		return "paused" + by + " since " + time(schedule.pausedAt());
+	}
+
+	private static void scheduleActions(StringBuilder html, Viewer viewer, ScheduleDetails schedule) {
+		if (!viewer.mayWrite()) {
+			return;
+		}
+		String url = viewer.base() + "/schedules/" + encode(schedule.name());
+		if (schedule.paused()) {
+			button(html, viewer, url + "/resume", "Resume");
+		}
+		else {
+			button(html, viewer, url + "/pause", "Pause");
+		}
+		button(html, viewer, url + "/run-now", "Run now");
+		button(html, viewer, url + "/delete", "Delete");
+	}
+
 	private static void filters(StringBuilder html, Viewer viewer, List<QueueSummary> queues, JobQuery query) {
 		html.append("<form method=\"get\" action=\"").append(escape(viewer.base())).append("\" class=\"filters\">")
 			.append("<label>Queue <select name=\"queue\"><option value=\"\">any</option>");
@@ -221,8 +312,8 @@ final class DashboardPages {
 				.append("\" value=\"")
 				.append(escape(value))
 				.append("\">"));
-		html.append("<button type=\"submit\" class=\"").append(label.toLowerCase(Locale.ROOT)).append("\">")
-			.append(label).append("</button></form>");
+		html.append("<button type=\"submit\" class=\"").append(label.toLowerCase(Locale.ROOT).replace(' ', '-'))
+			.append("\">").append(label).append("</button></form>");
 	}
 
 	private static String notice(String did, AdminResult.Outcome outcome) {
@@ -234,6 +325,24 @@ final class DashboardPages {
 					+ (did.equals("retry") ? "retried." : "cancelled.");
 			case NOT_FOUND -> "Not done: there is no such job any more.";
 		};
+	}
+
+	private static String notice(Viewer viewer, ScheduleNotice notice) {
+		String name = escape(notice.schedule());
+		if (notice.outcome() == ScheduleOutcome.NOT_FOUND) {
+			return "No schedule named " + name;
+		}
+		boolean done = notice.outcome() == ScheduleOutcome.DONE;
+		return switch (notice.did()) {
+			case "pause" -> done ? "Schedule " + name + " paused" : "Schedule " + name + " was paused already";
+			case "resume" -> done ? "Schedule " + name + " resumed" : "Schedule " + name + " was not paused";
+			case "run-now" -> "Ran schedule " + name + " now" + ranJob(viewer, notice.job());
+			default -> "Schedule " + name + " deleted";
+		};
+	}
+
+	private static String ranJob(Viewer viewer, @Nullable UUID job) {
+		return (job != null) ? ": job " + link(viewer.base() + "/jobs/" + job, job.toString()) : "";
 	}
 
 	private static String queueUrl(Viewer viewer, String queue) {

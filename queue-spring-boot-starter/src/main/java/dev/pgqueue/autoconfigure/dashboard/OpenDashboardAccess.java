@@ -59,8 +59,8 @@ final class OpenDashboardAccess implements DashboardAccess {
 
 	@Override
 	public String rules() {
-		return this.allowWrites ? "no Spring Security; anyone who reaches it may retry, cancel, pause and resume "
-				+ "(pgqueue.dashboard.allow-writes-without-security)" : "no Spring Security; read-only";
+		return this.allowWrites ? "no Spring Security; anyone who reaches it may retry, cancel, pause, resume, run "
+				+ "now and delete (pgqueue.dashboard.allow-writes-without-security)" : "no Spring Security; read-only";
 	}
 
 }

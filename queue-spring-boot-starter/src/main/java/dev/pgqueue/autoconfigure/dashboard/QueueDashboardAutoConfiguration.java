@@ -3,6 +3,7 @@ package dev.pgqueue.autoconfigure.dashboard;
 import java.time.Duration;
 
 import dev.pgqueue.JobAdmin;
+import dev.pgqueue.JobSchedules;
 import dev.pgqueue.autoconfigure.QueueAutoConfiguration;
 import dev.pgqueue.autoconfigure.QueueProperties;
 import dev.pgqueue.engine.QueueEngine;
@@ -50,8 +51,10 @@ public final class QueueDashboardAutoConfiguration {
 
 	private static final Logger logger = LoggerFactory.getLogger(QueueDashboardAutoConfiguration.class);
 
+	/** Without a {@link JobSchedules} (an application that defines its own {@link JobAdmin}), no schedules are shown. */
 	@Bean
-	DashboardController pgqueueDashboardController(JobAdmin admin, ObjectProvider<QueueEngine> engine, DashboardAccess access, QueueProperties properties) {
+	DashboardController pgqueueDashboardController(JobAdmin admin, ObjectProvider<JobSchedules> schedules,
+			ObjectProvider<QueueEngine> engine, DashboardAccess access, QueueProperties properties) {
 		QueueProperties.Dashboard dashboard = properties.getDashboard();
 		String path = path(dashboard);
 		logger.info("pgqueue dashboard at {}: {}", path, access.rules());
@@ -59,8 +62,8 @@ public final class QueueDashboardAutoConfiguration {
 		Duration countGap = dashboard.getRefreshInterval().dividedBy(2);
 		QueueSummaries queues = new QueueSummaries(admin, engine,
 				(countGap.compareTo(MIN_COUNT_GAP) > 0) ? countGap : MIN_COUNT_GAP);
-		return new DashboardController(admin, queues, access, new DashboardPages(dashboard.getRefreshInterval()),
-				path);
+		return new DashboardController(admin, schedules.getIfAvailable(), queues, access,
+				new DashboardPages(dashboard.getRefreshInterval()), path);
 	}
 
 	/** Puts the dashboard's mappings below its path. */

@@ -12,8 +12,11 @@ import java.net.http.HttpResponse;
 import java.net.http.HttpResponse.BodyHandlers;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 import java.util.Base64;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
@@ -26,6 +29,9 @@ import dev.pgqueue.Job;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobListener;
 import dev.pgqueue.JobRequest;
+import dev.pgqueue.JobSchedules;
+import dev.pgqueue.Schedule;
+import dev.pgqueue.ScheduleDetails;
 import dev.pgqueue.test.TestDatabase;
 import dev.pgqueue.test.TestSchema;
 import org.junit.jupiter.api.AfterAll;
@@ -78,6 +84,10 @@ class DashboardSecurityTests {
 	private static final Pattern ACTION_FORM = Pattern
 		.compile("<form method=\"post\" class=\"action\" action=\"([^\"]+)\">((?:<input type=\"hidden\"[^>]*>)*)");
 
+	/** As the dashboard writes times. */
+	private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss'Z'", Locale.ROOT)
+		.withZone(ZoneOffset.UTC);
+
 	private static final Pattern HIDDEN_FIELD = Pattern.compile("name=\"([^\"]+)\" value=\"([^\"]*)\"");
 
 	@DynamicPropertySource
@@ -103,6 +113,9 @@ class DashboardSecurityTests {
 
 	@Autowired
 	private JobClient jobs;
+
+	@Autowired
+	private JobSchedules schedules;
 
 	@Autowired
 	private JdbcTemplate jdbc;
@@ -169,6 +182,121 @@ class DashboardSecurityTests {
 			.hasValue("/pgqueue/jobs/" + id + "?did=retry&outcome=applied");
 		await().atMost(TIMEOUT).until(() -> "completed".equals(stateOf(id)));
 		assertThat(output).contains("operator asked to retry job " + id);
+	}
+
+	@Test
+	void listsSchedulesToUsersWithoutTheWriteRoleWithoutButtonsAndRefusesTheirActions() throws Exception {
+		String name = "viewer:report.daily";
+		ScheduleDetails saved = this.schedules.save(Schedule.of(name, "0 0 2 * * *", "dashboard.report")
+			.zone("Europe/Paris"));
+
+		HttpResponse<String> page = send(request("/pgqueue", "viewer").GET());
+		assertThat(page.statusCode()).isEqualTo(200);
+		assertThat(scheduleRow(page.body(), name)).contains("<code>0 0 2 * * *</code> Europe/Paris")
+			.contains("<td class=\"next-tick\">" + TIME.format(saved.nextTick()) + "</td>")
+			.contains("<td class=\"status\">running</td>")
+			.contains("<td>API</td>");
+		assertThat(page.body()).contains("<h2>Schedules</h2>").doesNotContain("method=\"post\"");
+
+		String token = csrfCookie();
+		for (String action : new String[] { "pause", "resume", "run-now", "delete" }) {
+			HttpResponse<String> refused = send(request("/pgqueue/schedules/" + name + "/" + action, "viewer")
+				.header("X-XSRF-TOKEN", token)
+				.POST(BodyPublishers.noBody()));
+			assertThat(refused.statusCode()).as(action).isEqualTo(403);
+		}
+		ScheduleDetails after = this.schedules.get(name).orElseThrow();
+		assertThat(after.paused()).isFalse();
+		assertThat(after.lastJob()).isNull();
+		assertThat(jobsOfKind("dashboard.report")).isZero();
+	}
+
+	@Test
+	void letsUsersWithTheWriteRolePauseResumeRunAndDeleteASchedule() throws Exception {
+		String name = "ops:nightly.report_v2-a";
+		this.schedules.save(Schedule.of(name, "0 0 2 * * *", "dashboard.nightly"));
+
+		assertThat(scheduleRow(send(request("/pgqueue", "operator").GET()).body(), name))
+			.contains("<code>0 0 2 * * *</code> UTC");
+
+		String paused = actOnSchedule(name, "pause", "done");
+		assertThat(this.schedules.get(name).orElseThrow().pausedBy()).isEqualTo("operator");
+		assertThat(paused).contains("<p class=\"notice\" role=\"status\">Schedule " + name + " paused</p>");
+		assertThat(scheduleRow(paused, name)).contains("paused by operator since ");
+		HttpResponse<String> again = send(request("/pgqueue/schedules/" + name + "/pause", "operator")
+			.header("X-XSRF-TOKEN", csrfCookie())
+			.POST(BodyPublishers.noBody()));
+		assertThat(again.headers().firstValue("Location"))
+			.hasValue("/pgqueue?schedule=" + name + "&did=pause&outcome=unchanged");
+
+		String resumed = actOnSchedule(name, "resume", "done");
+		assertThat(this.schedules.get(name).orElseThrow().paused()).isFalse();
+		assertThat(resumed).contains("Schedule " + name + " resumed");
+		assertThat(scheduleRow(resumed, name)).contains("<td class=\"status\">running</td>");
+
+		assertThat(this.schedules.get(name).orElseThrow().lastJob()).isNull();
+		String ran = actOnSchedule(name, "run-now", "done");
+		UUID job = this.schedules.get(name).orElseThrow().lastJob();
+		assertThat(job).isNotNull();
+		assertThat(this.jdbc.queryForObject("SELECT kind FROM " + SCHEMA.name() + ".pgqueue_jobs WHERE public_id = ?",
+				String.class, job)).isEqualTo("dashboard.nightly");
+		assertThat(ran).contains("Ran schedule " + name + " now: job <a href=\"/pgqueue/jobs/" + job + "\">" + job);
+		assertThat(scheduleRow(ran, name)).contains("<td class=\"last-tick\"><a href=\"/pgqueue/jobs/" + job + "\">");
+
+		String deleted = actOnSchedule(name, "delete", "done");
+		assertThat(this.schedules.get(name)).isEmpty();
+		assertThat(deleted).contains("Schedule " + name + " deleted").doesNotContain("data-schedule=\"" + name + "\"");
+	}
+
+	@Test
+	void answersAnActionOnAnUnknownScheduleWithANotice() throws Exception {
+		send(request("/pgqueue", "operator").GET());
+		String token = csrfCookie();
+		for (String action : new String[] { "pause", "resume", "run-now", "delete" }) {
+			HttpResponse<String> done = send(request("/pgqueue/schedules/no-such.schedule/" + action, "operator")
+				.header("X-XSRF-TOKEN", token)
+				.POST(BodyPublishers.noBody()));
+			assertThat(done.statusCode()).as(action).isEqualTo(303);
+			assertThat(done.headers().firstValue("Location")).as(action)
+				.hasValue("/pgqueue?schedule=no-such.schedule&did=" + action + "&outcome=not_found");
+			HttpResponse<String> page = send(request(done.headers().firstValue("Location").get(), "operator").GET());
+			assertThat(page.statusCode()).as(action).isEqualTo(200);
+			assertThat(page.body()).as(action).contains("No schedule named no-such.schedule");
+		}
+	}
+
+	/**
+	 * Posts the form of the schedule's row on the operator's page that does the action, checks that it
+	 * sends the browser back to the overview with what came of it, and returns that page.
+	 */
+	private String actOnSchedule(String name, String action, String outcome) throws Exception {
+		HttpResponse<String> page = send(request("/pgqueue", "operator").GET());
+		String path = "/pgqueue/schedules/" + name + "/" + action;
+		Matcher form = ACTION_FORM.matcher(scheduleRow(page.body(), name));
+		String fields = null;
+		while (fields == null && form.find()) {
+			fields = form.group(1).equals(path) ? form.group(2) : null;
+		}
+		assertThat(fields).as("a form that posts to " + path + " in:%n%s", page.body()).isNotNull();
+
+		HttpResponse<String> done = send(request(path, "operator")
+			.header("Content-Type", "application/x-www-form-urlencoded")
+			.POST(BodyPublishers.ofString(formBody(fields))));
+		assertThat(done.statusCode()).isEqualTo(303);
+		String location = done.headers().firstValue("Location").orElseThrow();
+		assertThat(location).startsWith("/pgqueue?schedule=" + name + "&did=" + action + "&outcome=" + outcome);
+		return send(request(location, "operator").GET()).body();
+	}
+
+	private static String scheduleRow(String page, String name) {
+		Matcher row = Pattern.compile("<tr data-schedule=\"" + Pattern.quote(name) + "\">.*?</tr>").matcher(page);
+		assertThat(row.find()).as("a row for schedule " + name + " in:%n%s", page).isTrue();
+		return row.group();
+	}
+
+	private int jobsOfKind(String kind) {
+		return this.jdbc.queryForObject("SELECT count(*) FROM " + SCHEMA.name() + ".pgqueue_jobs WHERE kind = ?",
+				Integer.class, kind);
 	}
 
 	private UUID failedJob() {

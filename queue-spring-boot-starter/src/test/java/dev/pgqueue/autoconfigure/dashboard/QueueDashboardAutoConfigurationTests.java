@@ -1,6 +1,7 @@
 package dev.pgqueue.autoconfigure.dashboard;
 
 import dev.pgqueue.JobAdmin;
+import dev.pgqueue.JobSchedules;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -114,6 +115,7 @@ class QueueDashboardAutoConfigurationTests {
 			assertThat(page).doesNotContain("method=\"post\"").contains("Read-only");
 			mvc(context).perform(post("/pgqueue/jobs/" + FAILED_JOB + "/retry")).andExpect(status().isForbidden());
 			mvc(context).perform(post("/pgqueue/queues/reports/pause")).andExpect(status().isForbidden());
+			mvc(context).perform(post("/pgqueue/schedules/nightly/pause")).andExpect(status().isForbidden());
 			assertThat(((RecordingJobAdmin) context.getBean(JobAdmin.class)).operations).isEmpty();
 		});
 	}
@@ -133,6 +135,24 @@ class QueueDashboardAutoConfigurationTests {
 					.andExpect(header().string("Location", "/pgqueue"));
 				assertThat(((RecordingJobAdmin) context.getBean(JobAdmin.class)).operations)
 					.containsExactly("retry " + FAILED_JOB, "pause reports");
+			});
+	}
+
+	@Test
+	void worksWithoutSchedulesWhereTheApplicationHasNoJobSchedules() {
+		this.contextRunner
+			.withPropertyValues("pgqueue.dashboard.enabled=true", "pgqueue.dashboard.allow-writes-without-security=true")
+			.run((context) -> {
+				assertThat(context).doesNotHaveBean(JobSchedules.class);
+				String page = mvc(context).perform(get("/pgqueue"))
+					.andExpect(status().isOk())
+					.andReturn()
+					.getResponse()
+					.getContentAsString();
+				assertThat(page).contains("<div id=\"schedules\" data-live></div>").doesNotContain("<h2>Schedules");
+				mvc(context).perform(post("/pgqueue/schedules/nightly/run-now"))
+					.andExpect(status().isSeeOther())
+					.andExpect(header().string("Location", "/pgqueue?schedule=nightly&did=run-now&outcome=not_found"));
 			});
 	}
 
