@@ -1,7 +1,6 @@
 package dev.pgqueue;
 
 import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.Objects;
 import java.util.regex.Pattern;
 
@@ -38,7 +37,7 @@ public final class Schedule {
 
 	private final String kind;
 
-	private ZoneId zone = ZoneOffset.UTC;
+	private ZoneId zone = ZoneId.of("UTC");
 
 	private @Nullable String queue;
 

@@ -243,6 +243,7 @@ class SchedulesTests {
 		assertThat(samePlan.nextTick()).isEqualTo(first.nextTick());
 		assertThat(samePlan.payload()).contains("\"v\": 2");
 		assertThat(newPlan.nextTick().atZone(ZoneId.of("UTC")).getHour()).isEqualTo(3);
+		assertThat(newPlan.zone().getId()).as("the default zone, by its name").isEqualTo("UTC");
 		assertThat(schedules.list()).extracting(ScheduleDetails::name).containsExactly("changed");
 		assertThat(schedules.delete("changed")).isTrue();
 		assertThat(schedules.get("changed")).isEmpty();

@@ -96,8 +96,9 @@ public final class JdbcJobSchedules implements JobSchedules {
 		Optional<ScheduleDetails> written = this.repository.save(schedule.name(), schedule.cron(), schedule.zone(),
 				schedule.kind(), queue, payload, schedule.missed(), schedule.overlap(), first, declared);
 		if (written.isPresent()) {
-			logger.info("Schedule '{}' saved: \"{}\" in {}, a '{}' job in queue '{}', next tick {}", schedule.name(),
-					schedule.cron(), schedule.zone(), schedule.kind(), written.get().queue(), written.get().nextTick());
+			logger.info("Schedule '{}' saved{}: \"{}\" in {}, a '{}' job in queue '{}', next tick {}", schedule.name(),
+					declared ? " from configuration" : " by " + this.caller.get(), schedule.cron(), schedule.zone(),
+					schedule.kind(), written.get().queue(), written.get().nextTick());
 			return written.get();
 		}
 		return this.repository.get(schedule.name()).orElseThrow();
@@ -115,12 +116,22 @@ public final class JdbcJobSchedules implements JobSchedules {
 
 	@Override
 	public boolean pause(String name) {
-		return this.repository.pause(name, this.caller.get());
+		String by = this.caller.get();
+		boolean paused = this.repository.pause(name, by);
+		if (paused) {
+			logger.info("Schedule '{}' paused by {}: its ticks do not fire until it is resumed", name, by);
+		}
+		return paused;
 	}
 
 	@Override
 	public boolean resume(String name) {
-		return this.repository.resume(name);
+		boolean resumed = this.repository.resume(name);
+		if (resumed) {
+			logger.info("Schedule '{}' resumed by {}; ticks missed meanwhile go by its missed policy", name,
+					this.caller.get());
+		}
+		return resumed;
 	}
 
 	@Override
@@ -132,12 +143,18 @@ public final class JdbcJobSchedules implements JobSchedules {
 				settings.maxAttempts(), Duration.ZERO, Buckets.of(null, settings.buckets()), null, Map.of(), null);
 		this.jobs.insert(job, true);
 		this.repository.recordJob(name, job.publicId());
+		logger.info("Schedule '{}' run now by {}: job {} (kind '{}', queue '{}')", name, this.caller.get(),
+				job.publicId(), schedule.kind(), schedule.queue());
 		return job.publicId();
 	}
 
 	@Override
 	public boolean delete(String name) {
-		return this.repository.delete(name);
+		boolean deleted = this.repository.delete(name);
+		if (deleted) {
+			logger.info("Schedule '{}' deleted by {}; its jobs already enqueued stay", name, this.caller.get());
+		}
+		return deleted;
 	}
 
 	/** Names of running schedules whose next tick fell due more than {@code grace} ago. */
