@@ -26,7 +26,7 @@ public final class Benchmark {
 
 	/** Every workload, in the order they run: the long growth load last. */
 	static final List<Workload> WORKLOADS = List.of(new DrainWorkload(), new DeepBacklogWorkload(), new SlowJobsWorkload(),
-			new EnqueueWorkload(), new SteadyStateWorkload(), new BurstWorkload(), new ScalingWorkload(),
+			new EnqueueWorkload(), new UniqueWorkload(), new SteadyStateWorkload(), new BurstWorkload(), new ScalingWorkload(),
 			new RebalanceWorkload(), new LimitsWorkload(), new RoundTripWorkload(), new TwoPhaseWorkload(),
 			new UserPathWorkload(), new SoakWorkload(), new GrowthWorkload());
 

@@ -134,7 +134,7 @@ final class EnqueueWorkload implements Workload {
 	 * the measured one. Each producer runs {@code step}, or the step {@code perThread} makes for it
 	 * (holding a connection for the whole loop).
 	 */
-	private static double loop(int threads, Profile profile, Step step, StepFactory perThread)
+	static double loop(int threads, Profile profile, Step step, StepFactory perThread)
 			throws InterruptedException {
 		AtomicLong inserted = new AtomicLong();
 		AtomicBoolean running = new AtomicBoolean(true);
@@ -168,7 +168,7 @@ final class EnqueueWorkload implements Workload {
 	}
 
 	@FunctionalInterface
-	private interface Step extends AutoCloseable {
+	interface Step extends AutoCloseable {
 
 		/** Enqueues and returns how many jobs. */
 		int run() throws Exception;
@@ -180,7 +180,7 @@ final class EnqueueWorkload implements Workload {
 	}
 
 	@FunctionalInterface
-	private interface StepFactory {
+	interface StepFactory {
 
 		Step create() throws Exception;
 

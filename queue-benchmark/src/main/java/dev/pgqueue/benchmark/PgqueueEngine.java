@@ -242,6 +242,15 @@ final class PgqueueEngine implements AutoCloseable {
 		return servicesEngine(engineSettings()).statisticsRefresher();
 	}
 
+	/**
+	 * An application's engine on the engine's pool, for its recurring jobs: {@code schedules()} saves
+	 * them and {@code scheduleTicker()} fires due ticks, pass by pass as a workload calls
+	 * {@code pass()} (its services are never started); closed with this one.
+	 */
+	QueueEngine scheduling() {
+		return servicesEngine(engineSettings());
+	}
+
 	/** An engine on this pool whose services a workload starts itself; closed with this one. */
 	private QueueEngine servicesEngine(EngineSettings settings) {
 		QueueEngine engine = QueueEngine.builder(this.dataSource)

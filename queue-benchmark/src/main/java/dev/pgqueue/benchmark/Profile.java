@@ -39,13 +39,14 @@ import dev.pgqueue.engine.settings.EngineSettings;
  * @param userPath sizes of the user-path workload
  * @param soak sizes of the soak workload
  * @param buckets sizes of the bucket workloads (and of the burst's timing)
+ * @param ticks sizes of the unique workload's tick pass
  */
 public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes, List<Integer> drainConcurrency,
 		List<Integer> drainJobsPerBatchSize, Duration drainTimeCap, List<Integer> slowWorkers, Duration slowJobDuration,
 		List<Integer> enqueueThreads, List<Integer> enqueueBatchSizes, int steadyRate, List<Integer> growthRunnable,
 		int growthFinished, int growthClaims, int burstJobs, int burstPollers, int roundTripJobs, int rounds,
 		Duration warmUp,
-		Duration measure, UserPath userPath, Soak soak, Buckets buckets) {
+		Duration measure, UserPath userPath, Soak soak, Buckets buckets, Ticks ticks) {
 
 	public static Profile smoke() {
 		return new Profile("smoke", 500, List.of(1, 100), List.of(1, 4), List.of(300, 1_000), Duration.ofSeconds(2),
@@ -55,7 +56,8 @@ public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes
 				new Soak(200, Duration.ofSeconds(1), Duration.ofSeconds(3), Duration.ofSeconds(1), Duration.ofSeconds(1),
 						List.of(1)),
 				new Buckets(Duration.ofSeconds(1), Duration.ofMillis(500), Duration.ofMillis(500), List.of(1, 2), 3_000,
-						2, 1_000, List.of(Duration.ofMillis(500)), 1, 0));
+						2, 1_000, List.of(Duration.ofMillis(500)), 1, 0),
+				new Ticks(2_000, 200));
 	}
 
 	public static Profile full() {
@@ -69,7 +71,8 @@ public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes
 						Duration.ofSeconds(15), List.of(1, 2, 3, 4)),
 				new Buckets(Duration.ofSeconds(8), Duration.ofSeconds(5), EngineSettings.DEFAULT_HEARTBEAT_INTERVAL,
 						List.of(1, 2, 4), 200_000, 4, 20_000,
-						List.of(Duration.ofMillis(500), EngineSettings.DEFAULT_HEARTBEAT_INTERVAL), 3, 0));
+						List.of(Duration.ofMillis(500), EngineSettings.DEFAULT_HEARTBEAT_INTERVAL), 3, 0),
+				new Ticks(10_000, 1_000));
 	}
 
 	public static Profile named(String name) {
@@ -149,6 +152,23 @@ public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes
 
 	}
 
+	/**
+	 * Sizes of the tick pass of the unique workload: schedules in the table, and how many of them are
+	 * due (spread evenly among the others, whose next tick is a year away).
+	 *
+	 * @param schedules schedules in the table
+	 * @param due schedules due when a round starts; divides {@code schedules}
+	 */
+	public record Ticks(int schedules, int due) {
+
+		public Ticks {
+			if (due < 1 || schedules % due != 0) {
+				throw new IllegalArgumentException("due must divide schedules: " + due + " of " + schedules);
+			}
+		}
+
+	}
+
 	/** This profile with the scaling workload's process counts and CPU-bound neighbours given. */
 	public Profile withScaling(List<Integer> processes, int neighbours) {
 		Buckets b = this.buckets;
@@ -174,7 +194,7 @@ public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes
 				this.drainJobsPerBatchSize, this.drainTimeCap, this.slowWorkers, this.slowJobDuration,
 				this.enqueueThreads, this.enqueueBatchSizes, this.steadyRate, this.growthRunnable, this.growthFinished,
 				this.growthClaims, this.burstJobs, this.burstPollers, this.roundTripJobs, rounds, this.warmUp,
-				this.measure, this.userPath, soak, buckets);
+				this.measure, this.userPath, soak, buckets, this.ticks);
 	}
 
 	/** Jobs drained by one run of the drain workload at this batch size. */

@@ -9,9 +9,12 @@ import java.sql.Types;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -32,6 +35,13 @@ final class RawQueue implements AutoCloseable {
 
 	private final JobStatements sql;
 
+	private final SchemaName schema;
+
+	/** The engine's unique-job insert and holder look-up, read on first use. */
+	private String uniqueInsert;
+
+	private String uniqueHolders;
+
 	/** Prepared on first use: a loop that borrows a connection per statement prepares only what it runs. */
 	private final Map<String, PreparedStatement> prepared = new HashMap<>();
 
@@ -43,6 +53,7 @@ final class RawQueue implements AutoCloseable {
 	RawQueue(Connection connection, SchemaName schema) {
 		this.connection = connection;
 		this.sql = new JobStatements(schema);
+		this.schema = schema;
 	}
 
 	private PreparedStatement statement(String sql) throws SQLException {
@@ -195,6 +206,130 @@ final class RawQueue implements AutoCloseable {
 		ps.setArray(11, this.connection.createArrayOf("text", new String[count]));
 		ps.setArray(12, this.connection.createArrayOf("text", new String[count]));
 		ps.executeUpdate();
+	}
+
+	/**
+	 * Enqueues one due job of kind {@value BenchSchema#KIND} per key, each held while its job is
+	 * unfinished, as {@code UniqueJobRepository} does for {@code uniqueKey(key)}: the engine's insert,
+	 * which the unique index turns away for every key already held ({@code ON CONFLICT DO NOTHING}),
+	 * then, only if some were turned away, the engine's look-up of the jobs holding their keys. No
+	 * notification.
+	 * @return for each key, the public id of the job holding it: the new job's, or the holder's
+	 */
+	UUID[] enqueueUnique(String[] keys, String payloadJson) throws SQLException {
+		UUID[] ids = new UUID[keys.length];
+		for (int i = 0; i < ids.length; i++) {
+			ids[i] = UUID.randomUUID();
+		}
+		String[] payloads = new String[keys.length];
+		Arrays.fill(payloads, payloadJson);
+		Set<UUID> inserted = insertUnique(ids, keys, payloads, new Timestamp[keys.length], new Long[keys.length],
+				new Timestamp[keys.length]);
+		if (inserted.size() == keys.length) {
+			return ids;
+		}
+		List<Integer> conflicted = new ArrayList<>();
+		for (int i = 0; i < ids.length; i++) {
+			if (!inserted.contains(ids[i])) {
+				conflicted.add(i);
+			}
+		}
+		Map<Integer, UUID> holders = holders(conflicted, keys);
+		for (int i : conflicted) {
+			UUID holder = holders.get(i);
+			if (holder == null) {
+				throw new IllegalStateException("Key '" + keys[i] + "' was neither free nor held");
+			}
+			ids[i] = holder;
+		}
+		return ids;
+	}
+
+	/**
+	 * The engine's unique-job insert ({@code UniqueStatements.insert}) of one due job of kind
+	 * {@value BenchSchema#KIND} per key: held while unfinished where {@code periods[i]} is null or zero,
+	 * else for that many seconds from {@code periodStarts[i]}.
+	 * @param runAts when each job is due; null for now
+	 * @return the public ids of the jobs inserted (the others' keys were held)
+	 */
+	Set<UUID> insertUnique(UUID[] ids, String[] keys, String[] payloads, Timestamp[] runAts, Long[] periods,
+			Timestamp[] periodStarts) throws SQLException {
+		if (this.uniqueInsert == null) {
+			this.uniqueInsert = EngineStatements.unique(this.schema, "insert");
+		}
+		int count = keys.length;
+		String[] kinds = new String[count];
+		String[] queues = new String[count];
+		Integer[] priorities = new Integer[count];
+		Long[] delays = new Long[count];
+		Integer[] maxAttempts = new Integer[count];
+		Long[] jitters = new Long[count];
+		Integer[] buckets = new Integer[count];
+		Long[] periodSeconds = new Long[count];
+		for (int i = 0; i < count; i++) {
+			kinds[i] = BenchSchema.KIND;
+			queues[i] = BenchSchema.QUEUE;
+			priorities[i] = 0;
+			maxAttempts[i] = 10;
+			jitters[i] = 0L;
+			buckets[i] = ThreadLocalRandom.current().nextInt(64);
+			periodSeconds[i] = (periods[i] != null) ? periods[i] : 0L;
+		}
+		PreparedStatement ps = statement(this.uniqueInsert);
+		ps.setArray(1, this.connection.createArrayOf("uuid", ids));
+		ps.setArray(2, this.connection.createArrayOf("text", kinds));
+		ps.setArray(3, this.connection.createArrayOf("text", queues));
+		ps.setArray(4, this.connection.createArrayOf("text", payloads));
+		ps.setArray(5, this.connection.createArrayOf("int4", priorities));
+		ps.setArray(6, this.connection.createArrayOf("timestamptz", runAts));
+		ps.setArray(7, this.connection.createArrayOf("int8", delays));
+		ps.setArray(8, this.connection.createArrayOf("int4", maxAttempts));
+		ps.setArray(9, this.connection.createArrayOf("int8", jitters));
+		ps.setArray(10, this.connection.createArrayOf("int4", buckets));
+		ps.setArray(11, this.connection.createArrayOf("text", new String[count]));
+		ps.setArray(12, this.connection.createArrayOf("text", new String[count]));
+		ps.setArray(13, this.connection.createArrayOf("text", keys));
+		ps.setArray(14, this.connection.createArrayOf("int8", periodSeconds));
+		ps.setArray(15, this.connection.createArrayOf("timestamptz", periodStarts));
+		Set<UUID> inserted = new HashSet<>();
+		try (ResultSet rs = ps.executeQuery()) {
+			while (rs.next()) {
+				inserted.add(rs.getObject(1, UUID.class));
+			}
+		}
+		return inserted;
+	}
+
+	/** The engine's look-up of the jobs holding keys held while unfinished, by the keys' positions. */
+	private Map<Integer, UUID> holders(List<Integer> positions, String[] allKeys) throws SQLException {
+		if (this.uniqueHolders == null) {
+			this.uniqueHolders = EngineStatements.unique(this.schema, "holders");
+		}
+		int count = positions.size();
+		String[] kinds = new String[count];
+		String[] keys = new String[count];
+		Long[] periods = new Long[count];
+		for (int k = 0; k < count; k++) {
+			kinds[k] = BenchSchema.KIND;
+			keys[k] = allKeys[positions.get(k)];
+			periods[k] = 0L;
+		}
+		PreparedStatement ps = statement(this.uniqueHolders);
+		ps.setArray(1, this.connection.createArrayOf("int4", positions.toArray(new Integer[0])));
+		ps.setArray(2, this.connection.createArrayOf("text", kinds));
+		ps.setArray(3, this.connection.createArrayOf("text", keys));
+		ps.setArray(4, this.connection.createArrayOf("int8", periods));
+		ps.setArray(5, this.connection.createArrayOf("timestamptz", new Timestamp[count]));
+		Map<Integer, UUID> holders = new HashMap<>();
+		try (ResultSet rs = ps.executeQuery()) {
+			while (rs.next()) {
+				UUID holder = rs.getObject(2, UUID.class);
+				if (holder != null) {
+					holders.put(rs.getInt(1), holder);
+				}
+			}
+		}
+		return holders;
 	}
 
 	/** Reads every column the engine reads, so that both pay for decoding the same rows. */
