@@ -259,11 +259,13 @@ class UniqueJobsTests {
 
 	private void assertConcurrentEnqueue(String key, boolean commit) throws Exception {
 		CountDownLatch firstInserted = new CountDownLatch(1);
+		java.util.concurrent.atomic.AtomicInteger firstBackend = new java.util.concurrent.atomic.AtomicInteger();
 		CountDownLatch release = new CountDownLatch(1);
 		ExecutorService threads = Executors.newFixedThreadPool(2);
 		try {
 			Future<UUID> first = threads.submit(() -> fixture.transactionTemplate().execute((status) -> {
 				UUID id = fixture.client().enqueue(JobRequest.of("order.sync", null).uniqueKey(key).delay(Duration.ofHours(1)));
+				firstBackend.set(fixture.jdbc().queryForObject("SELECT pg_backend_pid()", Integer.class));
 				firstInserted.countDown();
 				await().atMost(WAIT).until(() -> release.getCount() == 0);
 				if (!commit) {
@@ -275,7 +277,7 @@ class UniqueJobsTests {
 			Future<UUID> second = threads.submit(() -> fixture.client()
 				.enqueue(JobRequest.of("order.sync", null).uniqueKey(key).delay(Duration.ofHours(1))));
 			// The second enqueue waits inside its insert for the first transaction to end.
-			await().atMost(WAIT).until(() -> waitingOnTransaction() >= 1);
+			await().atMost(WAIT).until(() -> blockedBy(firstBackend.get()) >= 1);
 			assertThat(second.isDone()).isFalse();
 			release.countDown();
 
@@ -349,9 +351,10 @@ class UniqueJobsTests {
 		assertThat(idsByKey.values()).allSatisfy((ids) -> assertThat(ids).as("every caller of a key got one id").hasSize(1));
 	}
 
-	private static long waitingOnTransaction() {
-		return fixture.jdbc().queryForObject("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-				+ "AND wait_event = 'transactionid' AND query LIKE '%pgqueue_unique_periods%'", Long.class);
+	/** Sessions waiting on a lock that the backend {@code pid} holds. */
+	private static long blockedBy(int pid) {
+		return fixture.jdbc().queryForObject("SELECT count(*) FROM pg_stat_activity WHERE ? = ANY(pg_blocking_pids(pid))",
+				Long.class, pid);
 	}
 
 	private static long jobsWithKey(String kind, String key) {

@@ -4,7 +4,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
 import java.util.UUID;
 
 import dev.pgqueue.OnConflict;
@@ -17,6 +20,7 @@ import dev.pgqueue.engine.service.PeriodicService;
 import dev.pgqueue.engine.settings.QueueCatalog;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.sql.ScheduleRepository;
+import dev.pgqueue.engine.sql.ScheduleRepository.Advance;
 import dev.pgqueue.engine.sql.ScheduleRepository.Due;
 import dev.pgqueue.engine.sql.UniqueJobRepository;
 import dev.pgqueue.engine.sql.UniqueJobRepository.Enqueued;
@@ -46,7 +50,7 @@ public final class ScheduleTicker extends PeriodicService {
 	private static final Logger logger = LoggerFactory.getLogger(ScheduleTicker.class);
 
 	/** Schedules one pass locks at most; a pass that takes them all is followed by another at once. */
-	static final int SCHEDULES_PER_PASS = 100;
+	static final int SCHEDULES_PER_PASS = 1_000;
 
 	/** Ticks of one schedule that {@code missed: all} fires in one pass at most. */
 	public static final int TICKS_PER_PASS = 100;
@@ -92,19 +96,50 @@ public final class ScheduleTicker extends PeriodicService {
 		}
 	}
 
-	/** One pass in one transaction; says how many ticks it fired and whether more are due. */
+	/**
+	 * One pass in one transaction; says how many ticks it fired and whether more are due. However many
+	 * schedules are due, a pass is a handful of statements: the lock, a read of the previous ticks'
+	 * jobs for those that skip overlaps, one insert of every fired tick's job, and one update that
+	 * moves every schedule on.
+	 */
 	public Pass pass() {
 		Pass pass = this.transactions.execute((status) -> {
 			List<Due> due = this.schedules.lockDue(SCHEDULES_PER_PASS);
+			List<Planned> planned = new ArrayList<>(due.size());
+			for (Due schedule : due) {
+				Planned plan = plan(schedule);
+				if (plan != null) {
+					planned.add(plan);
+				}
+			}
+			Set<UUID> unfinished = this.schedules.unfinished(planned.stream()
+				.filter((plan) -> !plan.ticks().isEmpty() && plan.schedule().overlap() == Overlap.SKIP)
+				.map((plan) -> plan.schedule().lastJob())
+				.filter(Objects::nonNull)
+				.toList());
+			List<NewJob> jobs = new ArrayList<>();
+			for (Planned plan : planned) {
+				UUID previous = plan.schedule().lastJob();
+				if (previous != null && plan.schedule().overlap() == Overlap.SKIP && unfinished.contains(previous)) {
+					plan.skipForOverlap();
+				}
+				jobs.addAll(plan.jobs());
+			}
+			List<Enqueued> enqueued = jobs.isEmpty() ? List.of() : this.uniqueJobs.insert(jobs, true);
 			int fired = 0;
 			boolean more = due.size() == SCHEDULES_PER_PASS;
-			List<Runnable> report = new ArrayList<>();
-			for (Due schedule : due) {
-				Fired result = fire(schedule);
-				fired += result.ticks();
-				more |= result.more();
-				report.add(result.report());
+			List<Advance> moves = new ArrayList<>(planned.size());
+			List<Runnable> report = new ArrayList<>(planned.size());
+			int next = 0;
+			for (Planned plan : planned) {
+				int count = plan.jobs().size();
+				fired += plan.settle(enqueued.subList(next, next + count));
+				next += count;
+				more |= plan.tickPlan().more();
+				moves.add(plan.advance());
+				report.add(plan::report);
 			}
+			this.schedules.advance(moves);
 			// Metrics once the pass committed: a pass rolled back fired nothing.
 			return new Pass(fired, more, report);
 		});
@@ -115,7 +150,8 @@ public final class ScheduleTicker extends PeriodicService {
 		return pass;
 	}
 
-	private Fired fire(Due due) {
+	/** Which of a due schedule's ticks fire; {@code null} if its expression cannot be read here. */
+	private @Nullable Planned plan(Due due) {
 		ScheduleDetails schedule = due.schedule();
 		CronTicks ticks;
 		try {
@@ -125,61 +161,113 @@ public final class ScheduleTicker extends PeriodicService {
 			// Saved by something that checked less (a newer version, a hand-written row): the others go on.
 			logger.warn("Schedule '{}' is not fired: its cron expression \"{}\" cannot be read here ({}). Save it "
 					+ "again with a valid expression, or delete it.", schedule.name(), schedule.cron(), ex.getMessage());
-			return new Fired(0, false, () -> {
-			});
+			return null;
 		}
 		TickPlan plan = TickPlan.of(ticks, schedule.nextTick(), due.now(), schedule.missed(), this.grace,
 				TICKS_PER_PASS);
-		List<Instant> toFire = plan.fired();
-		long overlapping = 0;
-		if (!toFire.isEmpty() && schedule.overlap() == Overlap.SKIP && schedule.lastJob() != null
-				&& this.schedules.unfinished(schedule.lastJob())) {
-			overlapping = toFire.size();
-			toFire = List.of();
+		return new Planned(schedule, ticks, plan, due.now());
+	}
+
+	/** One due schedule through a pass: its plan, its jobs, then what became of them. */
+	private final class Planned {
+
+		private final ScheduleDetails schedule;
+
+		private final CronTicks cron;
+
+		private final TickPlan tickPlan;
+
+		private final Instant now;
+
+		private List<Instant> ticks;
+
+		private List<NewJob> jobs = List.of();
+
+		private long overlapping;
+
+		private int inserted;
+
+		private @Nullable Instant lastTick;
+
+		private @Nullable UUID lastJob;
+
+		Planned(ScheduleDetails schedule, CronTicks cron, TickPlan tickPlan, Instant now) {
+			this.schedule = schedule;
+			this.cron = cron;
+			this.tickPlan = tickPlan;
+			this.now = now;
+			this.ticks = tickPlan.fired();
 		}
-		Instant lastTick = null;
-		UUID lastJob = null;
-		int inserted = 0;
-		if (!toFire.isEmpty()) {
-			List<NewJob> jobs = new ArrayList<>(toFire.size());
-			for (Instant tick : toFire) {
-				jobs.add(job(schedule, tick, ticks.next(tick)));
+
+		ScheduleDetails schedule() {
+			return this.schedule;
+		}
+
+		TickPlan tickPlan() {
+			return this.tickPlan;
+		}
+
+		List<Instant> ticks() {
+			return this.ticks;
+		}
+
+		void skipForOverlap() {
+			this.overlapping = this.ticks.size();
+			this.ticks = List.of();
+		}
+
+		List<NewJob> jobs() {
+			if (this.jobs.isEmpty() && !this.ticks.isEmpty()) {
+				List<NewJob> made = new ArrayList<>(this.ticks.size());
+				for (Instant tick : this.ticks) {
+					made.add(job(this.schedule, tick, this.cron.next(tick)));
+				}
+				this.jobs = made;
 			}
-			List<Enqueued> enqueued = this.uniqueJobs.insert(jobs, true);
+			return this.jobs;
+		}
+
+		/** Takes what became of this schedule's jobs; returns how many were inserted. */
+		int settle(List<Enqueued> enqueued) {
 			for (int i = 0; i < enqueued.size(); i++) {
 				if (enqueued.get(i).outcome() == UniqueJobRepository.Outcome.INSERTED) {
-					inserted++;
+					this.inserted++;
 				}
 				else {
 					logger.warn("Schedule '{}': the tick of {} had fired already (its key is held by job {}); not fired "
-							+ "again", schedule.name(), toFire.get(i), enqueued.get(i).publicId());
+							+ "again", this.schedule.name(), this.ticks.get(i), enqueued.get(i).publicId());
 				}
 			}
-			lastTick = toFire.get(toFire.size() - 1);
-			lastJob = enqueued.get(enqueued.size() - 1).publicId();
+			if (!enqueued.isEmpty()) {
+				this.lastTick = this.ticks.get(this.ticks.size() - 1);
+				this.lastJob = enqueued.get(enqueued.size() - 1).publicId();
+			}
+			return this.inserted;
 		}
-		this.schedules.advance(schedule.name(), plan.nextTick(), lastTick, lastJob);
-		int fired = inserted;
-		long missed = plan.missed();
-		long skippedForOverlap = overlapping;
-		Instant newest = lastTick;
-		Duration lag = (newest != null) ? Duration.between(newest, due.now()) : Duration.ZERO;
-		return new Fired(fired, plan.more(), () -> {
-			if (fired > 0) {
-				this.metrics.scheduleFired(schedule.name(), fired, lag);
+
+		Advance advance() {
+			return new Advance(this.schedule.name(), this.tickPlan.nextTick(), this.lastTick, this.lastJob);
+		}
+
+		void report() {
+			String name = this.schedule.name();
+			if (this.inserted > 0) {
+				metrics.scheduleFired(name, this.inserted, Duration.between(this.lastTick, this.now));
 			}
+			long missed = this.tickPlan.missed();
 			if (missed > 0) {
-				this.metrics.scheduleSkipped(schedule.name(), "missed", missed);
-				logger.info("Schedule '{}': skipped {} missed {} ({} policy)", schedule.name(), missed,
-						(missed == 1) ? "tick" : "ticks", schedule.missed().name().toLowerCase());
+				metrics.scheduleSkipped(name, "missed", missed);
+				logger.info("Schedule '{}': skipped {} missed {} ({} policy)", name, missed,
+						(missed == 1) ? "tick" : "ticks", this.schedule.missed().name().toLowerCase(Locale.ROOT));
 			}
-			if (skippedForOverlap > 0) {
-				this.metrics.scheduleSkipped(schedule.name(), "overlap", skippedForOverlap);
+			if (this.overlapping > 0) {
+				metrics.scheduleSkipped(name, "overlap", this.overlapping);
 				logger.info("Schedule '{}': skipped {} {}, the job of its previous tick ({}) being unfinished "
-						+ "(overlap: skip)", schedule.name(), skippedForOverlap,
-						(skippedForOverlap == 1) ? "tick" : "ticks", schedule.lastJob());
+						+ "(overlap: skip)", name, this.overlapping, (this.overlapping == 1) ? "tick" : "ticks",
+						this.schedule.lastJob());
 			}
-		});
+		}
+
 	}
 
 	/** The job of one tick, holding the tick's key until the next tick. */
@@ -206,8 +294,5 @@ public final class ScheduleTicker extends PeriodicService {
 
 	}
 
-	private record Fired(int ticks, boolean more, Runnable report) {
-
-	}
 
 }

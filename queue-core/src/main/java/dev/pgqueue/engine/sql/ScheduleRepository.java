@@ -1,5 +1,7 @@
 package dev.pgqueue.engine.sql;
 
+import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
@@ -7,8 +9,11 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneId;
+import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 
 import dev.pgqueue.MissedTicks;
@@ -26,6 +31,8 @@ import org.springframework.jdbc.core.RowMapper;
 public final class ScheduleRepository {
 
 	private static final RowMapper<ScheduleDetails> DETAILS = (rs, i) -> details(rs);
+
+	private static final Instant NEVER = Instant.parse("9999-12-31T00:00:00Z");
 
 	private final JdbcTemplate jdbc;
 
@@ -47,15 +54,52 @@ public final class ScheduleRepository {
 		return this.jdbc.query(this.sql.lockDue, (rs, i) -> new Due(details(rs), instant(rs, 16)), limit);
 	}
 
-	/** Whether the job is waiting or running. */
-	public boolean unfinished(UUID publicId) {
-		return Boolean.TRUE.equals(this.jdbc.queryForObject(this.sql.unfinished, Boolean.class, publicId));
+	/** Which of these jobs are waiting or running. */
+	public Set<UUID> unfinished(Collection<UUID> publicIds) {
+		if (publicIds.isEmpty()) {
+			return Set.of();
+		}
+		UUID[] ids = publicIds.toArray(new UUID[0]);
+		Set<UUID> unfinished = new HashSet<>();
+		this.jdbc.query((Connection con) -> {
+			PreparedStatement ps = con.prepareStatement(this.sql.unfinished);
+			ps.setArray(1, con.createArrayOf("uuid", ids));
+			return ps;
+		}, (ResultSet rs) -> {
+			unfinished.add(rs.getObject(1, UUID.class));
+		});
+		return unfinished;
 	}
 
-	/** Moves a schedule on: its next tick, and the last tick fired with its job if one was. */
-	public void advance(String name, @Nullable Instant nextTick, @Nullable Instant lastTick, @Nullable UUID lastJob) {
-		this.jdbc.update(this.sql.advance, timestamp(nextTick != null ? nextTick : Instant.parse("9999-12-31T00:00:00Z")),
-				timestamp(lastTick), lastJob, name);
+	/**
+	 * Moves schedules on, in one statement: each to its next tick, with the last tick fired and its
+	 * job where one was.
+	 */
+	public void advance(List<Advance> moves) {
+		if (moves.isEmpty()) {
+			return;
+		}
+		int n = moves.size();
+		String[] names = new String[n];
+		Timestamp[] next = new Timestamp[n];
+		Timestamp[] last = new Timestamp[n];
+		UUID[] jobs = new UUID[n];
+		for (int i = 0; i < n; i++) {
+			Advance move = moves.get(i);
+			names[i] = move.name();
+			// An expression without more ticks: parked at the end of time, where no pass finds it.
+			next[i] = timestamp((move.nextTick() != null) ? move.nextTick() : NEVER);
+			last[i] = timestamp(move.lastTick());
+			jobs[i] = move.lastJob();
+		}
+		this.jdbc.update((Connection con) -> {
+			PreparedStatement ps = con.prepareStatement(this.sql.advance);
+			ps.setArray(1, con.createArrayOf("text", names));
+			ps.setArray(2, con.createArrayOf("timestamptz", next));
+			ps.setArray(3, con.createArrayOf("timestamptz", last));
+			ps.setArray(4, con.createArrayOf("uuid", jobs));
+			return ps;
+		});
 	}
 
 	/**
@@ -116,6 +160,16 @@ public final class ScheduleRepository {
 
 	private static @Nullable Timestamp timestamp(@Nullable Instant instant) {
 		return (instant != null) ? Timestamp.from(instant) : null;
+	}
+
+	/**
+	 * Where a pass moves a schedule.
+	 * @param nextTick its next tick, or {@code null} if its expression has no more
+	 * @param lastTick the last tick the pass fired, or {@code null} for none
+	 * @param lastJob that tick's job, or {@code null}
+	 */
+	public record Advance(String name, @Nullable Instant nextTick, @Nullable Instant lastTick, @Nullable UUID lastJob) {
+
 	}
 
 	/**

@@ -17,10 +17,10 @@ final class ScheduleStatements {
 	 */
 	final String lockDue;
 
-	/** Whether a job is unfinished. Parameters: public id. */
+	/** Which of some jobs are unfinished. Parameters: array of public ids. */
 	final String unfinished;
 
-	/** Moves a schedule on after a pass. Parameters: next tick, last tick, last job, name. */
+	/** Moves schedules on after a pass. Parameters: arrays of name, next tick, last tick, last job. */
 	final String advance;
 
 	/**
@@ -61,11 +61,14 @@ final class ScheduleStatements {
 				LIMIT ?
 				FOR UPDATE SKIP LOCKED""".formatted(table, COLUMNS);
 		this.unfinished = """
-				SELECT EXISTS (SELECT 1 FROM %s WHERE public_id = ? AND state IN ('available', 'scheduled', 'running'))"""
+				SELECT public_id FROM %s WHERE public_id = ANY(?) AND state IN ('available', 'scheduled', 'running')"""
 			.formatted(jobs);
 		this.advance = """
-				UPDATE %s SET next_tick = ?, last_tick = coalesce(?, last_tick), last_job = coalesce(?, last_job)
-				WHERE name = ?""".formatted(table);
+				UPDATE %s s
+				SET next_tick = m.next_tick, last_tick = coalesce(m.last_tick, s.last_tick),
+				    last_job = coalesce(m.last_job, s.last_job)
+				FROM unnest(?::text[], ?::timestamptz[], ?::timestamptz[], ?::uuid[]) AS m(name, next_tick, last_tick, last_job)
+				WHERE s.name = m.name""".formatted(table);
 		this.save = """
 				INSERT INTO %1$s AS s (name, cron, zone, kind, queue, payload, missed, overlap, next_tick, declared)
 				VALUES (?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?)

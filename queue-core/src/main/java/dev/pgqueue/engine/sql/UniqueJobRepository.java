@@ -23,8 +23,9 @@ import org.springframework.jdbc.core.JdbcTemplate;
 /**
  * Enqueues jobs that carry a unique key, in the caller's transaction if there is one.
  *
- * <p>Each round is at most three statements for however many jobs: an insert that the database turns
- * away for every key already held (the unique index decides, so two instances enqueueing the same key
+ * <p>Each round is at most three statements for however many jobs: an insert (which also notifies
+ * the queues that got due jobs, and writes keys held for a period only when a job has one) that the
+ * database turns away for every key already held (the unique index decides, so two instances enqueueing the same key
  * at once get one job), a change of the waiting jobs that hold the keys of requests that replace or
  * debounce, and a look-up of the job that holds each key still unresolved. A key whose holder finished
  * between the insert and the look-up is free again, so it goes to the next round; a round that leaves
@@ -76,8 +77,10 @@ public final class UniqueJobRepository {
 			}
 			pending.add(i);
 		}
+		boolean notifying = notify && this.notify;
+		Set<String> notified = new LinkedHashSet<>();
 		for (int round = 0; round < MAX_ROUNDS && !pending.isEmpty(); round++) {
-			Set<UUID> inserted = insertFree(jobs, pending, dueQueues);
+			Set<UUID> inserted = insertFree(jobs, pending, notifying, notifying ? notified : dueQueues);
 			List<Integer> conflicted = new ArrayList<>();
 			for (int i : pending) {
 				if (inserted.contains(jobs.get(i).publicId())) {
@@ -112,7 +115,9 @@ public final class UniqueJobRepository {
 					+ job.unique().key() + "': its key was taken and freed again " + MAX_ROUNDS
 					+ " times during this enqueue. Retry the enqueue.");
 		}
-		if (notify && this.notify && !dueQueues.isEmpty()) {
+		// The inserts notified their own queues; a replaced or debounced job that became due needs one more.
+		dueQueues.removeAll(notified);
+		if (notifying && !dueQueues.isEmpty()) {
 			String[] queues = dueQueues.toArray(new String[0]);
 			this.jdbc.query((Connection con) -> {
 				PreparedStatement ps = con.prepareStatement(this.sql.notifyQueues);
@@ -129,8 +134,13 @@ public final class UniqueJobRepository {
 		return this.jdbc.update(this.sql.pruneEndedPeriods, batchSize);
 	}
 
-	private Set<UUID> insertFree(List<NewJob> jobs, List<Integer> indexes, Set<String> dueQueues) {
+	/**
+	 * Inserts the jobs whose keys are free, notifying their queues in the same statement if asked;
+	 * adds the queues that got due jobs to {@code dueQueues}.
+	 */
+	private Set<UUID> insertFree(List<NewJob> jobs, List<Integer> indexes, boolean notifying, Set<String> dueQueues) {
 		int n = indexes.size();
+		boolean anyPeriod = false;
 		List<NewJob> selected = new ArrayList<>(n);
 		String[] uniqueKeys = new String[n];
 		Long[] periods = new Long[n];
@@ -142,11 +152,14 @@ public final class UniqueJobRepository {
 			uniqueKeys[k] = unique.key();
 			periods[k] = unique.periodSeconds();
 			periodStarts[k] = JobRepository.timestamp(unique.periodStart());
+			anyPeriod |= unique.periodic();
 		}
 		NewJobColumns columns = new NewJobColumns(selected);
+		String statement = anyPeriod ? (notifying ? this.sql.insertNotifying : this.sql.insert)
+				: (notifying ? this.sql.insertWhileUnfinishedNotifying : this.sql.insertWhileUnfinished);
 		Set<UUID> inserted = new LinkedHashSet<>();
 		this.jdbc.query((Connection con) -> {
-			PreparedStatement ps = con.prepareStatement(this.sql.insert);
+			PreparedStatement ps = con.prepareStatement(statement);
 			columns.bind(con, ps);
 			ps.setArray(NewJobColumns.COUNT + 1, con.createArrayOf("text", uniqueKeys));
 			ps.setArray(NewJobColumns.COUNT + 2, con.createArrayOf("int8", periods));

@@ -29,6 +29,18 @@ final class UniqueStatements {
 	final String insert;
 
 	/**
+	 * {@link #insert} for jobs whose keys are held while they are unfinished only: without the period
+	 * table, which costs a second insert in the statement.
+	 */
+	final String insertWhileUnfinished;
+
+	/** {@link #insert} that also notifies, in the same statement, the queues that got due jobs. */
+	final String insertNotifying;
+
+	/** {@link #insertWhileUnfinished} that also notifies the queues that got due jobs. */
+	final String insertWhileUnfinishedNotifying;
+
+	/**
 	 * Changes the waiting jobs that hold keys as the requests' conflict policies say, skipping those a
 	 * transaction holds (a batch running them); returns {@code kind, unique_key, public_id, queue, state}
 	 * of those changed. Parameters: arrays of kind, unique key, policy, payload, run-at, delay (µs),
@@ -48,35 +60,58 @@ final class UniqueStatements {
 	/** Notifies queues. Parameters: array of queue names. */
 	final String notifyQueues;
 
+	/**
+	 * An insert that returns its rows and notifies, in the same statement, each queue that got a due
+	 * job: one round trip, as the plain enqueue's.
+	 */
+	private static String notifying(String with, String insert, String channel) {
+		return with + """
+				,
+				inserted AS (%s)
+				SELECT i.public_id, i.queue, i.state,
+				       (SELECT count(*) FROM (SELECT pg_notify('%s', q.queue)
+				                              FROM (SELECT DISTINCT queue FROM inserted WHERE state = 'available') q) n)
+				FROM inserted i""".formatted(insert.strip(), channel);
+	}
+
 	UniqueStatements(SchemaName schema) {
 		String jobs = schema.qualify("pgqueue_jobs");
 		String periods = schema.qualify("pgqueue_unique_periods");
 		String channel = "pgqueue:" + schema.value();
-		this.insert = """
+		String rows = """
 				WITH r AS (
 				    SELECT * FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::smallint[], ?::timestamptz[],
 				                         ?::bigint[], ?::integer[], ?::bigint[], ?::smallint[], ?::text[], ?::text[],
 				                         ?::text[], ?::bigint[], ?::timestamptz[])
 				        AS r(public_id, kind, queue, payload, priority, run_at, delay_us, max_attempts, jitter_us, bucket,
-				             concurrency_key, trace_context, unique_key, period_s, period_start)),
+				             concurrency_key, trace_context, unique_key, period_s, period_start))""";
+		String held = """
+				,
 				held AS (
-				    INSERT INTO %2$s (kind, unique_key, period_start, period_end, public_id)
+				    INSERT INTO %s (kind, unique_key, period_start, period_end, public_id)
 				    SELECT r.kind, r.unique_key, p.start, p.start + r.period_s * interval '1 second', r.public_id
-				    FROM r CROSS JOIN LATERAL (SELECT %4$s AS start) p
+				    FROM r CROSS JOIN LATERAL (SELECT %s AS start) p
 				    WHERE r.period_s > 0
 				    ON CONFLICT (kind, unique_key, period_start) DO NOTHING
-				    RETURNING public_id)
+				    RETURNING public_id)""".formatted(periods, PERIOD_START);
+		String insertJobs = """
 				INSERT INTO %1$s (public_id, kind, queue, payload, priority, run_at, max_attempts, bucket,
 				                  concurrency_key, trace_context, state, unique_key)
 				SELECT r.public_id, r.kind, r.queue, r.payload::jsonb, r.priority, d.due, r.max_attempts, r.bucket,
 				       r.concurrency_key, r.trace_context::jsonb,
 				       CASE WHEN d.due <= now() THEN 'available' ELSE 'scheduled' END,
 				       CASE WHEN r.period_s = 0 THEN r.unique_key END
-				FROM r CROSS JOIN LATERAL (SELECT %3$s AS due) d
-				WHERE r.period_s = 0 OR r.public_id IN (SELECT public_id FROM held)
-				ON CONFLICT (kind, unique_key) WHERE unique_key IS NOT NULL AND state IN %5$s DO NOTHING
-				RETURNING public_id, queue, state
-				""".formatted(jobs, periods, JobStatements.DUE_AT, PERIOD_START, UNFINISHED);
+				FROM r CROSS JOIN LATERAL (SELECT %2$s AS due) d
+				%3$s
+				ON CONFLICT (kind, unique_key) WHERE unique_key IS NOT NULL AND state IN %4$s DO NOTHING
+				RETURNING public_id, queue, state""";
+		String whileUnfinished = insertJobs.formatted(jobs, JobStatements.DUE_AT, "", UNFINISHED);
+		String withPeriods = insertJobs.formatted(jobs, JobStatements.DUE_AT,
+				"WHERE r.period_s = 0 OR r.public_id IN (SELECT public_id FROM held)", UNFINISHED);
+		this.insertWhileUnfinished = rows + "\n" + whileUnfinished;
+		this.insert = rows + held + "\n" + withPeriods;
+		this.insertWhileUnfinishedNotifying = notifying(rows, whileUnfinished, channel);
+		this.insertNotifying = notifying(rows + held, withPeriods, channel);
 		String changed = "CASE WHEN t.policy = 'REPLACE' THEN t.due ELSE greatest(j.run_at, t.due) END";
 		this.changeWaiting = """
 				WITH r AS (
