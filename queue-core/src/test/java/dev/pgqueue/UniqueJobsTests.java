@@ -351,6 +351,52 @@ class UniqueJobsTests {
 		assertThat(idsByKey.values()).allSatisfy((ids) -> assertThat(ids).as("every caller of a key got one id").hasSize(1));
 	}
 
+	@Test
+	void enqueueAllCallsWhoseKeysOverlapInOppositeOrdersDoNotDeadlock() throws Exception {
+		CountDownLatch held = new CountDownLatch(1);
+		java.util.concurrent.atomic.AtomicInteger blockerBackend = new java.util.concurrent.atomic.AtomicInteger();
+		CountDownLatch release = new CountDownLatch(1);
+		ExecutorService threads = Executors.newFixedThreadPool(3);
+		try {
+			// A transaction holds o-m, so that the first call stops there, between its other two keys.
+			Future<UUID> blocker = threads.submit(() -> fixture.transactionTemplate().execute((status) -> {
+				UUID id = fixture.client().enqueue(opposite("o-m"));
+				blockerBackend.set(fixture.jdbc().queryForObject("SELECT pg_backend_pid()", Integer.class));
+				held.countDown();
+				await().atMost(WAIT).until(() -> release.getCount() == 0);
+				status.setRollbackOnly();
+				return id;
+			}));
+			assertThat(held.await(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
+			Future<List<UUID>> first = threads
+				.submit(() -> fixture.client().enqueueAll(List.of(opposite("o-a"), opposite("o-m"), opposite("o-z"))));
+			await().atMost(WAIT).until(() -> blockedBy(blockerBackend.get()) >= 1);
+			int firstBackend = fixture.jdbc().queryForObject(
+					"SELECT pid FROM pg_stat_activity WHERE ? = ANY(pg_blocking_pids(pid))", Integer.class,
+					blockerBackend.get());
+			// In the order given, this call would take o-z and wait for o-a, which the first holds, and the
+			// first, once o-m is free, would wait for o-z: a deadlock, one call failing.
+			Future<List<UUID>> second = threads
+				.submit(() -> fixture.client().enqueueAll(List.of(opposite("o-z"), opposite("o-a"))));
+			await().atMost(WAIT).until(() -> blockedBy(firstBackend) >= 1);
+			release.countDown();
+			blocker.get(30, TimeUnit.SECONDS);
+
+			List<UUID> firstIds = first.get(30, TimeUnit.SECONDS);
+			List<UUID> secondIds = second.get(30, TimeUnit.SECONDS);
+			assertThat(secondIds).containsExactly(firstIds.get(2), firstIds.get(0));
+			assertThat(jobsWithKey("order.opposite", "o-m")).isEqualTo(1);
+		}
+		finally {
+			release.countDown();
+			threads.shutdownNow();
+		}
+	}
+
+	private static JobRequest opposite(String key) {
+		return JobRequest.of("order.opposite", null).uniqueKey(key).delay(Duration.ofHours(1));
+	}
+
 	/** Sessions waiting on a lock that the backend {@code pid} holds. */
 	private static long blockedBy(int pid) {
 		return fixture.jdbc().queryForObject("SELECT count(*) FROM pg_stat_activity WHERE ? = ANY(pg_blocking_pids(pid))",

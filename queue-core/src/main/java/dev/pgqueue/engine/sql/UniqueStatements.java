@@ -22,6 +22,10 @@ final class UniqueStatements {
 
 	/**
 	 * Inserts the jobs whose keys are free; returns {@code public_id, queue, state} of those inserted.
+	 * Rows go in sorted by kind and key, whatever the order of the request: an insert that meets a key
+	 * another transaction inserted and has not committed waits for it, so two enqueues of the same keys
+	 * in opposite orders would each hold a key the other waits for, a deadlock that fails one of them.
+	 * In one order, the later waits for the earlier and reads its jobs.
 	 * Parameters: arrays of public id, kind, queue, payload, priority, run-at, delay (µs), max
 	 * attempts, jitter (µs), bucket, concurrency key, trace context, unique key, period (s, zero for
 	 * none), period start.
@@ -92,6 +96,7 @@ final class UniqueStatements {
 				    SELECT r.kind, r.unique_key, p.start, p.start + r.period_s * interval '1 second', r.public_id
 				    FROM r CROSS JOIN LATERAL (SELECT %s AS start) p
 				    WHERE r.period_s > 0
+				    ORDER BY r.kind, r.unique_key, p.start
 				    ON CONFLICT (kind, unique_key, period_start) DO NOTHING
 				    RETURNING public_id)""".formatted(periods, PERIOD_START);
 		String insertJobs = """
@@ -103,6 +108,7 @@ final class UniqueStatements {
 				       CASE WHEN r.period_s = 0 THEN r.unique_key END
 				FROM r CROSS JOIN LATERAL (SELECT %2$s AS due) d
 				%3$s
+				ORDER BY r.kind, r.unique_key
 				ON CONFLICT (kind, unique_key) WHERE unique_key IS NOT NULL AND state IN %4$s DO NOTHING
 				RETURNING public_id, queue, state""";
 		String whileUnfinished = insertJobs.formatted(jobs, JobStatements.DUE_AT, "", UNFINISHED);
