@@ -22,8 +22,10 @@ import dev.pgqueue.ExternalEffect;
 import dev.pgqueue.Job;
 import dev.pgqueue.JobOutcome;
 import dev.pgqueue.JobRequest;
+import dev.pgqueue.MissedTicks;
 import dev.pgqueue.QueueAssignment;
 import dev.pgqueue.QueueMode;
+import dev.pgqueue.Schedule;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.buckets.BucketScope;
 import dev.pgqueue.engine.job.JobHandler;
@@ -35,6 +37,7 @@ import dev.pgqueue.engine.settings.EngineSettings;
 import dev.pgqueue.engine.settings.MaintenanceSettings;
 import dev.pgqueue.engine.settings.QueueCatalog;
 import dev.pgqueue.engine.settings.QueueSettings;
+import dev.pgqueue.engine.settings.ScheduleSettings;
 import dev.pgqueue.engine.settings.TwoPhaseSettings;
 import dev.pgqueue.engine.settings.WorkerSettings;
 import dev.pgqueue.metrics.QueueMetrics;
@@ -51,6 +54,7 @@ import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.DefaultTransactionStatus;
 
 /**
  * One worker of the reliability scenarios, in a JVM of its own: the engine as an application builds
@@ -68,6 +72,12 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
  * With {@code tracing=true} the worker has a tracer of its own (OpenTelemetry through Micrometer
  * Tracing, as {@link TestTracing} wires it) and its handler records, in the {@code traces} table,
  * the span it runs in and what its MDC holds.
+ * With {@code schedule=<name>} the worker declares a recurring job of {@link #KIND} in its queue
+ * ({@code schedule-cron}, {@code schedule-missed}), saved at start as an application's
+ * {@code pgqueue.schedules.<name>} is, and its ticker passes run every {@code tick-interval-ms}. With
+ * {@code tick-hold-ms=N} every tick pass that fired ticks prints {@link #TICK_HOLDING} with the ticks
+ * it enqueued, holds its transaction open (the schedule's row locked, its jobs and next tick written)
+ * for N ms, commits and prints {@link #TICK_COMMITTED}: a test can kill the worker in between.
  *
  * <p>Arguments are {@code key=value} pairs, see {@link Options}; user name and password come from
  * the same environment variables as the tests'. The worker runs until it gets SIGTERM (a graceful
@@ -96,6 +106,15 @@ public final class WorkerProcess {
 	 * buckets [<numbers>]}.
 	 */
 	public static final String BUCKET_VIEW = "bucket view at ";
+
+	/**
+	 * Starts the line a worker with {@code tick-hold-ms} prints when a tick pass holds its transaction
+	 * open before the commit: {@code tick pass holding: <ticks in epoch millis, comma-separated>}.
+	 */
+	public static final String TICK_HOLDING = "tick pass holding: ";
+
+	/** Starts the line printed once a held tick pass committed: {@code tick pass committed: <ticks>}. */
+	public static final String TICK_COMMITTED = "tick pass committed: ";
 
 	/**
 	 * One row per attempt that finished its work; a second run of the same attempt counts in
@@ -189,6 +208,8 @@ public final class WorkerProcess {
 		if (options.kindMaxRunning > 0) {
 			handlers.override(KIND, options.kindMaxRunning, null);
 		}
+		List<Schedule> declared = (options.schedule != null)
+				? List.of(schedule(options.schedule, options.scheduleCron, options.scheduleMissed)) : List.of();
 		MaintenanceSettings defaults = MaintenanceSettings.DEFAULT;
 		EngineSettings settings = EngineSettings.defaults(schema)
 			.withWorkers(new WorkerSettings(options.shutdownTimeout, false, false))
@@ -201,7 +222,9 @@ public final class WorkerProcess {
 			.settings(settings)
 			.queues(new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE), List.of(queue)))
 			.handlers(handlers)
-			.transactionManager(new DataSourceTransactionManager(pool))
+			.transactionManager(options.tickHold.isZero() ? new DataSourceTransactionManager(pool)
+					: new TickHoldingTransactionManager(pool, jdbc, schema.qualify("pgqueue_jobs"), options.tickHold))
+			.schedules(new ScheduleSettings(declared, options.tickInterval, options.scheduleGrace))
 			.metrics(counters)
 			.observations(observations)
 			.inDoubtJobResolver((external != null) ? external::effectHappened : null)
@@ -226,6 +249,15 @@ public final class WorkerProcess {
 		// Stop gracefully when the test JVM that started this worker is gone.
 		ProcessHandle.current().parent().ifPresent((parent) -> parent.onExit().thenRun(() -> System.exit(0)));
 		new CountDownLatch(1).await();
+	}
+
+	/**
+	 * The recurring job a worker declares with {@code schedule=<name>}: a {@link #KIND} job in
+	 * {@link #QUEUE} on every tick, its payload naming the schedule. A test that saves the same
+	 * schedule with {@code saveDeclared} first makes every worker's declaration a no-op.
+	 */
+	public static Schedule schedule(String name, String cron, MissedTicks missed) {
+		return Schedule.of(name, cron, KIND).queue(QUEUE).payload(Map.of("schedule", name)).missed(missed);
 	}
 
 	/**
@@ -378,6 +410,71 @@ public final class WorkerProcess {
 
 	}
 
+	/**
+	 * The worker's transaction manager with a trap in the ticker's passes: when a pass's transaction
+	 * is about to commit and has enqueued ticks' jobs (it locked a due schedule, enqueued its ticks and
+	 * moved it on), prints {@link #TICK_HOLDING} with the run times of the jobs it inserted, waits,
+	 * commits and prints {@link #TICK_COMMITTED}. Every other transaction (the pollers' batches, and
+	 * passes that fired nothing) commits as usual.
+	 */
+	private static final class TickHoldingTransactionManager extends DataSourceTransactionManager {
+
+		/** The ticker's thread (see {@code EngineThreads}). */
+		private static final String TICKER_THREAD = "pgqueue-schedule-ticker";
+
+		private final JdbcTemplate jdbc;
+
+		private final String inserted;
+
+		private final Duration hold;
+
+		private final ThreadLocal<String> held = new ThreadLocal<>();
+
+		TickHoldingTransactionManager(HikariDataSource pool, JdbcTemplate jdbc, String jobs, Duration hold) {
+			super(pool);
+			this.jdbc = jdbc;
+			// The run times of the jobs a transaction inserted, in epoch milliseconds, by its id.
+			this.inserted = """
+					SELECT string_agg((extract(epoch FROM run_at) * 1000)::bigint::text, ',' ORDER BY run_at)
+					FROM %s WHERE xmin = ?::xid8::xid""".formatted(jobs);
+			this.hold = hold;
+		}
+
+		@Override
+		protected void prepareForCommit(DefaultTransactionStatus status) {
+			super.prepareForCommit(status);
+			if (!status.isNewTransaction() || !Thread.currentThread().getName().equals(TICKER_THREAD)) {
+				return;
+			}
+			// The transaction's connection is still bound to this thread: the queries run in it. A pass
+			// that locked nothing has no transaction id (and must not get one from these queries).
+			String xid = this.jdbc.queryForObject("SELECT pg_current_xact_id_if_assigned()::text", String.class);
+			String ticks = (xid != null) ? this.jdbc.queryForObject(this.inserted, String.class, xid) : null;
+			if (ticks == null) {
+				return;
+			}
+			System.out.println(TICK_HOLDING + ticks);
+			this.held.set(ticks);
+			try {
+				Thread.sleep(this.hold.toMillis());
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		}
+
+		@Override
+		protected void doCommit(DefaultTransactionStatus status) {
+			String ticks = this.held.get();
+			this.held.remove();
+			super.doCommit(status);
+			if (ticks != null) {
+				System.out.println(TICK_COMMITTED + ticks);
+			}
+		}
+
+	}
+
 	/** What the worker did, printed at a graceful stop. */
 	private static final class Counters implements QueueMetrics {
 
@@ -477,6 +574,21 @@ public final class WorkerProcess {
 		/** How often the worker records that it polls its queue, and which kind it handles there. */
 		Duration pollingHeartbeat = PollingHeartbeat.INTERVAL;
 
+		/** The name of the recurring job the worker declares, if any (see {@link #schedule}). */
+		String schedule;
+
+		String scheduleCron = "* * * * * *";
+
+		MissedTicks scheduleMissed = MissedTicks.ALL;
+
+		/** Time between two passes of the worker's schedule ticker. */
+		Duration tickInterval = ScheduleSettings.DEFAULT.tickInterval();
+
+		Duration scheduleGrace = ScheduleSettings.DEFAULT.grace();
+
+		/** How long a tick pass that fired holds its transaction open before the commit; zero for none. */
+		Duration tickHold = Duration.ZERO;
+
 		static Options parse(String[] args) {
 			Options options = new Options();
 			for (String arg : args) {
@@ -511,6 +623,12 @@ public final class WorkerProcess {
 					case "pause-notifications" -> options.pauseNotifications = Boolean.parseBoolean(value);
 					case "tracing" -> options.tracing = Boolean.parseBoolean(value);
 					case "polling-heartbeat-ms" -> options.pollingHeartbeat = Duration.ofMillis(Long.parseLong(value));
+					case "schedule" -> options.schedule = value;
+					case "schedule-cron" -> options.scheduleCron = value;
+					case "schedule-missed" -> options.scheduleMissed = MissedTicks.valueOf(value.toUpperCase(Locale.ROOT));
+					case "tick-interval-ms" -> options.tickInterval = Duration.ofMillis(Long.parseLong(value));
+					case "schedule-grace-ms" -> options.scheduleGrace = Duration.ofMillis(Long.parseLong(value));
+					case "tick-hold-ms" -> options.tickHold = Duration.ofMillis(Long.parseLong(value));
 					default -> throw new IllegalArgumentException("Unknown worker option '" + arg + "'");
 				}
 			}

@@ -21,6 +21,7 @@ import dev.pgqueue.JobClient;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.engine.QueueEngine;
+import dev.pgqueue.engine.schedules.JdbcJobSchedules;
 import dev.pgqueue.engine.settings.EngineSettings;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.observation.QueueObservations;
@@ -87,6 +88,11 @@ final class Workload implements AutoCloseable {
 
 	JdbcTemplate jdbc() {
 		return this.schema.jdbcTemplate();
+	}
+
+	/** The schedules of this workload's table, as an application that does not process jobs manages them. */
+	JdbcJobSchedules schedules() {
+		return this.engines.get(0).schedules();
 	}
 
 	JobRepository repository() {
