@@ -73,6 +73,13 @@ final class Worker {
 		return this;
 	}
 
+	/** Waits for the process to end by itself and returns its exit status. */
+	int awaitExit(Duration atMost) throws InterruptedException {
+		assertThat(this.process.waitFor(atMost.toMillis(), TimeUnit.MILLISECONDS)).as("%s ended within %s (see %s)",
+				this.name, atMost, this.log).isTrue();
+		return this.process.exitValue();
+	}
+
 	/** Sends SIGKILL and checks the process died of it. */
 	void kill() throws InterruptedException {
 		// On Linux, destroyForcibly() is kill(pid, SIGKILL): no shutdown hook, no finally, no commit.

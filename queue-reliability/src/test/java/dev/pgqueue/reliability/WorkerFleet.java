@@ -48,6 +48,15 @@ final class WorkerFleet implements AutoCloseable {
 
 	/** Starts a worker with the fleet's options and some of its own; does not wait for it. */
 	Worker start(String name, Map<String, String> overrides) {
+		return start(name, WorkerProcess.class, overrides);
+	}
+
+	/**
+	 * Starts a process of another main class of this module (which takes the same {@code url=},
+	 * {@code schema=} and {@code name=} options and environment) with the fleet's options and some of
+	 * its own; does not wait for it.
+	 */
+	Worker start(String name, Class<?> main, Map<String, String> overrides) {
 		Map<String, String> settings = new LinkedHashMap<>(this.options);
 		settings.putAll(overrides);
 		settings.put("url", TestDatabase.get().jdbcUrl());
@@ -55,7 +64,7 @@ final class WorkerFleet implements AutoCloseable {
 		settings.put("name", name);
 		List<String> command = new ArrayList<>(List.of(Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
 				"-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-				WorkerProcess.class.getName()));
+				main.getName()));
 		settings.forEach((key, value) -> command.add(key + "=" + value));
 		Path log = this.logs.resolve(name + ".log");
 		ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
