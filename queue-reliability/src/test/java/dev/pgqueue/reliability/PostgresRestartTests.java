@@ -22,8 +22,8 @@ import static org.awaitility.Awaitility.await;
  * worker processes. Nobody restarts the workers: their pools reconnect, their pollers back off and
  * resume, and both queues finish.
  *
- * <p>The restart cuts every connection to the server, other test runs' included: it is the only
- * scenario that does this, once, and the module's tests run one at a time.
+ * <p>The restart cuts every connection to the server, other test runs' included; scenario 23 stops
+ * the server and scenario 24 restarts it too, once each, and the module's tests run one at a time.
  */
 class PostgresRestartTests {
 

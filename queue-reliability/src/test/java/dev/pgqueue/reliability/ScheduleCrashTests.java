@@ -107,7 +107,7 @@ class ScheduleCrashTests {
 			details.append("; restart (").append(restart).append(") ").append(Figures.seconds(restarting)).append(", ")
 				.append(duringRestart.size()).append(" ticks fell in it, fired ")
 				.append(duringRestart.isEmpty() ? "-" : Figures.seconds(ticks.maxLateness(duringRestart)))
-				.append(" late at most; ").append(firedAgain.size()).append(" ticks caught by the unique key");
+				.append(" late at most; ").append(firedAgain.size()).append(" tick fires refused by the unique key");
 			Figures.print("24. schedule every second: kill -9 x2 inside a tick pass, PostgreSQL restarted", tally, took,
 					details.toString());
 
@@ -161,7 +161,7 @@ class ScheduleCrashTests {
 					ticks.summary() + "; " + missed.size() + " ticks fell while none ran, all fired "
 							+ ticks.firedAfter(missed, returning) + " after the new workers started ("
 							+ Figures.seconds(Duration.between(returning, ready)) + " to be ready); "
-							+ fleet.lines(FIRED_ALREADY).size() + " ticks caught by the unique key");
+							+ fleet.lines(FIRED_ALREADY).size() + " tick fires refused by the unique key");
 
 			ticks.assertEachOnce();
 			Guarantees.assertHeld(QueueMode.TRANSACTIONAL, tally, ticks.expected().size());

@@ -36,7 +36,8 @@ import dev.pgqueue.test.TestDatabase;
  * through the keys in an order of its own, shuffled again every round. The payload names the thread
  * that enqueued the job, so that the job that holds a key tells who won its race.
  *
- * <p>Once its pool holds a connection per thread it prints {@link WorkerProcess#READY}, then waits for
+ * <p>Once its pool holds a connection per thread and it has run both calls a few hundred times on
+ * keys of its own ({@link #WARM_UP_KIND}), it prints {@link WorkerProcess#READY}, then waits for
  * the {@code start-file} the test writes once every process is ready; the file holds the instant (epoch
  * milliseconds) at which all of them start. At the end each thread writes, for every key, each id its
  * calls got and how many calls got it, into {@link #RESULTS_DDL}; calls that failed go into
@@ -48,6 +49,9 @@ import dev.pgqueue.test.TestDatabase;
 public final class UniqueEnqueuerProcess {
 
 	public static final String KIND = "unique.race";
+
+	/** The kind of the jobs each process enqueues before the start, on keys of its own. */
+	public static final String WARM_UP_KIND = "unique.warm-up";
 
 	/** A queue no process polls: the jobs stay scheduled, their keys held. */
 	public static final String QUEUE = "unique-race";
@@ -108,7 +112,7 @@ public final class UniqueEnqueuerProcess {
 			.processing(false)
 			.build();
 		JobClient client = engine.client();
-		warm(pool, threads);
+		warm(pool, threads, client, name);
 		System.out.println(WorkerProcess.READY + ": " + name + " pid " + ProcessHandle.current().pid() + ", " + threads
 				+ " threads");
 
@@ -173,8 +177,22 @@ public final class UniqueEnqueuerProcess {
 		return new HikariDataSource(config);
 	}
 
-	/** Opens a connection per thread before the start, so that the race is not one of connecting. */
-	private static void warm(HikariDataSource pool, int threads) throws SQLException {
+	/**
+	 * Opens a connection per thread and runs both calls a few hundred times on keys of another kind
+	 * before the start, so that the race is not one of connecting or of compiling.
+	 */
+	private static void warm(HikariDataSource pool, int threads, JobClient client, String name) throws SQLException {
+		for (int n = 0; n < 200; n++) {
+			client.enqueue(JobRequest.of(WARM_UP_KIND, null).queue(QUEUE).uniqueKey(name + "-" + (n % 50))
+				.delay(Duration.ofHours(1)));
+		}
+		for (int n = 0; n < 20; n++) {
+			List<JobRequest> batch = new ArrayList<>();
+			for (int k = 0; k < 50; k++) {
+				batch.add(JobRequest.of(WARM_UP_KIND, null).queue(QUEUE).uniqueKey(name + "-" + k).delay(Duration.ofHours(1)));
+			}
+			client.enqueueAll(batch);
+		}
 		List<Connection> connections = new ArrayList<>();
 		try {
 			for (int i = 0; i < threads; i++) {
