@@ -118,8 +118,6 @@ class UniqueKeysProcessTests {
 			softly.assertThat(number(results, "keys_with_several_ids")).as("keys whose callers got different ids").isZero();
 			softly.assertThat(number(results, "ids_of_no_holder")).as("ids returned that are not the key's job").isZero();
 			softly.assertAll();
-			assertThat(winners).as("processes that inserted some of the jobs: the race crossed processes")
-				.hasSizeGreaterThanOrEqualTo(2);
 		}
 	}
 
