@@ -19,6 +19,7 @@ import dev.pgqueue.engine.job.Uniqueness;
 import dev.pgqueue.schema.SchemaName;
 import org.jspecify.annotations.Nullable;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.RowCallbackHandler;
 
 /**
  * Enqueues jobs that carry a unique key, in the caller's transaction if there is one.
@@ -154,10 +155,25 @@ public final class UniqueJobRepository {
 			periodStarts[k] = JobRepository.timestamp(unique.periodStart());
 			anyPeriod |= unique.periodic();
 		}
+		Set<UUID> inserted = new LinkedHashSet<>();
+		RowCallbackHandler rows = (ResultSet rs) -> {
+			inserted.add(rs.getObject(1, UUID.class));
+			if ("available".equals(rs.getString(3))) {
+				dueQueues.add(rs.getString(2));
+			}
+		};
+		if (n == 1 && !anyPeriod) {
+			NewJob job = selected.get(0);
+			this.jdbc.query(notifying ? this.sql.insertOneWhileUnfinishedNotifying : this.sql.insertOneWhileUnfinished,
+					rows, job.publicId(), job.kind(), job.queue(), job.payloadJson(), job.priority(),
+					JobRepository.timestamp(job.runAt()), JobRepository.delayMicros(job.delay()), job.maxAttempts(),
+					JobRepository.delayMicros(job.jitter()), job.bucket(), job.concurrencyKey(),
+					TraceContextColumn.write(job.traceContext()), uniqueKeys[0], 0L, null);
+			return inserted;
+		}
 		NewJobColumns columns = new NewJobColumns(selected);
 		String statement = anyPeriod ? (notifying ? this.sql.insertNotifying : this.sql.insert)
 				: (notifying ? this.sql.insertWhileUnfinishedNotifying : this.sql.insertWhileUnfinished);
-		Set<UUID> inserted = new LinkedHashSet<>();
 		this.jdbc.query((Connection con) -> {
 			PreparedStatement ps = con.prepareStatement(statement);
 			columns.bind(con, ps);
@@ -165,12 +181,7 @@ public final class UniqueJobRepository {
 			ps.setArray(NewJobColumns.COUNT + 2, con.createArrayOf("int8", periods));
 			ps.setArray(NewJobColumns.COUNT + 3, con.createArrayOf("timestamptz", periodStarts));
 			return ps;
-		}, (ResultSet rs) -> {
-			inserted.add(rs.getObject(1, UUID.class));
-			if ("available".equals(rs.getString(3))) {
-				dueQueues.add(rs.getString(2));
-			}
-		});
+		}, rows);
 		return inserted;
 	}
 

@@ -38,6 +38,15 @@ final class UniqueStatements {
 	 */
 	final String insertWhileUnfinished;
 
+	/**
+	 * {@link #insertWhileUnfinished} of one job, its parameters single values rather than arrays: the
+	 * common enqueue of one job, which arrays of one element would only slow down.
+	 */
+	final String insertOneWhileUnfinished;
+
+	/** {@link #insertOneWhileUnfinished} that also notifies the job's queue if it is due. */
+	final String insertOneWhileUnfinishedNotifying;
+
 	/** {@link #insert} that also notifies, in the same statement, the queues that got due jobs. */
 	final String insertNotifying;
 
@@ -114,6 +123,15 @@ final class UniqueStatements {
 		String whileUnfinished = insertJobs.formatted(jobs, JobStatements.DUE_AT, "", UNFINISHED);
 		String withPeriods = insertJobs.formatted(jobs, JobStatements.DUE_AT,
 				"WHERE r.period_s = 0 OR r.public_id IN (SELECT public_id FROM held)", UNFINISHED);
+		String oneRow = """
+				WITH r AS (
+				    SELECT ?::uuid AS public_id, ?::text AS kind, ?::text AS queue, ?::text AS payload,
+				           ?::smallint AS priority, ?::timestamptz AS run_at, ?::bigint AS delay_us,
+				           ?::integer AS max_attempts, ?::bigint AS jitter_us, ?::smallint AS bucket,
+				           ?::text AS concurrency_key, ?::text AS trace_context, ?::text AS unique_key,
+				           ?::bigint AS period_s, ?::timestamptz AS period_start)""";
+		this.insertOneWhileUnfinished = oneRow + "\n" + whileUnfinished;
+		this.insertOneWhileUnfinishedNotifying = notifying(oneRow, whileUnfinished, channel);
 		this.insertWhileUnfinished = rows + "\n" + whileUnfinished;
 		this.insert = rows + held + "\n" + withPeriods;
 		this.insertWhileUnfinishedNotifying = notifying(rows, whileUnfinished, channel);
