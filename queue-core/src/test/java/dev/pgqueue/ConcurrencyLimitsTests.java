@@ -76,15 +76,17 @@ class ConcurrencyLimitsTests {
 	@ParameterizedTest
 	@EnumSource(QueueMode.class)
 	void aKeyNeverRunsMoreThanItsLimit(QueueMode mode) {
-		start(mode, new ConcurrencyLimits(3, false, 0), 0, Duration.ofMillis(10));
+		// Reaching the limit takes three batches running a job of one key at the same moment: enough jobs,
+		// long enough, that a loaded machine still gets there.
+		start(mode, new ConcurrencyLimits(3, false, 0), 0, Duration.ofMillis(20));
 		List<JobRequest> requests = new ArrayList<>();
-		for (int i = 0; i < 40; i++) {
+		for (int i = 0; i < 80; i++) {
 			for (int key = 0; key < 3; key++) {
 				requests.add(request("account-" + key, i));
 			}
 		}
 		this.fixture.client().enqueueAll(requests);
-		awaitCompleted(120);
+		awaitCompleted(240);
 
 		assertThat(Collections.max(this.mostByKey.values())).as("most jobs of one key running at once")
 			.isEqualTo(3);
