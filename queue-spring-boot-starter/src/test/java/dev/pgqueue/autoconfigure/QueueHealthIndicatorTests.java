@@ -58,10 +58,10 @@ class QueueHealthIndicatorTests {
 
 	@Test
 	void listsTheSchedulesAndMarksOneWhoseTickDidNotFireAsOverdue() {
-		// The ticker passes once at start-up, then not for an hour: a tick turned back after start-up stays
-		// due, as when no instance that processes jobs runs.
+		// An application that only enqueues runs no ticker: a due tick stays due, as when no instance that
+		// processes jobs runs. Its health component is made here from its engine.
 		this.contextRunner
-			.withPropertyValues("pgqueue.scheduling.tick-interval=1h", "pgqueue.scheduling.grace=2h",
+			.withPropertyValues("pgqueue.enabled=false", "pgqueue.scheduling.grace=2h",
 					"pgqueue.schedules.invoices.cron=0 0 * * * *",
 					"pgqueue.schedules.invoices.kind=invoice.send", "pgqueue.schedules.elsewhere.cron=@daily",
 					"pgqueue.schedules.elsewhere.kind=ledger.close")
@@ -69,7 +69,7 @@ class QueueHealthIndicatorTests {
 				JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
 				jdbc.update("UPDATE " + SCHEMA.name() + ".pgqueue_schedules SET next_tick = now() - interval '3 hours' "
 						+ "WHERE name = 'invoices'");
-				HealthIndicator indicator = context.getBean("pgqueueHealthIndicator", HealthIndicator.class);
+				HealthIndicator indicator = new QueueHealthIndicator(context.getBean(QueueEngine.class));
 				Health health = indicator.health(true);
 
 				Map<?, ?> schedules = (Map<?, ?>) health.getDetails().get("schedules");
