@@ -188,19 +188,19 @@ class SchedulesTests {
 	}
 
 	@Test
-	void overlapSkipSkipsATickWhileThePreviousTicksJobIsUnfinished() throws Exception {
+	void overlapSkipSkipsATickWhileThePreviousTicksJobIsUnfinished() {
 		schedules.save(Schedule.of("overlap", "* * * * * *", "slow.tick").overlap(Overlap.SKIP));
 		turnBack("overlap", Duration.ofSeconds(1));
 		assertThat(ticker.pass().fired()).isEqualTo(1);
 		UUID firstJob = schedules.get("overlap").orElseThrow().lastJob();
 
-		Thread.sleep(1_100);
+		awaitNextTickDue("overlap");
 		assertThat(ticker.pass().fired()).as("the first tick's job still waits").isZero();
 		assertThat(registry.get("pgqueue.schedule.ticks.skipped").tag("schedule", "overlap").tag("reason", "overlap")
 			.counter().count()).isGreaterThanOrEqualTo(1);
 
 		fixture.jdbc().update("UPDATE " + fixture.table() + " SET state = 'completed' WHERE public_id = ?", firstJob);
-		Thread.sleep(1_100);
+		awaitNextTickDue("overlap");
 		assertThat(ticker.pass().fired()).isEqualTo(1);
 		assertThat(jobsOf("slow.tick")).hasSize(2);
 	}
@@ -397,6 +397,13 @@ class SchedulesTests {
 		fixture.jdbc().update("UPDATE " + table() + " SET next_tick = ? WHERE name = ?", java.sql.Timestamp.from(target),
 				name);
 		return target;
+	}
+
+	/** Waits until the database's clock reaches the schedule's next tick. */
+	private static void awaitNextTickDue(String name) {
+		Instant next = schedules.get(name).orElseThrow().nextTick();
+		await().atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> !fixture.jdbc()
+			.queryForObject("SELECT now()", OffsetDateTime.class).toInstant().isBefore(next));
 	}
 
 	private static List<Map<String, Object>> jobsOf(String kind) {
