@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.util.List;
 
 import dev.pgqueue.test.TestDatabase;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -16,6 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * must produce figures for both pgqueue and its baseline, and every output file must be written.
  * The figures themselves are not judged here; see docs/benchmarks.md.
  */
+@Tag("machine") // needs a program of the machine: run with -Pmachine (see the parent pom)
 class BenchmarkSmokeTest {
 
 	@Test

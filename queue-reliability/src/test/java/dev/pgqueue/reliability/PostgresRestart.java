@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.nio.file.StandardOpenOption;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -20,13 +21,16 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import dev.pgqueue.embedded.EmbeddedPostgresServer;
 import dev.pgqueue.test.TestDatabase;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How to restart, stop and start the test database's PostgreSQL server, in this order:
  * <ol>
  * <li>the shell command in {@value #VARIABLE} (environment or system property), run with the action
  * ({@code restart}, {@code stop} or {@code start}) as {@code $1};</li>
+ * <li>the embedded server the tests started ({@link TestDatabase#embeddedServer()}), which they own;</li>
  * <li>{@code pg_ctlcluster --skip-systemctl-redirect <version> <name> <action>} when the JDBC URL
  * points at this machine and the server is a Debian cluster (its {@code cluster_name} reads
  * {@code 15/main}) whose configuration is under {@code /etc/postgresql};</li>
@@ -44,8 +48,16 @@ final class PostgresRestart {
 
 	private final List<String> command;
 
+	private final @Nullable EmbeddedPostgresServer server;
+
 	private PostgresRestart(List<String> command) {
 		this.command = command;
+		this.server = null;
+	}
+
+	private PostgresRestart(EmbeddedPostgresServer server) {
+		this.command = List.of("embedded PostgreSQL on port " + server.port());
+		this.server = server;
 	}
 
 	/** Finds the control command, or fails saying how to provide one. */
@@ -58,6 +70,10 @@ final class PostgresRestart {
 			return new PostgresRestart(List.of("sh", "-c", configured, "sh"));
 		}
 		TestDatabase database = TestDatabase.get();
+		EmbeddedPostgresServer embedded = database.embeddedServer();
+		if (embedded != null) {
+			return new PostgresRestart(embedded);
+		}
 		Matcher host = HOST.matcher(database.jdbcUrl());
 		String cluster = clusterName(database);
 		if (host.find() && LOCAL_HOSTS.contains(host.group(1).toLowerCase(Locale.ROOT))
@@ -112,6 +128,19 @@ final class PostgresRestart {
 
 	private Duration control(String action, Path log) throws IOException, InterruptedException {
 		long start = System.nanoTime();
+		if (this.server != null) {
+			switch (action) {
+				case "restart" -> {
+					this.server.stop();
+					this.server.restart();
+				}
+				case "stop" -> this.server.stop();
+				default -> this.server.restart();
+			}
+			Files.writeString(log, "embedded PostgreSQL: " + action + "\n", StandardCharsets.UTF_8,
+					StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+			return Duration.ofNanos(System.nanoTime() - start);
+		}
 		List<String> command = new ArrayList<>(this.command);
 		command.add(action);
 		Process process = new ProcessBuilder(command).redirectErrorStream(true)

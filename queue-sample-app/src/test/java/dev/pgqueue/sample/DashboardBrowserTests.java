@@ -19,6 +19,7 @@ import dev.pgqueue.test.TestSchema;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 import org.openqa.selenium.StaleElementReferenceException;
@@ -57,6 +58,7 @@ import static org.awaitility.Awaitility.await;
 		properties = { "sample.database=provided", "pgqueue.dashboard.refresh-interval=1s",
 				"pgqueue.schedules.signup-digest.cron=0 0 0 1 1 *" })
 @Import(DashboardBrowserTests.DashboardListeners.class)
+@Tag("machine") // needs a program of the machine: run with -Pmachine (see the parent pom)
 class DashboardBrowserTests {
 
 	private static final Duration TIMEOUT = Duration.ofSeconds(20);

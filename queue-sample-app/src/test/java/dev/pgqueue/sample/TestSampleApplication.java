@@ -1,5 +1,6 @@
 package dev.pgqueue.sample;
 
+import dev.pgqueue.embedded.EmbeddedPostgresServer;
 import org.testcontainers.postgresql.PostgreSQLContainer;
 
 import org.springframework.boot.SpringApplication;
@@ -27,7 +28,8 @@ public class TestSampleApplication {
 		@Bean
 		@ServiceConnection
 		PostgreSQLContainer postgres() {
-			return new PostgreSQLContainer("postgres:17-alpine");
+			// The build's one PostgreSQL major (postgres.server.version of the parent pom).
+			return new PostgreSQLContainer("postgres:" + EmbeddedPostgresServer.packedMajor() + "-alpine");
 		}
 
 	}

@@ -7,6 +7,8 @@ import java.util.Locale;
 import java.util.Properties;
 import java.util.UUID;
 
+import dev.pgqueue.embedded.EmbeddedPostgresServer;
+import org.jspecify.annotations.Nullable;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.postgresql.PostgreSQLContainer;
 
@@ -18,9 +20,13 @@ import org.testcontainers.postgresql.PostgreSQLContainer;
  * <li>{@code PGQUEUE_TEST_JDBC_URL} (with optional {@code PGQUEUE_TEST_USERNAME} and
  * {@code PGQUEUE_TEST_PASSWORD}) from the environment or system properties;</li>
  * <li>a Testcontainers PostgreSQL when a Docker engine answers;</li>
- * <li>otherwise every database test fails with a message that says how to provide one. Tests are
- * never skipped for want of a database.</li>
+ * <li>otherwise an embedded PostgreSQL started from the binaries on the class path
+ * ({@link EmbeddedPostgresServer}; as root it runs as an unprivileged account);</li>
+ * <li>if that cannot start either, every database test fails with a message that says how to provide
+ * a server. Tests are never skipped for want of a database.</li>
  * </ol>
+ * The container and the embedded server run the build's one PostgreSQL version
+ * ({@code postgres.server.version} of the parent pom).
  */
 public final class TestDatabase {
 
@@ -31,6 +37,9 @@ public final class TestDatabase {
 	public static final String PASSWORD_VARIABLE = "PGQUEUE_TEST_PASSWORD";
 
 	private static volatile TestDatabase instance;
+
+	/** The embedded server this JVM started, if it came to that. */
+	private static volatile EmbeddedPostgresServer instanceServer;
 
 	private final String jdbcUrl;
 
@@ -68,19 +77,30 @@ public final class TestDatabase {
 			return new TestDatabase(url, setting(USERNAME_VARIABLE), setting(PASSWORD_VARIABLE), URL_VARIABLE);
 		}
 		if (dockerAvailable()) {
-			PostgreSQLContainer container = new PostgreSQLContainer("postgres:15-alpine");
+			PostgreSQLContainer container = new PostgreSQLContainer(
+					"postgres:" + EmbeddedPostgresServer.packedMajor() + "-alpine");
 			container.start();
 			Runtime.getRuntime().addShutdownHook(new Thread(container::stop, "pgqueue-test-postgres-stop"));
 			return new TestDatabase(container.getJdbcUrl(), container.getUsername(), container.getPassword(),
 					"Testcontainers " + container.getDockerImageName());
 		}
-		throw new IllegalStateException("""
-				The pgqueue tests need a real PostgreSQL and found none.
-				Either point them at a server:
-				    export %s='jdbc:postgresql://127.0.0.1:5432/test?user=postgres'
-				(optionally %s and %s), or start a Docker engine so that Testcontainers can run one.
-				Database tests are never skipped."""
-			.formatted(URL_VARIABLE, USERNAME_VARIABLE, PASSWORD_VARIABLE));
+		EmbeddedPostgresServer server;
+		try {
+			server = EmbeddedPostgresServer.start();
+		}
+		catch (RuntimeException ex) {
+			throw new IllegalStateException("""
+					The pgqueue tests need a real PostgreSQL and found none: %s is not set, no Docker engine \
+					answers, and an embedded PostgreSQL did not start (%s).
+					Either point them at a server:
+					    export %s='jdbc:postgresql://127.0.0.1:5432/test?user=postgres'
+					(optionally %s and %s), or start a Docker engine so that Testcontainers can run one.
+					Database tests are never skipped."""
+				.formatted(URL_VARIABLE, ex.getMessage(), URL_VARIABLE, USERNAME_VARIABLE, PASSWORD_VARIABLE), ex);
+		}
+		instanceServer = server;
+		return new TestDatabase(server.jdbcUrl("postgres"), null, null,
+				"an embedded PostgreSQL " + EmbeddedPostgresServer.packedVersion() + " on port " + server.port());
 	}
 
 	private static boolean dockerAvailable() {
@@ -98,6 +118,14 @@ public final class TestDatabase {
 			value = System.getenv(name);
 		}
 		return (value == null || value.isBlank()) ? null : value.trim();
+	}
+
+	/**
+	 * The embedded server the tests of this JVM run against, which they may stop and start again; null
+	 * when the server came from a URL or a container.
+	 */
+	public @Nullable EmbeddedPostgresServer embeddedServer() {
+		return instanceServer;
 	}
 
 	public String jdbcUrl() {

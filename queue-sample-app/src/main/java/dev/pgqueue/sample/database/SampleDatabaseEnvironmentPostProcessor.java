@@ -1,6 +1,5 @@
 package dev.pgqueue.sample.database;
 
-import java.io.IOException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.LinkedHashMap;
@@ -8,7 +7,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import dev.pgqueue.embedded.EmbeddedPostgresServer;
 import org.apache.commons.logging.Log;
 
 import org.springframework.boot.EnvironmentPostProcessor;
@@ -144,30 +143,29 @@ public class SampleDatabaseEnvironmentPostProcessor implements EnvironmentPostPr
 
 	/** Starts an embedded server, or returns why it cannot. */
 	private String useEmbeddedServer(ConfigurableEnvironment environment, SpringApplication application) {
-		if ("root".equals(System.getProperty("user.name"))) {
-			// initdb refuses to run as root, and says so only after unpacking the binaries.
-			return "an embedded PostgreSQL cannot run as root (initdb refuses to)";
-		}
-		EmbeddedPostgres postgres;
+		EmbeddedPostgresServer postgres;
 		try {
-			postgres = EmbeddedPostgres.builder().start();
+			// As root, the server runs as an unprivileged account: PostgreSQL refuses root.
+			postgres = EmbeddedPostgresServer.start();
 		}
-		catch (IOException | RuntimeException ex) {
+		catch (RuntimeException ex) {
 			return "an embedded PostgreSQL did not start (" + firstLine(String.valueOf(ex.getMessage())) + ")";
 		}
 		// Stop the server with the application context, once its pollers and data source have
-		// stopped. The library also stops it from a JVM shutdown hook of its own, which runs
-		// alongside Spring's: on SIGTERM or Ctrl-C the server may go before running jobs finish.
-		// They lose nothing (unfinished jobs roll back), but graceful shutdown is best effort here.
+		// stopped (a bean's destroy method runs after the beans that depend on the data source). The
+		// server also stops from a JVM shutdown hook of its own, which runs alongside Spring's: on
+		// SIGTERM or Ctrl-C it may go before running jobs finish. They lose nothing (unfinished jobs
+		// roll back), but graceful shutdown is best effort here.
 		application.addInitializers((context) -> {
 			if (context instanceof GenericApplicationContext generic) {
-				generic.registerBean("embeddedPostgres", EmbeddedPostgres.class, () -> postgres);
+				generic.registerBean("embeddedPostgres", EmbeddedPostgresServer.class, () -> postgres,
+						(definition) -> definition.setDestroyMethodName("close"));
 			}
 		});
-		String url = postgres.getJdbcUrl("postgres", "postgres");
-		addProperties(environment, url, "postgres");
-		this.logger.info("Database: embedded PostgreSQL, " + url.replaceFirst("\\?.*", "")
-				+ " as postgres (removed when the application stops)");
+		String url = postgres.jdbcUrl("postgres");
+		addProperties(environment, url, EmbeddedPostgresServer.USER);
+		this.logger.info("Database: embedded PostgreSQL " + EmbeddedPostgresServer.packedVersion() + ", "
+				+ url.replaceFirst("\\?.*", "") + " as postgres (removed when the application stops)");
 		return null;
 	}
 
