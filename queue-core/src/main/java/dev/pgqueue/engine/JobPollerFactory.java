@@ -6,12 +6,14 @@ import java.util.UUID;
 import java.util.concurrent.Executor;
 
 import dev.pgqueue.InvalidJobListenerException;
+import dev.pgqueue.QueueMode;
 import dev.pgqueue.engine.buckets.BucketCoordinator;
 import dev.pgqueue.engine.buckets.BucketScope;
 import dev.pgqueue.engine.job.JobHandler;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.leased.LeasedClaims;
 import dev.pgqueue.engine.limits.LimitedClaims;
+import dev.pgqueue.engine.poll.CallingThreadRun;
 import dev.pgqueue.engine.poll.ClaimFloor;
 import dev.pgqueue.engine.poll.ClaimProgress;
 import dev.pgqueue.engine.poll.ClaimScope;
@@ -105,8 +107,7 @@ final class JobPollerFactory {
 		requireTwoPhaseCommitForEffects(settings, kinds);
 		JobHandlerRegistry handlers = this.runner.handlers();
 		boolean limited = LimitedClaims.needed(settings.limits(), kinds, handlers::maxRunningOf);
-		String owner = ManagementFactory.getRuntimeMXBean().getName() + "/" + queue + "/"
-				+ UUID.randomUUID().toString().substring(0, 8);
+		String owner = owner(queue);
 		ClaimScope scope = switch (settings.assignment()) {
 			// Limited claims read past full keys from the head of the queue, so they do without floors.
 			case SHARED -> (this.claimFloors && !limited)
@@ -114,14 +115,47 @@ final class JobPollerFactory {
 			case BUCKETS -> buckets(settings, kinds, owner);
 		};
 		JobClaims claims = limited ? limitedClaims(settings, handlers) : JobClaims.plain(this.repository, queue);
-		RunContext context = new RunContext(settings, kinds, owner, this.repository, scope, claims,
-				this.signals.of(settings), this.runner, this.metrics, this.workerSettings, this.connections);
-		ClaimStrategy strategy = switch (settings.mode()) {
+		RunContext context = context(settings, kinds, owner, scope, claims);
+		if (settings.mode() == QueueMode.TRANSACTIONAL) {
+			checkTransactional(settings);
+		}
+		return new JobPoller(context, strategy(context), this.workerExecutor,
+				(pauses != null) ? () -> pauses.isPaused(queue) : () -> false);
+	}
+
+	/**
+	 * A run of the queue's jobs of the given kinds on the calling thread, with the claims and the
+	 * strategy its poller would have, reading the whole queue whatever its assignment: every due job
+	 * of those kinds, or only the job with public id {@code job} (due or scheduled), once.
+	 */
+	CallingThreadRun callingThreadRun(String queue, String[] kinds, @Nullable UUID job) {
+		QueueSettings settings = this.queues.settings(queue);
+		requireTwoPhaseCommitForEffects(settings, kinds);
+		JobHandlerRegistry handlers = this.runner.handlers();
+		JobClaims claims = (job != null) ? JobClaims.one(this.repository, job)
+				: LimitedClaims.needed(settings.limits(), kinds, handlers::maxRunningOf)
+						? limitedClaims(settings, handlers) : JobClaims.plain(this.repository, queue);
+		return new CallingThreadRun(context(settings, kinds, owner(queue), ClaimFloor.none(), claims),
+				this::strategy);
+	}
+
+	private RunContext context(QueueSettings settings, String[] kinds, String owner, ClaimScope scope,
+			JobClaims claims) {
+		return new RunContext(settings, kinds, owner, this.repository, scope, claims, this.signals.of(settings),
+				this.runner, this.metrics, this.workerSettings, this.connections);
+	}
+
+	/** Identifies a poller (or a run on the calling thread) in lease columns and logs. */
+	private static String owner(String queue) {
+		return ManagementFactory.getRuntimeMXBean().getName() + "/" + queue + "/"
+				+ UUID.randomUUID().toString().substring(0, 8);
+	}
+
+	private ClaimStrategy strategy(RunContext context) {
+		return switch (context.settings().mode()) {
 			case TRANSACTIONAL -> transactional(context);
 			case LEASED -> new LeasedClaims(context);
 		};
-		return new JobPoller(context, strategy, this.workerExecutor,
-				(pauses != null) ? () -> pauses.isPaused(queue) : () -> false);
 	}
 
 	private ClaimScope buckets(QueueSettings settings, String[] kinds, String owner) {
@@ -145,23 +179,37 @@ final class JobPollerFactory {
 				this.transactionTemplate);
 	}
 
-	private ClaimStrategy transactional(RunContext context) {
-		QueueSettings settings = context.settings();
-		if (this.transactionTemplate == null) {
-			throw new IllegalStateException("Queue '" + settings.name() + "' runs in transactional mode, which needs a "
-					+ "PlatformTransactionManager bean; define one or set pgqueue.queues." + settings.name()
-					+ ".mode=leased");
-		}
-		if (this.transactionTemplate.getTransactionManager() instanceof DataSourceTransactionManager manager) {
+	/**
+	 * Checks a transactional queue's poller before it starts: warns when its batches would not all get
+	 * a connection from the pool, and fails when its two-phase commit cannot work on the server.
+	 */
+	private void checkTransactional(QueueSettings settings) {
+		TransactionTemplate transactions = requireTransactions(settings);
+		if (transactions.getTransactionManager() instanceof DataSourceTransactionManager manager) {
 			ConnectionPoolCheck.warnIfTooSmall(settings, manager.getDataSource());
 		}
 		if (settings.twoPhaseCommit()) {
 			PreparedTransactionsCheck.check(settings, this.repository.schema(),
 					this.sql.prepared().maxPreparedTransactions());
-			return new TransactionalClaims(context,
-					new TwoPhaseJobRunner(context, this.transactionTemplate, this.sql.prepared()));
 		}
-		return new TransactionalClaims(context, new TransactionalBatchRunner(context, this.transactionTemplate));
+	}
+
+	private ClaimStrategy transactional(RunContext context) {
+		QueueSettings settings = context.settings();
+		TransactionTemplate transactions = requireTransactions(settings);
+		if (settings.twoPhaseCommit()) {
+			return new TransactionalClaims(context, new TwoPhaseJobRunner(context, transactions, this.sql.prepared()));
+		}
+		return new TransactionalClaims(context, new TransactionalBatchRunner(context, transactions));
+	}
+
+	private TransactionTemplate requireTransactions(QueueSettings settings) {
+		if (this.transactionTemplate == null) {
+			throw new IllegalStateException("Queue '" + settings.name() + "' runs in transactional mode, which needs a "
+					+ "PlatformTransactionManager bean; define one or set pgqueue.queues." + settings.name()
+					+ ".mode=leased");
+		}
+		return this.transactionTemplate;
 	}
 
 	/**

@@ -4,8 +4,10 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -15,6 +17,7 @@ import dev.pgqueue.InDoubtJobResolver;
 import dev.pgqueue.InvalidQueueConfigurationException;
 import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobClient;
+import dev.pgqueue.JobDetails;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.maintenance.Cleaner;
@@ -28,6 +31,7 @@ import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.poll.PollerWakeUps;
 import dev.pgqueue.engine.poll.QueuePauses;
 import dev.pgqueue.engine.poll.QueueSignals;
+import dev.pgqueue.engine.run.Attempt;
 import dev.pgqueue.engine.run.JobRunner;
 import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.service.PooledConnections;
@@ -345,6 +349,42 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		this.pollers.add(poller);
 		this.wakeUps.register(poller);
 		return poller;
+	}
+
+	/**
+	 * Runs the due jobs of a queue on the calling thread, as the queue's poller runs them on its
+	 * workers (the same claims, transactions, listeners, outcomes and metrics), until none is left or
+	 * about {@code maxJobs} were claimed; jobs its listeners enqueue into the queue meanwhile run too.
+	 * Scheduled jobs that are due already are made available first, as the promoter does. For tests
+	 * that decide when jobs run (the test kit), with or without pollers: those skip the jobs this
+	 * holds, and this skips theirs. The calling thread must not be in a transaction, which the
+	 * batches would join.
+	 * @return the attempts whose outcomes were recorded; none when no listener here handles the queue
+	 */
+	public List<Attempt> runDueHere(String queue, int maxJobs) {
+		String[] kinds = this.handlers.kindsOf(queue);
+		if (kinds.length == 0) {
+			return List.of();
+		}
+		this.promoter.promote();
+		return this.pollerFactory.callingThreadRun(queue, kinds, null).run(maxJobs);
+	}
+
+	/**
+	 * Runs the job with this public id on the calling thread now, whether it is due or scheduled for
+	 * later, as its queue's poller would run it when due; see {@link #runDueHere}.
+	 * @return its attempt; empty when it is neither available nor scheduled, when another transaction
+	 * holds it (a poller's batch is running it), or when no listener of this application handles its
+	 * kind in its queue
+	 */
+	public Optional<Attempt> runHere(UUID id) {
+		JobDetails job = this.admin.find(id).orElse(null);
+		if (job == null || !job.queue().equals(this.handlers.queueOf(job.kind()))) {
+			return Optional.empty();
+		}
+		List<Attempt> attempts = this.pollerFactory.callingThreadRun(job.queue(), new String[] { job.kind() }, id)
+			.run(1);
+		return attempts.isEmpty() ? Optional.empty() : Optional.of(attempts.get(0));
 	}
 
 	/** The queues this engine polls, with the kinds it handles in each; none when it does not process jobs. */

@@ -136,7 +136,8 @@ public final class ClaimFloor implements ClaimScope {
 
 	/**
 	 * No floor: every claim reads the claim index from its start, as pgqueue did before floors. For
-	 * measuring what floors are worth, not for applications.
+	 * measuring what floors are worth, for queues without floors, and for runs on the calling thread
+	 * ({@link CallingThreadRun}), which must find every due job.
 	 */
 	public static ClaimFloor none() {
 		return new ClaimFloor(Duration.ZERO, Duration.ZERO, false, System::nanoTime);

@@ -2,15 +2,18 @@ package dev.pgqueue.engine.poll;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.job.ClaimStart;
 import dev.pgqueue.engine.job.ClaimedJob;
 
 /**
- * The claim statements of one queue: plain ones that rely on row locks alone, or those of
- * {@code limits.LimitedClaims}, which also respect the queue's concurrency limits. The claim
- * strategies (one per mode) call them through their {@link ClaimScope}.
+ * The claim statements of one queue: plain ones that rely on row locks alone, those of
+ * {@code limits.LimitedClaims}, which also respect the queue's concurrency limits, or those of one
+ * chosen job ({@link #one}). The claim strategies (one per mode) call them through their
+ * {@link ClaimScope}.
  */
 public interface JobClaims {
 
@@ -52,6 +55,29 @@ public interface JobClaims {
 			@Override
 			public List<ClaimedJob> lease(String[] kinds, int limit, String owner, Duration lease, ClaimStart start) {
 				return repository.claimLeased(queue, kinds, limit, owner, lease, start);
+			}
+
+		};
+	}
+
+	/**
+	 * Claims of one job by its public id, due or scheduled for later, made once: the first claim takes
+	 * it if no other transaction holds it, every later one takes nothing, so that a job whose attempt
+	 * failed is not taken again by the same run. Concurrency limits are not consulted: the caller
+	 * chose this job.
+	 */
+	public static JobClaims one(JobRepository repository, UUID publicId) {
+		AtomicBoolean claimed = new AtomicBoolean();
+		return new JobClaims() {
+
+			@Override
+			public List<ClaimedJob> lock(String[] kinds, int limit, ClaimStart start) {
+				return claimed.getAndSet(true) ? List.of() : repository.claimLockedById(publicId, kinds);
+			}
+
+			@Override
+			public List<ClaimedJob> lease(String[] kinds, int limit, String owner, Duration lease, ClaimStart start) {
+				return claimed.getAndSet(true) ? List.of() : repository.claimLeasedById(publicId, kinds, owner, lease);
 			}
 
 		};

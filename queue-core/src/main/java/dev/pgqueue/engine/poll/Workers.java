@@ -43,6 +43,14 @@ public final class Workers {
 		this.signals = signals;
 	}
 
+	/**
+	 * Slots whose work runs at once on the thread that hands it over: for {@link CallingThreadRun},
+	 * where the caller's thread is the only worker.
+	 */
+	static Workers onCallingThread(int concurrency, PollSignals signals) {
+		return new Workers(concurrency, Runnable::run, null, signals);
+	}
+
 	/** Takes a free slot, if there is one. */
 	public boolean tryAcquire() {
 		return this.slots.tryAcquire();

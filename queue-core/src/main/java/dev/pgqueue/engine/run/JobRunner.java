@@ -5,6 +5,7 @@ import java.io.StringWriter;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.UndeclaredThrowableException;
 import java.time.Duration;
+import java.util.function.Consumer;
 
 import dev.pgqueue.Job;
 import dev.pgqueue.ExternalEffect;
@@ -67,6 +68,23 @@ public class JobRunner {
 		this.metrics = metrics;
 		this.timeouts = timeouts;
 		this.observations = observations;
+	}
+
+	/**
+	 * A runner like this one (same handlers, metrics, observations and time limits) whose
+	 * {@link #record} also hands each attempt to {@code recorded}, once the attempt's outcome stands:
+	 * for a caller that reports which jobs it ran and what became of them.
+	 */
+	public JobRunner alsoRecordingTo(Consumer<Attempt> recorded) {
+		return new JobRunner(this.handlers, this.metrics, this.timeouts, this.observations) {
+
+			@Override
+			public void record(Attempt attempt) {
+				super.record(attempt);
+				recorded.accept(attempt);
+			}
+
+		};
 	}
 
 	/** The handlers this runner runs jobs through. */

@@ -256,6 +256,36 @@ public class JobRepository {
 		return next;
 	}
 
+	/**
+	 * Locks the job with this public id for the caller's transaction, due or scheduled, if it is of
+	 * one of the kinds and no other transaction holds it; empty otherwise. The caller records its
+	 * outcome before committing, as after {@link #claimLocked}.
+	 */
+	public List<ClaimedJob> claimLockedById(UUID publicId, String[] kinds) {
+		return this.jdbc.query((Connection con) -> {
+			PreparedStatement ps = con.prepareStatement(this.sql.claimLockedById);
+			ps.setObject(1, publicId);
+			ps.setArray(2, con.createArrayOf("text", kinds));
+			return ps;
+		}, claimedMapper(false));
+	}
+
+	/**
+	 * Claims the job with this public id, due or scheduled, as running under a lease held by
+	 * {@code owner}, counting the attempt, if it is of one of the kinds and no other transaction holds
+	 * it; empty otherwise.
+	 */
+	public List<ClaimedJob> claimLeasedById(UUID publicId, String[] kinds, String owner, Duration lease) {
+		return this.jdbc.query((Connection con) -> {
+			PreparedStatement ps = con.prepareStatement(this.sql.claimLeasedById);
+			ps.setObject(1, publicId);
+			ps.setArray(2, con.createArrayOf("text", kinds));
+			ps.setString(3, owner);
+			ps.setLong(4, lease.toMillis());
+			return ps;
+		}, claimedMapper(true));
+	}
+
 	/** Completes jobs claimed with {@link #claimLocked} in the same transaction, or deletes them. */
 	public int completeLocked(Collection<Long> ids, boolean delete) {
 		if (ids.isEmpty()) {

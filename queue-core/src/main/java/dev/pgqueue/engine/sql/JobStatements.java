@@ -116,6 +116,19 @@ public final class JobStatements {
 	 */
 	public final String claimLeasedInBuckets;
 
+	/**
+	 * Locks one job by its public id for the caller's transaction, whether it is due or scheduled for
+	 * later, if it is of one of the kinds and no other transaction holds it: for running a chosen job
+	 * now (the test kit). Parameters: public id, array of kinds. Returns {@link #CLAIMED_COLUMNS}.
+	 */
+	public final String claimLockedById;
+
+	/**
+	 * {@link #claimLockedById} as a leased claim, counting the attempt. Parameters: public id, array of
+	 * kinds, lease owner, lease in milliseconds. Returns {@link #CLAIMED_COLUMNS}.
+	 */
+	public final String claimLeasedById;
+
 	/** Completes jobs locked by {@link #claimLocked}, counting the attempt. Parameter: array of ids. */
 	public final String completeLocked;
 
@@ -246,6 +259,13 @@ public final class JobStatements {
 		this.claimLeasedFrom = leasing.formatted(claimableFrom.formatted("id", this.table), this.table,
 				CLAIMED_COLUMNS_OF_J);
 		this.claimLeasedInBuckets = leasing.formatted(claimableInBuckets.formatted("id", this.table), this.table,
+				CLAIMED_COLUMNS_OF_J);
+		String claimableById = """
+				SELECT %s FROM %s
+				WHERE public_id = ? AND kind = ANY(?) AND state IN ('available', 'scheduled')
+				FOR UPDATE SKIP LOCKED""";
+		this.claimLockedById = claimableById.formatted(CLAIMED_COLUMNS, this.table);
+		this.claimLeasedById = leasing.formatted(claimableById.formatted("id", this.table), this.table,
 				CLAIMED_COLUMNS_OF_J);
 		this.completeLocked = """
 				UPDATE %s SET state = 'completed', attempt = attempt + 1, started_at = now(),
