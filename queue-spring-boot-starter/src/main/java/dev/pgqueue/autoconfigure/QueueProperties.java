@@ -36,7 +36,8 @@ public class QueueProperties {
 
 	/**
 	 * Whether this application claims and runs jobs. When false, it only enqueues (a producer-only
-	 * application) and runs no pollers or background services.
+	 * application, or a test that runs jobs itself with the test kit's QueueTester) and runs no
+	 * pollers or background services; its @JobListener methods are still registered.
 	 */
 	private boolean enabled = true;
 
