@@ -2,21 +2,23 @@ package dev.pgqueue.sample;
 
 import java.time.Duration;
 import java.util.Map;
+import java.util.UUID;
 
+import dev.pgqueue.sample.report.MonthlyReportRequest;
 import dev.pgqueue.sample.report.Report;
 import dev.pgqueue.sample.signup.Account;
+import dev.pgqueue.sample.signup.WelcomeEmail;
 import dev.pgqueue.test.TestDatabase;
-import dev.pgqueue.test.TestSchema;
+import dev.pgqueue.testkit.AutoConfigureQueueTester;
+import dev.pgqueue.testkit.IsolatedQueueSchema;
+import dev.pgqueue.testkit.QueueTester;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
-import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.context.annotation.Bean;
 import org.springframework.core.ParameterizedTypeReference;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
@@ -29,20 +31,22 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The sample end to end over HTTP, on a real PostgreSQL, in a fresh schema that holds both the
- * sample's tables and pgqueue's (as {@code public} does when the sample runs).
+ * The sample end to end over HTTP, with its pollers, on a real PostgreSQL, in a fresh schema that
+ * holds both the sample's tables and pgqueue's (as {@code public} does when the sample runs), dropped
+ * after the class. The jobs are waited for and checked with the test kit's {@link QueueTester}.
  */
 @SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT, properties = {
 		// The data source comes from the properties below, not from the sample's own choice.
 		"sample.database=provided", "sample.reports.work-duration=200ms",
 		"pgqueue.maintenance.stats-interval=200ms" })
+@AutoConfigureQueueTester
+@IsolatedQueueSchema(applicationTables = true)
 class SampleApplicationTests {
 
-	private static final TestSchema schema = TestDatabase.get().createSchema("sample");
-
+	/** The test database, wherever {@link TestDatabase} finds it; the kit gives it a schema of this class's own. */
 	@DynamicPropertySource
 	static void database(DynamicPropertyRegistry registry) {
-		TestDatabase database = schema.database();
+		TestDatabase database = TestDatabase.get();
 		registry.add("spring.datasource.url", database::jdbcUrl);
 		if (database.username() != null) {
 			registry.add("spring.datasource.username", database::username);
@@ -50,9 +54,6 @@ class SampleApplicationTests {
 		if (database.password() != null) {
 			registry.add("spring.datasource.password", database::password);
 		}
-		registry.add("spring.datasource.hikari.schema", schema::name);
-		registry.add("spring.flyway.schemas", schema::name);
-		registry.add("pgqueue.schema.name", schema::name);
 	}
 
 	@LocalServerPort
@@ -60,6 +61,9 @@ class SampleApplicationTests {
 
 	@Autowired
 	private JdbcTemplate jdbcTemplate;
+
+	@Autowired
+	private QueueTester queue;
 
 	private RestTestClient client;
 
@@ -72,9 +76,17 @@ class SampleApplicationTests {
 	void signUpSendsTheWelcomeEmail() {
 		Account account = signUp("ada@example.com", "Ada");
 		assertThat(account.name()).isEqualTo("Ada");
+		this.queue.assertThatJobs()
+			.ofKind(WelcomeEmail.KIND)
+			.inQueue("mail")
+			.withPayload(new WelcomeEmail(account.id(), "ada@example.com", "Ada"))
+			.hasSize(1);
 
-		await().atMost(Duration.ofSeconds(20))
-			.until(() -> get("/signups/" + account.id(), Account.class).welcomeEmailSent());
+		this.queue.withTimeout(Duration.ofSeconds(20)).awaitIdle("mail");
+
+		this.queue.assertThatJobs().ofKind(WelcomeEmail.KIND).withPayload(WelcomeEmail.class,
+				(email) -> email.accountId() == account.id()).allCompleted();
+		assertThat(get("/signups/" + account.id(), Account.class).welcomeEmailSent()).isTrue();
 	}
 
 	@Test
@@ -89,9 +101,10 @@ class SampleApplicationTests {
 			.expectStatus()
 			.isEqualTo(HttpStatus.CONFLICT);
 
-		assertThat(this.jdbcTemplate.queryForObject("SELECT count(*) FROM pgqueue_jobs "
-				+ "WHERE kind = 'email.welcome' AND lower(payload ->> 'email') = 'grace@example.com'", Integer.class))
-			.isOne();
+		this.queue.assertThatJobs()
+			.ofKind(WelcomeEmail.KIND)
+			.withPayload(WelcomeEmail.class, (email) -> email.email().equalsIgnoreCase("grace@example.com"))
+			.hasSize(1);
 		assertThat(this.jdbcTemplate.queryForObject(
 				"SELECT count(*) FROM accounts WHERE lower(email) = 'grace@example.com'", Integer.class))
 			.isOne();
@@ -112,11 +125,17 @@ class SampleApplicationTests {
 			.returnResult()
 			.getResponseBody();
 
-		String report = "/reports/" + accepted.get("jobId");
-		// 404 until the job has written its report.
-		await().atMost(Duration.ofSeconds(20))
-			.until(() -> this.client.get().uri(report).exchange().returnResult().getStatus().is2xxSuccessful());
-		assertThat(get(report, Report.class)).satisfies((generated) -> {
+		UUID jobId = UUID.fromString((String) accepted.get("jobId"));
+		this.queue.assertThatJobs()
+			.ofKind(MonthlyReportRequest.KIND)
+			.inQueue("reports")
+			.matching("with id " + jobId, (job) -> job.id().equals(jobId))
+			.hasSize(1);
+
+		this.queue.withTimeout(Duration.ofSeconds(20)).awaitIdle("reports");
+
+		this.queue.assertThatJobs().ofKind(MonthlyReportRequest.KIND).allCompleted();
+		assertThat(get("/reports/" + jobId, Report.class)).satisfies((generated) -> {
 			assertThat(generated.accountId()).isEqualTo(account.id());
 			assertThat(generated.attempt()).isOne();
 		});
@@ -169,17 +188,6 @@ class SampleApplicationTests {
 			.expectBody(type)
 			.returnResult()
 			.getResponseBody();
-	}
-
-	/** Drops the schema when the context closes, after the pollers have stopped. */
-	@TestConfiguration(proxyBeanMethods = false)
-	static class DropSchemaOnClose {
-
-		@Bean
-		DisposableBean dropTestSchema() {
-			return schema::close;
-		}
-
 	}
 
 }
