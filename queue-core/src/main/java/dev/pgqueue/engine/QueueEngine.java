@@ -382,8 +382,9 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		if (job == null || !job.queue().equals(this.handlers.queueOf(job.kind()))) {
 			return Optional.empty();
 		}
+		// No limit here: the job's claims take it once (JobClaims.one), so the run ends at the next claim.
 		List<Attempt> attempts = this.pollerFactory.callingThreadRun(job.queue(), new String[] { job.kind() }, id)
-			.run(1);
+			.run(Integer.MAX_VALUE);
 		return attempts.isEmpty() ? Optional.empty() : Optional.of(attempts.get(0));
 	}
 
