@@ -85,6 +85,9 @@ class CallingThreadRunTests {
 		assertThat(engine.runDueHere("leased", 100)).hasSize(2);
 
 		assertThat(threads).containsOnly(Thread.currentThread());
+		// The run's completer and lease keeper have stopped, the completer once it had written every outcome.
+		assertThat(Thread.getAllStackTraces().keySet()).extracting(Thread::getName)
+			.noneMatch((name) -> name.startsWith("pgqueue-leased-"));
 		assertThat(fixture.row(first)).containsEntry("state", "completed").containsEntry("lease_owner", null);
 		assertThat(fixture.row(second)).containsEntry("state", "completed");
 	}
