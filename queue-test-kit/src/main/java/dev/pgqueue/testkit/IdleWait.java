@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.stream.Collectors;
 
 import dev.pgqueue.engine.QueueEngine;
 import org.awaitility.Awaitility;
@@ -121,10 +120,6 @@ final class IdleWait {
 			return (millis / 60_000) + "m";
 		}
 		return (millis % 1000 == 0) ? (millis / 1000) + "s" : millis + "ms";
-	}
-
-	static String joined(Set<String> values) {
-		return values.stream().map((value) -> "'" + value + "'").collect(Collectors.joining(", "));
 	}
 
 }

@@ -1,5 +1,6 @@
 package dev.pgqueue.testkit;
 
+import java.util.Locale;
 import java.util.UUID;
 
 import dev.pgqueue.JobOutcome;
@@ -35,7 +36,7 @@ public record JobRun(UUID id, String kind, String queue, int attempt, JobOutcome
 	public String toString() {
 		String error = EnqueuedJob.firstLine(this.error);
 		return this.id + " kind '" + this.kind + "', queue '" + this.queue + "', attempt " + this.attempt + ": "
-				+ this.outcome.name().toLowerCase(java.util.Locale.ROOT) + ((error != null) ? " (" + error + ")" : "");
+				+ this.outcome.name().toLowerCase(Locale.ROOT) + ((error != null) ? " (" + error + ")" : "");
 	}
 
 }

@@ -4,6 +4,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
 
@@ -243,7 +244,7 @@ public final class JobsAssert extends AbstractAssert<JobsAssert, List<EnqueuedJo
 	/**
 	 * One filter: what it keeps, and why a job does not pass it ({@code null} when it does).
 	 */
-	record Filter(String description, java.util.function.Function<EnqueuedJob, @Nullable String> mismatch) {
+	record Filter(String description, Function<EnqueuedJob, @Nullable String> mismatch) {
 
 		static Filter of(String description, Predicate<? super EnqueuedJob> condition) {
 			return new Filter(description, (job) -> condition.test(job) ? null : "not " + description);

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.stream.Collectors;
 
 import dev.pgqueue.JobState;
 import dev.pgqueue.engine.QueueEngine;
@@ -41,10 +42,10 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * <p>{@link #awaitIdle} waits for the application's pollers, as in production. {@link #drain} and
  * {@link #run(UUID)} run jobs on the calling thread through the path a poller's workers take (the
  * same claims, listener invocation, transactions and recorded outcomes), with or without pollers;
- * pollers and the test thread never take the same job. Neither may be called inside a transaction
- * (a {@code @Transactional} test): its enqueued jobs are visible to no other transaction until it
- * commits, which a test's never does. {@link #assertThatJobs()} reads inside the caller's
- * transaction, so it sees them.
+ * pollers and the test thread never take the same job. None of the three may be called inside a
+ * transaction (a {@code @Transactional} test): the jobs it enqueued are visible to no other
+ * transaction until it commits, which a test's never does. {@link #assertThatJobs()} reads inside
+ * the caller's transaction, so it sees them.
  */
 public final class QueueTester {
 
@@ -66,7 +67,7 @@ public final class QueueTester {
 	 * @param engine the application's pgqueue engine
 	 * @param jsonMapper reads payloads, as the application's listeners do
 	 */
-	public QueueTester(QueueEngine engine, JsonMapper jsonMapper) {
+	QueueTester(QueueEngine engine, JsonMapper jsonMapper) {
 		this(engine, jsonMapper, DEFAULT_TIMEOUT);
 	}
 
@@ -118,7 +119,7 @@ public final class QueueTester {
 		if (this.engine.handlers().kindsOf(queue).length == 0) {
 			throw new IllegalArgumentException("No @JobListener of this application handles queue '" + queue
 					+ "', so none of its jobs can run here; the application's listeners handle queues "
-					+ IdleWait.joined(this.engine.handlers().queues()) + ".");
+					+ quoted(this.engine.handlers().queues()) + ".");
 		}
 		List<Attempt> attempts = this.engine.runDueHere(queue, MAX_DRAINED);
 		if (attempts.size() >= MAX_DRAINED) {
@@ -195,6 +196,10 @@ public final class QueueTester {
 	 */
 	public JobsAssert assertThatJobs() {
 		return new JobsAssert(this.rows.all(), List.of(), this.jsonMapper, this.rows.schema());
+	}
+
+	private static String quoted(Set<String> names) {
+		return names.stream().map((name) -> "'" + name + "'").collect(Collectors.joining(", "));
 	}
 
 	private static void requireNoTransaction(String method) {
