@@ -16,6 +16,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * An engine runs a queue's due jobs, or one chosen job, on the calling thread through the claim
@@ -37,14 +38,15 @@ class CallingThreadRunTests {
 	static void setUp() {
 		fixture = QueueFixture.create("calling_thread")
 			.configure(QueueSettings.defaults("tx").withBatchSize(2))
-			.configure(QueueSettings.defaults("leased").withMode(QueueMode.LEASED).withLeaseDuration(Duration.ofSeconds(5)))
+			.configure(QueueSettings.defaults("calling_leased").withMode(QueueMode.LEASED)
+				.withLeaseDuration(Duration.ofSeconds(5)))
 			.configure(QueueSettings.defaults("failing").withRetry(AT_ONCE));
 		fixture.jdbc().execute("CREATE TABLE notes (job_id uuid NOT NULL)");
 		fixture.handle("note.write", "tx", (job) -> {
 			threads.add(Thread.currentThread());
 			fixture.jdbc().update("INSERT INTO notes (job_id) VALUES (?)", job.id());
 		});
-		fixture.handle("report.render", "leased", (job) -> threads.add(Thread.currentThread()));
+		fixture.handle("report.render", "calling_leased", (job) -> threads.add(Thread.currentThread()));
 		fixture.handle("always.fails", "failing", (job) -> {
 			failures.incrementAndGet();
 			throw new IllegalStateException("always fails");
@@ -82,12 +84,13 @@ class CallingThreadRunTests {
 		UUID first = enqueue(engine, "report.render");
 		UUID second = enqueue(engine, "report.render");
 
-		assertThat(engine.runDueHere("leased", 100)).hasSize(2);
+		assertThat(engine.runDueHere("calling_leased", 100)).hasSize(2);
 
 		assertThat(threads).containsOnly(Thread.currentThread());
-		// The run's completer and lease keeper have stopped, the completer once it had written every outcome.
-		assertThat(Thread.getAllStackTraces().keySet()).extracting(Thread::getName)
-			.noneMatch((name) -> name.startsWith("pgqueue-leased-"));
+		// The run's completer has stopped, once it had written every outcome; its lease keeper stops too.
+		assertThat(threadNames()).doesNotContain("pgqueue-calling_leased-completer");
+		await().atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> assertThat(threadNames()).doesNotContain("pgqueue-calling_leased-leases"));
 		assertThat(fixture.row(first)).containsEntry("state", "completed").containsEntry("lease_owner", null);
 		assertThat(fixture.row(second)).containsEntry("state", "completed");
 	}
@@ -129,6 +132,10 @@ class CallingThreadRunTests {
 		assertThat(engine.runDueHere("nobody", 100)).isEmpty();
 		assertThat(engine.runHere(unhandled)).isEmpty();
 		assertThat(fixture.row(unhandled)).containsEntry("state", "available").containsEntry("attempt", 0);
+	}
+
+	private static List<String> threadNames() {
+		return Thread.getAllStackTraces().keySet().stream().map(Thread::getName).toList();
 	}
 
 	private static UUID enqueue(QueueEngine engine, String kind) {
