@@ -12,7 +12,6 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.SingleConnectionDataSource;
-import org.springframework.test.context.ContextConfiguration;
 import org.springframework.test.context.TestContextManager;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -100,7 +99,7 @@ class IsolatedQueueSchemaTests {
 	}
 
 	@SpringBootTest(classes = KitTestApplication.class, properties = "pgqueue.enabled=false")
-	@ContextConfiguration(initializers = TestDatabaseInitializer.class)
+	@QueueTestDatabase
 	@IsolatedQueueSchema
 	static class PgqueueOnly {
 

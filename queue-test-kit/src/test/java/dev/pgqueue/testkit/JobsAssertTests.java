@@ -15,7 +15,6 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.test.context.ContextConfiguration;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -26,7 +25,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * and why it did not match, when they are not.
  */
 @SpringBootTest(classes = KitTestApplication.class, properties = "pgqueue.enabled=false")
-@ContextConfiguration(initializers = TestDatabaseInitializer.class)
+@QueueTestDatabase
 @AutoConfigureQueueTester
 @IsolatedQueueSchema(applicationTables = true)
 class JobsAssertTests {

@@ -19,7 +19,6 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.test.context.ContextConfiguration;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -31,7 +30,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * falls due within the timeout, and otherwise fails naming what still waits, runs or failed.
  */
 @SpringBootTest(classes = KitTestApplication.class)
-@ContextConfiguration(initializers = TestDatabaseInitializer.class)
+@QueueTestDatabase
 @AutoConfigureQueueTester
 @IsolatedQueueSchema(applicationTables = true)
 class QueueTesterAwaitIdleTests {

@@ -19,7 +19,6 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.test.context.ContextConfiguration;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -34,7 +33,7 @@ import static org.awaitility.Awaitility.await;
  * workers take, outcomes committed.
  */
 @SpringBootTest(classes = KitTestApplication.class, properties = "pgqueue.enabled=false")
-@ContextConfiguration(initializers = TestDatabaseInitializer.class)
+@QueueTestDatabase
 @AutoConfigureQueueTester
 @IsolatedQueueSchema(applicationTables = true)
 class QueueTesterDrainTests {
