@@ -1,15 +1,9 @@
 package dev.pgqueue;
 
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.sql.Connection;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
-
-import javax.sql.DataSource;
 
 import dev.pgqueue.engine.sql.AdminStatements;
 import dev.pgqueue.engine.sql.JobRepository;
@@ -23,7 +17,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.jdbc.datasource.DelegatingDataSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -89,14 +82,14 @@ class SchemaCatalogTests {
 				SchemaName.of(fixture.schema().name()));
 		assertThat(repository.claimLocked("reports", kinds, 10)).hasSize(10);
 		assertThat(repository.claimLeased("reports", kinds, 0, "catalog-test", Duration.ofMinutes(1))).isEmpty();
-		assertThat(recorder.statements).hasSize(2);
+		assertThat(recorder.statements()).hasSize(2);
 
-		String lockedPlan = explain(recorder.statements.get(0), "reports", kinds, 10);
+		String lockedPlan = explain(recorder.statements().get(0), "reports", kinds, 10);
 		assertThat(lockedPlan).contains("Index Scan using pgqueue_jobs_claim_idx")
 			.as("the index yields the claim order, no sort needed")
 			.doesNotContain("Sort")
 			.doesNotContain("Seq Scan");
-		String leasedPlan = explain(recorder.statements.get(1), "reports", kinds, 10, "catalog-test", 60_000L);
+		String leasedPlan = explain(recorder.statements().get(1), "reports", kinds, 10, "catalog-test", 60_000L);
 		assertThat(leasedPlan).contains("Index Scan using pgqueue_jobs_claim_idx").doesNotContain("Sort");
 	}
 
@@ -247,34 +240,6 @@ class SchemaCatalogTests {
 		return schema.jdbcTemplate()
 			.queryForObject("SELECT count(*) FROM " + SchemaName.of(schema.name()).qualify(QueueMigrator.HISTORY_TABLE),
 					Long.class);
-	}
-
-	/** Records the SQL of every statement prepared through it, to explain exactly what the repository runs. */
-	private static final class StatementRecorder extends DelegatingDataSource {
-
-		private final List<String> statements = new CopyOnWriteArrayList<>();
-
-		StatementRecorder(DataSource target) {
-			super(target);
-		}
-
-		@Override
-		public Connection getConnection() throws SQLException {
-			Connection target = super.getConnection();
-			return (Connection) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] { Connection.class },
-					(proxy, method, args) -> {
-						if (method.getName().startsWith("prepare") && args != null && args[0] instanceof String sql) {
-							this.statements.add(sql);
-						}
-						try {
-							return method.invoke(target, args);
-						}
-						catch (InvocationTargetException ex) {
-							throw ex.getTargetException();
-						}
-					});
-		}
-
 	}
 
 }

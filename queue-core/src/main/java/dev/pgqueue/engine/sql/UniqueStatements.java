@@ -20,6 +20,9 @@ final class UniqueStatements {
 
 	private static final String UNFINISHED = "('available', 'scheduled', 'running')";
 
+	/** The partial unique index that holds a key while its job is unfinished (migration V8). */
+	static final String UNFINISHED_INDEX = "pgqueue_jobs_unique_idx";
+
 	/**
 	 * Inserts the jobs whose keys are free; returns {@code public_id, queue, state} of those inserted.
 	 * Rows go in sorted by kind and key, whatever the order of the request: an insert that meets a key
@@ -52,6 +55,24 @@ final class UniqueStatements {
 
 	/** {@link #insertWhileUnfinished} that also notifies the queues that got due jobs. */
 	final String insertWhileUnfinishedNotifying;
+
+	/**
+	 * {@link #insertWhileUnfinished} without {@code ON CONFLICT}: the whole statement fails with a
+	 * unique violation of {@code pgqueue_jobs_unique_idx} at the first key that is held. Where it
+	 * succeeds it is cheaper, because PostgreSQL inserts each row once rather than speculatively (a
+	 * probe of the index, the insert, and a second check that confirms it); see
+	 * {@link UniqueJobRepository} for when it is tried.
+	 */
+	final String insertWhileUnfinishedOrFail;
+
+	/** {@link #insertWhileUnfinishedOrFail} that also notifies the queues that got due jobs. */
+	final String insertWhileUnfinishedOrFailNotifying;
+
+	/** {@link #insertWhileUnfinishedOrFail} of one job, its parameters single values. */
+	final String insertOneWhileUnfinishedOrFail;
+
+	/** {@link #insertOneWhileUnfinishedOrFail} that also notifies the job's queue if it is due. */
+	final String insertOneWhileUnfinishedOrFailNotifying;
 
 	/**
 	 * Changes the waiting jobs that hold keys as the requests' conflict policies say, skipping those a
@@ -118,11 +139,14 @@ final class UniqueStatements {
 				FROM r CROSS JOIN LATERAL (SELECT %2$s AS due) d
 				%3$s
 				ORDER BY r.kind, r.unique_key
-				ON CONFLICT (kind, unique_key) WHERE unique_key IS NOT NULL AND state IN %4$s DO NOTHING
+				%4$s
 				RETURNING public_id, queue, state""";
-		String whileUnfinished = insertJobs.formatted(jobs, JobStatements.DUE_AT, "", UNFINISHED);
+		String skipHeld = "ON CONFLICT (kind, unique_key) WHERE unique_key IS NOT NULL AND state IN " + UNFINISHED
+				+ " DO NOTHING";
+		String whileUnfinished = insertJobs.formatted(jobs, JobStatements.DUE_AT, "", skipHeld);
+		String whileUnfinishedOrFail = insertJobs.formatted(jobs, JobStatements.DUE_AT, "", "");
 		String withPeriods = insertJobs.formatted(jobs, JobStatements.DUE_AT,
-				"WHERE r.period_s = 0 OR r.public_id IN (SELECT public_id FROM held)", UNFINISHED);
+				"WHERE r.period_s = 0 OR r.public_id IN (SELECT public_id FROM held)", skipHeld);
 		String oneRow = """
 				WITH r AS (
 				    SELECT ?::uuid AS public_id, ?::text AS kind, ?::text AS queue, ?::text AS payload,
@@ -135,6 +159,10 @@ final class UniqueStatements {
 		this.insertWhileUnfinished = rows + "\n" + whileUnfinished;
 		this.insert = rows + held + "\n" + withPeriods;
 		this.insertWhileUnfinishedNotifying = notifying(rows, whileUnfinished, channel);
+		this.insertOneWhileUnfinishedOrFail = oneRow + "\n" + whileUnfinishedOrFail;
+		this.insertOneWhileUnfinishedOrFailNotifying = notifying(oneRow, whileUnfinishedOrFail, channel);
+		this.insertWhileUnfinishedOrFail = rows + "\n" + whileUnfinishedOrFail;
+		this.insertWhileUnfinishedOrFailNotifying = notifying(rows, whileUnfinishedOrFail, channel);
 		this.insertNotifying = notifying(rows + held, withPeriods, channel);
 		String changed = "CASE WHEN t.policy = 'REPLACE' THEN t.due ELSE greatest(j.run_at, t.due) END";
 		this.changeWaiting = """
