@@ -37,12 +37,23 @@ class KilledWorkerTests {
 			for (int kill = 1; kill <= KILLS; kill++) {
 				long progress = (long) JOBS * kill / (KILLS + 2);
 				await().atMost(Duration.ofMinutes(1)).until(() -> workload.completed() >= progress);
-				Worker victim = running.remove(0);
-				// Kill only while the victim holds work: an open batch, or jobs under its lease.
+				// Kill a worker only while it holds work (an open batch, or jobs under its lease): the oldest
+				// that does. A worker that joined late may hold little for a while, and waiting for that one
+				// would test its share of the work, not what its death leaves behind.
 				int[] holding = new int[1];
-				await().atMost(Duration.ofSeconds(30))
-					.pollInterval(Duration.ofMillis(10))
-					.until(() -> (holding[0] = workload.inFlight(victim, mode)) > 0);
+				Worker[] chosen = new Worker[1];
+				await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(10)).until(() -> {
+					for (Worker candidate : running) {
+						holding[0] = workload.inFlight(candidate, mode);
+						if (holding[0] > 0) {
+							chosen[0] = candidate;
+							return true;
+						}
+					}
+					return false;
+				});
+				Worker victim = chosen[0];
+				running.remove(victim);
 				victim.kill();
 				inFlightAtKill.add(holding[0]);
 				running.add(fleet.start("r" + kill));
