@@ -41,7 +41,9 @@ public enum FailureCause {
 	/**
 	 * Looks through the exception and its causes for the first sign of a lost connection or a
 	 * conflict. A rollback that failed after the work had failed (the connection broke during the
-	 * work) is looked through as well as the work's failure it replaced.
+	 * work) is looked through as well as the work's failure it replaced, whether that came as the
+	 * rollback's application exception or as one it suppressed: a pool that closed a broken
+	 * connection fails the rollback with no SQLSTATE at all ("Connection is closed").
 	 */
 	public static FailureCause of(Throwable failure) {
 		Deque<Throwable> pending = new ArrayDeque<>();
@@ -69,6 +71,9 @@ public enum FailureCause {
 			}
 			if (cause.getCause() != null && cause.getCause() != cause) {
 				pending.add(cause.getCause());
+			}
+			for (Throwable suppressed : cause.getSuppressed()) {
+				pending.add(suppressed);
 			}
 		}
 		return ERROR;

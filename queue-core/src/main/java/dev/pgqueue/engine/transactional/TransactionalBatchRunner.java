@@ -78,7 +78,8 @@ public final class TransactionalBatchRunner extends BatchFlow {
 		if (run instanceof Completed completed) {
 			return completed.attempts();
 		}
-		status.rollbackToSavepoint(batchStart);
+		rollbackAfterFailure(status, batchStart,
+				(run instanceof RunCarefully careful && careful.failed() != null) ? careful.failed().attempt().outcome().cause() : null);
 		if (run instanceof RunCarefully careful) {
 			return runCarefully(status, jobs, careful.failed(), onTimeout, stop);
 		}
@@ -213,7 +214,7 @@ public final class TransactionalBatchRunner extends BatchFlow {
 				continue;
 			}
 			// Undo the listener's own work but keep its neighbours'.
-			status.rollbackToSavepoint(savepoint);
+			rollbackAfterFailure(status, savepoint, outcome.cause());
 			if (stop.aborting()) {
 				released(job);
 				break;
@@ -250,10 +251,30 @@ public final class TransactionalBatchRunner extends BatchFlow {
 		if (last == null || !inFailedTransaction(failure)) {
 			throw failure;
 		}
-		status.rollbackToSavepoint(last.savepoint());
+		rollbackAfterFailure(status, last.savepoint(), failure);
 		completed.remove(completed.size() - 1);
 		Attempt returned = succeeded.remove(succeeded.size() - 1);
 		failures.add(new Failure(last.job(), runner().transactionAborted(returned, settings())));
+	}
+
+	/**
+	 * Rolls back to a savepoint after a job's work failed. When the rollback fails as well, the work's
+	 * failure goes with it (suppressed): a listener whose statement met a terminated backend leaves a
+	 * connection the pool has already closed, and the rollback's own exception then says no more than
+	 * "Connection is closed", without an SQLSTATE. Without the work's failure beside it, the batch's
+	 * failure would read as an error worth a pause rather than a lost connection worth a retry at once
+	 * (see {@link dev.pgqueue.engine.service.FailureCause}).
+	 */
+	private static void rollbackAfterFailure(TransactionStatus status, Object savepoint, @Nullable Throwable failure) {
+		try {
+			status.rollbackToSavepoint(savepoint);
+		}
+		catch (RuntimeException ex) {
+			if (failure != null && failure != ex) {
+				ex.addSuppressed(failure);
+			}
+			throw ex;
+		}
 	}
 
 	/** What the optimistic run of a batch came to. */
