@@ -459,8 +459,8 @@ class LeasedModeTests {
 		}
 
 		@Override
-		public Set<Long> extendLeases(String owner, Collection<Long> ids, Duration lease) {
-			return Set.of();
+		public LeaseExtension extendLeases(String owner, Collection<Long> ids, Duration lease) {
+			return new LeaseExtension(Set.of(), Set.of());
 		}
 
 	}

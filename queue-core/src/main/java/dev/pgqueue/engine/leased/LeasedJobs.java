@@ -13,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 import dev.pgqueue.engine.job.ClaimedJob;
 import dev.pgqueue.engine.run.Outcome;
 import dev.pgqueue.engine.sql.JobRepository;
+import dev.pgqueue.engine.sql.JobRepository.LeaseExtension;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -180,16 +181,17 @@ final class LeasedJobs {
 			return;
 		}
 		long sentAt = System.nanoTime();
-		Set<Long> extended = this.repository.extendLeases(this.owner, ids, this.lease);
+		LeaseExtension extension = this.repository.extendLeases(this.owner, ids, this.lease);
 		long leaseUntil = sentAt + this.lease.toNanos();
 		for (Long id : ids) {
 			Held job = this.held.get(id);
-			if (job != null) {
+			if (job != null && !extension.skipped().contains(id)) {
 				// Not extended: finished meanwhile, or no longer ours; only the latter matters, to jobs not started yet.
-				job.leaseUntil = extended.contains(id) ? leaseUntil : sentAt;
+				// (Skipped: still ours, locked by another transaction; its lease stays as it was until the next round.)
+				job.leaseUntil = extension.extended().contains(id) ? leaseUntil : sentAt;
 			}
 		}
-		if (extended.size() < ids.size()) {
+		if (extension.extended().size() + extension.skipped().size() < ids.size()) {
 			dropLostAhead();
 		}
 	}

@@ -168,8 +168,11 @@ public final class JobStatements {
 	public final String recordLeasedFailure;
 
 	/**
-	 * Extends the leases an owner holds on running jobs; returns the ids it extended. Parameters:
-	 * lease in milliseconds, array of ids, owner.
+	 * Extends the leases an owner holds on running jobs, without waiting for a row another transaction
+	 * has locked (the completer writing its outcome, a rescuer); returns each job still the owner's
+	 * with whether its lease was extended or skipped. Parameters: array of ids, owner, lease in
+	 * milliseconds. The rows are read twice: as the statement's snapshot has them (still the owner's),
+	 * and locked, skipping those another transaction holds.
 	 */
 	public final String extendLeases;
 
@@ -301,9 +304,18 @@ public final class JobStatements {
 				       lease_owner = NULL, lease_until = NULL
 				WHERE id = ? AND attempt = ? AND state = 'running'""".formatted(this.table);
 		this.extendLeases = """
-				UPDATE %s SET lease_until = clock_timestamp() + ? * interval '1 millisecond'
-				WHERE id = ANY(?) AND state = 'running' AND lease_owner = ?
-				RETURNING id""".formatted(this.table);
+				WITH p AS (SELECT ?::bigint[] AS ids, ?::text AS owner, ? * interval '1 millisecond' AS lease),
+				mine AS (
+				    SELECT j.id FROM %1$s j, p WHERE j.id = ANY(p.ids) AND j.state = 'running' AND j.lease_owner = p.owner),
+				locked AS (
+				    SELECT j.id FROM %1$s j, p WHERE j.id = ANY(p.ids) AND j.state = 'running' AND j.lease_owner = p.owner
+				    FOR UPDATE OF j SKIP LOCKED),
+				extended AS (
+				    UPDATE %1$s j SET lease_until = clock_timestamp() + p.lease
+				    FROM locked, p WHERE j.id = locked.id
+				    RETURNING j.id)
+				SELECT mine.id, extended.id IS NOT NULL FROM mine LEFT JOIN extended ON extended.id = mine.id"""
+			.formatted(this.table);
 		this.releaseLeased = """
 				UPDATE %s SET state = 'available', attempt = attempt - 1, started_at = NULL, lease_owner = NULL,
 				       lease_until = NULL

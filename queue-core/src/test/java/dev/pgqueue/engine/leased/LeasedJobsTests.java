@@ -1,8 +1,15 @@
 package dev.pgqueue.engine.leased;
 
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.Timestamp;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.QueueFixture;
@@ -99,6 +106,49 @@ class LeasedJobsTests {
 		assertThat(jobs.start(next)).isTrue();
 		assertThat(jobs.heldCount()).as("the running job; the other is forgotten").isOne();
 		assertThat(fixture.row(taken)).containsEntry("lease_owner", "owner-5");
+	}
+
+	@Test
+	void anExtensionDoesNotWaitForAJobAnotherTransactionHoldsAndKeepsIt() throws Exception {
+		Duration lease = Duration.ofMinutes(1);
+		LeasedJobs jobs = new LeasedJobs(fixture.repository(), "busy", "owner-6", lease);
+		UUID locked = enqueue("busy");
+		UUID free = enqueue("busy");
+		List<Held> claimed = jobs.claimed(fixture.repository().claimLeased("busy", new String[] { "busy.job" }, 2,
+				"owner-6", lease), System.nanoTime());
+		assertThat(claimed).hasSize(2);
+		jobs.holdAhead(claimed);
+		Timestamp lockedLease = leaseUntil(locked);
+		Timestamp freeLease = leaseUntil(free);
+		ExecutorService keeper = Executors.newSingleThreadExecutor();
+		// Another transaction holds one of the rows, as the completer does while it writes a batch of outcomes.
+		try (Connection other = fixture.dataSource().getConnection()) {
+			other.setAutoCommit(false);
+			try (PreparedStatement lock = other.prepareStatement(
+					"SELECT 1 FROM " + fixture.table() + " WHERE public_id = ? FOR UPDATE")) {
+				lock.setObject(1, locked);
+				lock.executeQuery().close();
+			}
+			Future<?> extension = keeper.submit(jobs::extendLeases);
+			try {
+				extension.get(10, TimeUnit.SECONDS);
+			}
+			finally {
+				other.rollback();
+				keeper.shutdown();
+			}
+		}
+
+		assertThat(leaseUntil(free)).as("the free job's lease, extended").isAfter(freeLease);
+		assertThat(leaseUntil(locked)).as("the held job's lease, left as it was").isEqualTo(lockedLease);
+		assertThat(jobs.aheadCount()).as("the held job is still this poller's: not dropped as lost").isEqualTo(2);
+		assertThat(jobs.start(jobs.nextAhead())).isTrue();
+		assertThat(jobs.start(jobs.nextAhead())).isTrue();
+	}
+
+	private static Timestamp leaseUntil(UUID id) {
+		return fixture.jdbc()
+			.queryForObject("SELECT lease_until FROM " + fixture.table() + " WHERE public_id = ?", Timestamp.class, id);
 	}
 
 	private static UUID enqueue(String queue) {
