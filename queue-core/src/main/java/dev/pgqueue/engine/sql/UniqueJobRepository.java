@@ -3,7 +3,6 @@ package dev.pgqueue.engine.sql;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -13,19 +12,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.pgqueue.OnConflict;
 import dev.pgqueue.engine.job.NewJob;
-import dev.pgqueue.engine.job.Uniqueness;
 import dev.pgqueue.schema.SchemaName;
 import org.jspecify.annotations.Nullable;
-import org.postgresql.util.PSQLException;
-import org.postgresql.util.ServerErrorMessage;
-import org.springframework.jdbc.core.ArgumentPreparedStatementSetter;
-import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.jdbc.core.PreparedStatementCreator;
 import org.springframework.jdbc.core.RowCallbackHandler;
 
 /**
@@ -54,7 +46,7 @@ import org.springframework.jdbc.core.RowCallbackHandler;
  * the statement fails and undoes itself, and the rounds above run as usual. A failure costs that
  * statement's work and leaves its rows dead until vacuum, so after one the plain insert is not tried
  * for the next enqueue, after two in a row for the next two, then four, up to
- * {@value FailFast#MAX_SKIPS}: a caller whose keys are often held soon pays almost nothing for it,
+ * {@value PlainUniqueInsert.FailFast#MAX_SKIPS}: a caller whose keys are often held soon pays almost nothing for it,
  * and one whose keys are fresh keeps the cheaper insert. In the caller's transaction the plain insert
  * would need a savepoint, a subtransaction that stays with the transaction until it ends, so it is
  * never tried there.
@@ -70,7 +62,7 @@ public final class UniqueJobRepository {
 
 	private final boolean notify;
 
-	private final FailFast failFast = new FailFast();
+	private final PlainUniqueInsert plainInsert;
 
 	/**
 	 * @param notify whether notifications are on: an enqueue that makes jobs due may notify their
@@ -80,6 +72,7 @@ public final class UniqueJobRepository {
 		this.jdbc = jdbc;
 		this.sql = new UniqueStatements(schema);
 		this.notify = notify;
+		this.plainInsert = new PlainUniqueInsert(jdbc, this.sql);
 	}
 
 	/**
@@ -103,7 +96,7 @@ public final class UniqueJobRepository {
 		boolean notifying = notify && this.notify;
 		Set<String> notified = new LinkedHashSet<>();
 		for (int round = 0; round < MAX_ROUNDS && !pending.isEmpty(); round++) {
-			Set<UUID> inserted = (round == 0) ? insertAllOrNone(jobs, notifying, notifying ? notified : dueQueues) : null;
+			Set<UUID> inserted = (round == 0) ? this.plainInsert.tryInsert(jobs, notifying, notifying ? notified : dueQueues) : null;
 			if (inserted == null) {
 				inserted = insertFree(jobs, pending, notifying, notifying ? notified : dueQueues);
 			}
@@ -161,131 +154,22 @@ public final class UniqueJobRepository {
 	}
 
 	/**
-	 * The plain insert of every job, tried when {@link FailFast} says so, for jobs held while they are
-	 * unfinished and outside a transaction; returns the ids inserted, or {@code null} if it
-	 * was not tried or a key was held (nothing inserted, nothing added to {@code dueQueues}).
-	 */
-	private @Nullable Set<UUID> insertAllOrNone(List<NewJob> jobs, boolean notifying, Set<String> dueQueues) {
-		int n = jobs.size();
-		if (jobs.stream().anyMatch((job) -> job.unique().periodic()) || !this.failFast.shouldTry()) {
-			return null;
-		}
-		PreparedStatementCreator statement;
-		if (n == 1) {
-			statement = (con) -> {
-				PreparedStatement ps = con.prepareStatement(
-						notifying ? this.sql.insertOneWhileUnfinishedOrFailNotifying : this.sql.insertOneWhileUnfinishedOrFail);
-				new ArgumentPreparedStatementSetter(oneRow(jobs.get(0))).setValues(ps);
-				return ps;
-			};
-		}
-		else {
-			String[] uniqueKeys = new String[n];
-			Long[] periods = new Long[n];
-			Timestamp[] periodStarts = new Timestamp[n];
-			for (int k = 0; k < n; k++) {
-				uniqueKeys[k] = jobs.get(k).unique().key();
-				periods[k] = 0L;
-			}
-			NewJobColumns columns = new NewJobColumns(jobs);
-			statement = (con) -> {
-				PreparedStatement ps = con.prepareStatement(
-						notifying ? this.sql.insertWhileUnfinishedOrFailNotifying : this.sql.insertWhileUnfinishedOrFail);
-				columns.bind(con, ps);
-				ps.setArray(NewJobColumns.COUNT + 1, con.createArrayOf("text", uniqueKeys));
-				ps.setArray(NewJobColumns.COUNT + 2, con.createArrayOf("int8", periods));
-				ps.setArray(NewJobColumns.COUNT + 3, con.createArrayOf("timestamptz", periodStarts));
-				return ps;
-			};
-		}
-		return this.jdbc.execute((ConnectionCallback<@Nullable Set<UUID>>) (con) -> {
-			if (!con.getAutoCommit()) {
-				return null;
-			}
-			Set<UUID> inserted = new LinkedHashSet<>();
-			Set<String> due = new LinkedHashSet<>();
-			try (PreparedStatement ps = statement.createPreparedStatement(con)) {
-				try (ResultSet rs = ps.executeQuery()) {
-					while (rs.next()) {
-						inserted.add(rs.getObject(1, UUID.class));
-						if ("available".equals(rs.getString(3))) {
-							due.add(rs.getString(2));
-						}
-					}
-				}
-			}
-			catch (SQLException ex) {
-				if (keyHeld(ex)) {
-					this.failFast.failed();
-					return null;
-				}
-				throw ex;
-			}
-			this.failFast.succeeded();
-			dueQueues.addAll(due);
-			return inserted;
-		});
-	}
-
-	/** The parameters of the insert of one job held while it is unfinished. */
-	private static Object[] oneRow(NewJob job) {
-		return new Object[] { job.publicId(), job.kind(), job.queue(), job.payloadJson(), job.priority(),
-				JobRepository.timestamp(job.runAt()), JobRepository.delayMicros(job.delay()), job.maxAttempts(),
-				JobRepository.delayMicros(job.jitter()), job.bucket(), job.concurrencyKey(),
-				TraceContextColumn.write(job.traceContext()), job.unique().key(), 0L, null };
-	}
-
-	/** Whether the statement failed because a key was held while its job is unfinished. */
-	private static boolean keyHeld(SQLException ex) {
-		ServerErrorMessage message = (ex instanceof PSQLException psql) ? psql.getServerErrorMessage() : null;
-		return "23505".equals(ex.getSQLState()) && message != null
-				&& UniqueStatements.UNFINISHED_INDEX.equals(message.getConstraint());
-	}
-
-	/**
 	 * Inserts the jobs whose keys are free, notifying their queues in the same statement if asked;
 	 * adds the queues that got due jobs to {@code dueQueues}.
 	 */
 	private Set<UUID> insertFree(List<NewJob> jobs, List<Integer> indexes, boolean notifying, Set<String> dueQueues) {
-		int n = indexes.size();
-		boolean anyPeriod = false;
-		List<NewJob> selected = new ArrayList<>(n);
-		String[] uniqueKeys = new String[n];
-		Long[] periods = new Long[n];
-		Timestamp[] periodStarts = new Timestamp[n];
-		for (int k = 0; k < n; k++) {
-			NewJob job = jobs.get(indexes.get(k));
-			Uniqueness unique = job.unique();
-			selected.add(job);
-			uniqueKeys[k] = unique.key();
-			periods[k] = unique.periodSeconds();
-			periodStarts[k] = JobRepository.timestamp(unique.periodStart());
-			anyPeriod |= unique.periodic();
-		}
+		List<NewJob> selected = indexes.stream().map(jobs::get).toList();
+		boolean anyPeriod = selected.stream().anyMatch((job) -> job.unique().periodic());
 		Set<UUID> inserted = new LinkedHashSet<>();
-		RowCallbackHandler rows = (ResultSet rs) -> {
-			inserted.add(rs.getObject(1, UUID.class));
-			if ("available".equals(rs.getString(3))) {
-				dueQueues.add(rs.getString(2));
-			}
-		};
-		if (n == 1 && !anyPeriod) {
-			NewJob job = selected.get(0);
+		RowCallbackHandler rows = (ResultSet rs) -> UniqueInserts.read(rs, inserted, dueQueues);
+		if (selected.size() == 1 && !anyPeriod) {
 			this.jdbc.query(notifying ? this.sql.insertOneWhileUnfinishedNotifying : this.sql.insertOneWhileUnfinished,
-					rows, oneRow(job));
+					rows, UniqueInserts.oneRow(selected.get(0)));
 			return inserted;
 		}
-		NewJobColumns columns = new NewJobColumns(selected);
 		String statement = anyPeriod ? (notifying ? this.sql.insertNotifying : this.sql.insert)
 				: (notifying ? this.sql.insertWhileUnfinishedNotifying : this.sql.insertWhileUnfinished);
-		this.jdbc.query((Connection con) -> {
-			PreparedStatement ps = con.prepareStatement(statement);
-			columns.bind(con, ps);
-			ps.setArray(NewJobColumns.COUNT + 1, con.createArrayOf("text", uniqueKeys));
-			ps.setArray(NewJobColumns.COUNT + 2, con.createArrayOf("int8", periods));
-			ps.setArray(NewJobColumns.COUNT + 3, con.createArrayOf("timestamptz", periodStarts));
-			return ps;
-		}, rows);
+		this.jdbc.query(UniqueInserts.many(statement, selected), rows);
 		return inserted;
 	}
 
@@ -415,42 +299,6 @@ public final class UniqueJobRepository {
 	}
 
 	private record KindKey(String kind, String key) {
-
-	}
-
-	/**
-	 * When to try the plain insert first: always while it succeeds; after a failure, not for the next
-	 * enqueue, after two failures in a row not for the next two, and so on, doubling up to
-	 * {@value #MAX_SKIPS}. Shared by the threads that enqueue through one repository; a race between
-	 * them only moves a count by one.
-	 */
-	static final class FailFast {
-
-		/** The longest run of enqueues that skip the plain insert after failures. */
-		static final int MAX_SKIPS = 1024;
-
-		private final AtomicInteger skipsLeft = new AtomicInteger();
-
-		private final AtomicInteger nextSkips = new AtomicInteger(1);
-
-		boolean shouldTry() {
-			int left = this.skipsLeft.get();
-			if (left <= 0) {
-				return true;
-			}
-			this.skipsLeft.compareAndSet(left, left - 1);
-			return false;
-		}
-
-		void succeeded() {
-			this.nextSkips.set(1);
-		}
-
-		void failed() {
-			int skips = this.nextSkips.get();
-			this.skipsLeft.set(skips);
-			this.nextSkips.set(Math.min(skips * 2, MAX_SKIPS));
-		}
 
 	}
 

@@ -12,7 +12,7 @@ class FailFastTests {
 
 	@Test
 	void triesUntilAFailureThenSkipsOneTwoFourEnqueuesAsFailuresRepeat() {
-		UniqueJobRepository.FailFast failFast = new UniqueJobRepository.FailFast();
+		PlainUniqueInsert.FailFast failFast = new PlainUniqueInsert.FailFast();
 		assertThat(decisions(failFast, 3)).containsExactly(true, true, true);
 
 		failFast.failed();
@@ -25,7 +25,7 @@ class FailFastTests {
 
 	@Test
 	void aSuccessStartsTheCountAgain() {
-		UniqueJobRepository.FailFast failFast = new UniqueJobRepository.FailFast();
+		PlainUniqueInsert.FailFast failFast = new PlainUniqueInsert.FailFast();
 		failFast.failed();
 		decisions(failFast, 2);
 		failFast.failed();
@@ -38,16 +38,16 @@ class FailFastTests {
 
 	@Test
 	void theSkipsStopGrowingAtTheirMaximum() {
-		UniqueJobRepository.FailFast failFast = new UniqueJobRepository.FailFast();
+		PlainUniqueInsert.FailFast failFast = new PlainUniqueInsert.FailFast();
 		for (int i = 0; i < 20; i++) {
 			failFast.failed();
 		}
-		List<Boolean> decisions = decisions(failFast, UniqueJobRepository.FailFast.MAX_SKIPS + 1);
-		assertThat(decisions.subList(0, UniqueJobRepository.FailFast.MAX_SKIPS)).containsOnly(false);
-		assertThat(decisions.get(UniqueJobRepository.FailFast.MAX_SKIPS)).isTrue();
+		List<Boolean> decisions = decisions(failFast, PlainUniqueInsert.FailFast.MAX_SKIPS + 1);
+		assertThat(decisions.subList(0, PlainUniqueInsert.FailFast.MAX_SKIPS)).containsOnly(false);
+		assertThat(decisions.get(PlainUniqueInsert.FailFast.MAX_SKIPS)).isTrue();
 	}
 
-	private static List<Boolean> decisions(UniqueJobRepository.FailFast failFast, int count) {
+	private static List<Boolean> decisions(PlainUniqueInsert.FailFast failFast, int count) {
 		List<Boolean> decisions = new ArrayList<>();
 		for (int i = 0; i < count; i++) {
 			decisions.add(failFast.shouldTry());
