@@ -78,8 +78,7 @@ public final class TransactionalBatchRunner extends BatchFlow {
 		if (run instanceof Completed completed) {
 			return completed.attempts();
 		}
-		rollbackAfterFailure(status, batchStart,
-				(run instanceof RunCarefully careful && careful.failed() != null) ? careful.failed().attempt().outcome().cause() : null);
+		rollbackAfterFailure(status, batchStart, (run instanceof RunCarefully careful) ? careful.cause() : null);
 		if (run instanceof RunCarefully careful) {
 			return runCarefully(status, jobs, careful.failed(), onTimeout, stop);
 		}
@@ -292,6 +291,12 @@ public final class TransactionalBatchRunner extends BatchFlow {
 	 * not be pinned on one job
 	 */
 	private record RunCarefully(@Nullable Failure failed) implements OptimisticRun {
+
+		/** What the failed job's listener threw, if the failure was pinned on one job. */
+		@Nullable Throwable cause() {
+			return (this.failed != null) ? this.failed.attempt().outcome().cause() : null;
+		}
+
 	}
 
 	/** Shutdown interrupted a listener: undo the whole batch and release its jobs. */
