@@ -1,8 +1,5 @@
 package dev.pgqueue;
 
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -14,7 +11,6 @@ import java.util.stream.IntStream;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.metrics.MicrometerQueueMetrics;
-import dev.pgqueue.test.TestDatabase;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterAll;
@@ -75,7 +71,7 @@ class KilledBatchesTests {
 		poller.start();
 		try {
 			await().atMost(Duration.ofSeconds(30)).until(() -> blocked.get() == CONCURRENCY);
-			int terminated = terminateBackendsLockingJobs();
+			int terminated = fixture.terminateBackendsLockingJobs();
 			assertThat(terminated).as("backends of the open batches").isEqualTo(CONCURRENCY);
 			release.countDown();
 			long swept = System.nanoTime();
@@ -108,22 +104,6 @@ class KilledBatchesTests {
 	private static long completed() {
 		return fixture.jdbc()
 			.queryForObject("SELECT count(*) FROM " + fixture.table() + " WHERE state = 'completed'", Long.class);
-	}
-
-	/** Terminates, from an administrative connection, every backend holding a lock on the jobs table. */
-	private static int terminateBackendsLockingJobs() throws Exception {
-		try (Connection admin = TestDatabase.get().connect();
-				PreparedStatement statement = admin.prepareStatement("""
-						SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM (
-						    SELECT DISTINCT pid FROM pg_locks
-						    WHERE relation = ?::regclass AND granted AND pid <> pg_backend_pid()) holders
-						""")) {
-			statement.setString(1, fixture.table());
-			try (ResultSet rs = statement.executeQuery()) {
-				rs.next();
-				return rs.getInt(1);
-			}
-		}
 	}
 
 }

@@ -361,6 +361,25 @@ public final class QueueFixture implements AutoCloseable {
 		return SchemaName.of(this.schema.name()).qualify("pgqueue_jobs");
 	}
 
+	/**
+	 * Terminates, from an administrative connection, every backend holding a lock on the jobs table
+	 * (a sweep like an administrator's, a failover's or a connection-killing proxy's); returns how many.
+	 */
+	public int terminateBackendsLockingJobs() throws java.sql.SQLException {
+		try (java.sql.Connection admin = dev.pgqueue.test.TestDatabase.get().connect();
+				java.sql.PreparedStatement statement = admin.prepareStatement("""
+						SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM (
+						    SELECT DISTINCT pid FROM pg_locks
+						    WHERE relation = ?::regclass AND granted AND pid <> pg_backend_pid()) holders
+						""")) {
+			statement.setString(1, table());
+			try (java.sql.ResultSet rs = statement.executeQuery()) {
+				rs.next();
+				return rs.getInt(1);
+			}
+		}
+	}
+
 	/** Counts of jobs by state. */
 	public Map<String, Long> countByState() {
 		Map<String, Long> counts = new java.util.TreeMap<>();

@@ -9,11 +9,12 @@ import dev.pgqueue.QueueMode;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Scenario 26: a leased worker that joins a deep drain late. Two workers drain 150 000 jobs of 5 ms
- * (eight at once each, more than the machine's cores can run), a third starts 3 s later; once it is
- * ready, each worker's completions are counted over 10 s. The late worker takes its share (at least
+ * (eight at once each, more than the machine's cores can run), a third starts once they have
+ * completed 5 000; once it is ready, each worker's share of the next 25 000 completions is counted. The late worker takes its share (at least
  * half of the others' average), no statement of a worker deadlocks, and no lease runs out: every job
  * runs one attempt.
  *
@@ -26,7 +27,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class LateJoinerTests {
 
-	private static final Duration MEASURED = Duration.ofSeconds(10);
+	/** Jobs the first two workers complete before the third starts. */
+	private static final long HEAD_START = 5_000;
+
+	/** Completions, of all three workers, over which each one's share is counted. */
+	private static final long MEASURED = 25_000;
 
 	@Test
 	void aLeasedWorkerThatJoinsLateTakesItsShareAndNoLeaseRunsOut() throws Exception {
@@ -36,10 +41,14 @@ class LateJoinerTests {
 						Scenarios.options(QueueMode.LEASED, Map.of("work-ms", "5")))) {
 			workload.enqueue(150_000);
 			List<Worker> early = fleet.startReady("w", 2);
-			Thread.sleep(3_000);
+			// The first two are well into the drain before the third starts.
+			await().atMost(Duration.ofMinutes(1)).until(() -> workload.completed() >= HEAD_START);
 			Worker late = fleet.startReady("late", 1).get(0);
 			Map<Long, Long> before = workload.ledgerRowsPerWorker();
-			Thread.sleep(MEASURED.toMillis());
+			long counted = before.values().stream().mapToLong(Long::longValue).sum();
+			// Counted over the next MEASURED completions of all three.
+			await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(50))
+				.until(() -> workload.completed() >= counted + MEASURED);
 			Map<Long, Long> after = workload.ledgerRowsPerWorker();
 			long waiting = workload.jdbc()
 				.queryForObject("SELECT count(*) FROM " + workload.table() + " WHERE state = 'available'", Long.class);
@@ -56,9 +65,9 @@ class LateJoinerTests {
 				.queryForObject("SELECT count(*) FROM " + workload.table() + " WHERE attempt > 1", Long.class);
 			Figures.print("26. a leased worker joins a drain of 150 000 late",
 					String.format(Locale.ROOT,
-							"completed in the %d s after it was ready: late %d, early %.0f on average; %d still "
+							"of the %d completions after it was ready: late %d, early %.0f on average; %d still "
 									+ "waiting; jobs on a second attempt: %d; deadlocks in the workers' logs: %d",
-							MEASURED.toSeconds(), lateDone, earlyMean, waiting, extraAttempts, deadlocks));
+							MEASURED, lateDone, earlyMean, waiting, extraAttempts, deadlocks));
 
 			assertThat(waiting).as("jobs still waiting when the count ended (a drain, not its tail)").isPositive();
 			assertThat(lateDone).as("the late worker's completions against the others' average %.0f", earlyMean)
