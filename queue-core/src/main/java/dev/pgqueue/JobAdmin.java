@@ -1,6 +1,7 @@
 package dev.pgqueue;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -26,6 +27,24 @@ public interface JobAdmin {
 
 	/** The job with this public id, with its payload (which may hold personal data). */
 	Optional<JobDetails> findWithPayload(UUID id);
+
+	/**
+	 * The attempts of a job, oldest first: when each ran, how it ended and why it failed, as many as
+	 * {@code pgqueue.attempt-history} keeps (20 by default), then the attempt that completed it or that
+	 * runs it under a lease now. A transactional batch's running attempt shows once its batch commits.
+	 * @param id the job's public id
+	 * @return its attempts; empty when no job has this id, or it has not run yet
+	 */
+	List<JobAttempt> attempts(UUID id);
+
+	/**
+	 * What the listener of a completed job returned, as the JSON its application's mapper wrote; kept
+	 * with the job until the completed retention prunes it (nothing is kept when completed jobs are
+	 * deleted as they finish). Void listeners, and listeners that returned {@code null}, store nothing.
+	 * @param id the job's public id
+	 * @return its output; empty when it has none, or no job has this id
+	 */
+	Optional<String> output(UUID id);
 
 	/**
 	 * Jobs matching the query, newest first, one page at a time: pass the page's

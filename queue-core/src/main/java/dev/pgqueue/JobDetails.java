@@ -1,6 +1,8 @@
 package dev.pgqueue;
 
+import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.UUID;
 
 import org.jspecify.annotations.Nullable;
@@ -24,12 +26,27 @@ import org.jspecify.annotations.Nullable;
  * @param runAt when the job became (or becomes) due
  * @param startedAt when its last attempt was claimed, or {@code null}
  * @param finishedAt when it completed, failed or was cancelled, or {@code null}
+ * @param snoozes how many times the job has snoozed ({@link JobSnoozedException})
+ * @param tags the tags it was enqueued with, in their order; empty for none
  * @param payload raw JSON payload, only when asked for ({@link JobAdmin#findWithPayload}), else
  * {@code null}
  */
 public record JobDetails(UUID id, String kind, String queue, JobState state, int priority, int attempt,
 		int maxAttempts, @Nullable String lastError, Instant createdAt, Instant runAt, @Nullable Instant startedAt,
-		@Nullable Instant finishedAt, @Nullable String payload) {
+		@Nullable Instant finishedAt, int snoozes, List<String> tags, @Nullable String payload) {
+
+	public JobDetails {
+		tags = List.copyOf(tags);
+	}
+
+	/**
+	 * How long its last attempt ran: from its claim to its end, or {@code null} while it has not ended
+	 * (or never ran).
+	 */
+	public @Nullable Duration runTime() {
+		return (this.startedAt != null && this.finishedAt != null && this.state != JobState.CANCELLED)
+				? Duration.between(this.startedAt, this.finishedAt) : null;
+	}
 
 	@Override
 	public String toString() {

@@ -13,6 +13,12 @@ public enum JobOutcome {
 	FAILED,
 
 	/** The attempt was interrupted by shutdown; the job went back without using the attempt. */
-	RELEASED
+	RELEASED,
+
+	/**
+	 * The listener asked to run the job later ({@link JobSnoozedException}); the job went back without
+	 * using the attempt.
+	 */
+	SNOOZED
 
 }

@@ -27,6 +27,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -197,6 +198,13 @@ class LeasedModeTests {
 			assertThat(ids).allSatisfy((id) -> assertThat(fixture.row(id)).containsEntry("attempt", 2)
 				.containsEntry("last_error", null));
 			assertThat(calls).hasValue(3);
+			// The history tells the lost attempt from the one that completed.
+			assertThat(ids).allSatisfy((id) -> {
+				List<JobAttempt> attempts = fixture.admin().attempts(id);
+				assertThat(attempts).extracting(JobAttempt::attempt, JobAttempt::outcome)
+					.containsExactly(tuple(1, JobAttempt.Outcome.EXPIRED), tuple(2, JobAttempt.Outcome.COMPLETED));
+				assertThat(attempts.get(0).message()).contains("lease held by dead-worker expired");
+			});
 		}
 		finally {
 			poller.stop();

@@ -11,6 +11,7 @@ import dev.pgqueue.schema.QueueMigrator;
 import dev.pgqueue.schema.SchemaName;
 import dev.pgqueue.test.TestDatabase;
 import dev.pgqueue.test.TestSchema;
+import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.output.MigrateResult;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -155,7 +156,8 @@ class SchemaCatalogTests {
 				Map.of("version", "2", "success", true), Map.of("version", "3", "success", true),
 				Map.of("version", "4", "success", true), Map.of("version", "5", "success", true),
 				Map.of("version", "6", "success", true), Map.of("version", "7", "success", true),
-				Map.of("version", "8", "success", true), Map.of("version", "9", "success", true));
+				Map.of("version", "8", "success", true), Map.of("version", "9", "success", true),
+				Map.of("version", "10", "success", true), Map.of("version", "11", "success", true));
 		assertThat(fixture.jdbc()
 			.queryForObject("SELECT to_regclass(?) IS NULL", Boolean.class,
 					fixture.schema().name() + ".flyway_schema_history"))
@@ -178,15 +180,60 @@ class SchemaCatalogTests {
 		try (TestSchema schema = TestDatabase.get().createSchema("catalog_app")) {
 			schema.jdbcTemplate().execute("CREATE TABLE orders (id bigint PRIMARY KEY)");
 			MigrateResult result = new QueueMigrator(schema.dataSource(), SchemaName.of(schema.name()), true).migrate();
-			assertThat(result.migrationsExecuted).isEqualTo(9);
+			assertThat(result.migrationsExecuted).isEqualTo(11);
 			assertThat(schema.jdbcTemplate()
 				.queryForList("SELECT version FROM " + SchemaName.of(schema.name()).qualify(QueueMigrator.HISTORY_TABLE)
 						+ " ORDER BY installed_rank", String.class))
-				.containsExactly("0", "1", "2", "3", "4", "5", "6", "7", "8", "9");
+				.containsExactly("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11");
 			assertThat(schema.jdbcTemplate()
 				.queryForObject("SELECT to_regclass(?) IS NOT NULL", Boolean.class,
 						SchemaName.of(schema.name()).qualify("pgqueue_jobs")))
 				.isTrue();
+		}
+	}
+
+	/**
+	 * The columns of attempt history, output, snoozes and tags arrive without rewriting a table that
+	 * already holds jobs (the table keeps its file, so the ALTER held its lock only to update the
+	 * catalog), and the tags index is built without a transaction around it (concurrently), valid and
+	 * partial.
+	 */
+	@Test
+	void upgradingATableThatHoldsJobsRewritesNothingAndBuildsTheTagsIndexConcurrently() {
+		try (TestSchema schema = TestDatabase.get().createSchema("catalog_upgrade")) {
+			Flyway.configure()
+				.dataSource(schema.dataSource())
+				.schemas(schema.name())
+				.table("pgqueue_schema_history")
+				.locations("classpath:dev/pgqueue/schema/migration")
+				.baselineOnMigrate(true)
+				.baselineVersion("0")
+				.target("9")
+				.load()
+				.migrate();
+			String table = schema.name() + ".pgqueue_jobs";
+			schema.jdbcTemplate().update("INSERT INTO " + table + " (public_id, kind, queue, payload, state, "
+					+ "max_attempts) SELECT gen_random_uuid(), 'report.build', 'reports', '{}', 'available', 10 "
+					+ "FROM generate_series(1, 20000)");
+			Long fileBefore = schema.jdbcTemplate()
+				.queryForObject("SELECT pg_relation_filenode(?::regclass)", Long.class, table);
+
+			MigrateResult result = new QueueMigrator(schema.dataSource(), SchemaName.of(schema.name()), true).migrate();
+
+			assertThat(result.migrationsExecuted).isEqualTo(2);
+			assertThat(schema.jdbcTemplate().queryForObject("SELECT pg_relation_filenode(?::regclass)", Long.class,
+					table)).as("the table's file: not rewritten").isEqualTo(fileBefore);
+			assertThat(schema.jdbcTemplate().queryForObject("SELECT count(*) FROM " + table
+					+ " WHERE snoozes = 0 AND attempts IS NULL AND output IS NULL AND tags IS NULL", Long.class))
+				.isEqualTo(20000);
+			Map<String, Object> index = schema.jdbcTemplate().queryForMap("""
+					SELECT i.indisvalid AS valid, pg_get_indexdef(i.indexrelid) AS definition
+					FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+					WHERE c.relname = 'pgqueue_jobs_tags_idx' AND c.relnamespace = ?::regnamespace
+					""", schema.name());
+			assertThat(index).containsEntry("valid", true);
+			assertThat((String) index.get("definition")).contains("USING gin (tags)")
+				.endsWith("WHERE (tags IS NOT NULL)");
 		}
 	}
 

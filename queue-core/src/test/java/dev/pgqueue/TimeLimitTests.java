@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.pgqueue.engine.job.AttemptEnd;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.metrics.QueueMetrics;
@@ -185,7 +186,8 @@ class TimeLimitTests {
 			long rowId = (Long) fixture.row(stubborn).get("id");
 			assertThat(fixture.repository().completeLeasedMany(List.of(rowId), List.of(1), false)).isEmpty();
 			assertThat(fixture.repository()
-				.recordLeasedFailure(rowId, 1, JobState.FAILED, Duration.ZERO, "a late failure")).isFalse();
+				.recordLeasedFailure(rowId, 1, new AttemptEnd(1, JobState.FAILED, Duration.ZERO, "a late failure", "failed",
+						null, "a late failure", false, null), 20)).isFalse();
 
 			release.countDown();
 			await().atMost(WAIT).until(() -> returned.get() && recorded.abandoned("stubborn") == 0);

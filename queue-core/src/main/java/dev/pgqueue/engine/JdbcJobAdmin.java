@@ -12,6 +12,7 @@ import dev.pgqueue.AdminCaller;
 import dev.pgqueue.AdminResult;
 import dev.pgqueue.AdminResult.Outcome;
 import dev.pgqueue.JobAdmin;
+import dev.pgqueue.JobAttempt;
 import dev.pgqueue.JobDetails;
 import dev.pgqueue.JobPage;
 import dev.pgqueue.JobQuery;
@@ -84,6 +85,18 @@ public class JdbcJobAdmin implements JobAdmin {
 		Objects.requireNonNull(id, "id must not be null");
 		Listed found = this.repository.find(id, withPayload);
 		return (found != null) ? Optional.of(found.details()) : Optional.empty();
+	}
+
+	@Override
+	public List<JobAttempt> attempts(UUID id) {
+		Objects.requireNonNull(id, "id must not be null");
+		return this.repository.attempts(id);
+	}
+
+	@Override
+	public Optional<String> output(UUID id) {
+		Objects.requireNonNull(id, "id must not be null");
+		return Optional.ofNullable(this.repository.output(id));
 	}
 
 	@Override

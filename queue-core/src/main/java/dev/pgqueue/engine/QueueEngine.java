@@ -158,7 +158,7 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 				new UnpolledQueueWarnings(this.pollingHeartbeat::view));
 		this.admin = new JdbcJobAdmin(sql.admin(), this.jobs, this.pauses, this.wakeUps, builder.adminCaller);
 		this.twoPhaseResolverGiven = builder.inDoubtJobResolver != null;
-		this.runner = new JobRunner(this.handlers, builder.metrics, builder.observations);
+		this.runner = new JobRunner(this.handlers, builder.metrics, builder.observations, this.settings.workers());
 		this.signals = (builder.signals != null) ? builder.signals
 				: new QueueSignals(this.jobs, builder.metrics, this.settings.slaWindow());
 		PlatformTransactionManager manager = builder.transactionManager;
@@ -179,7 +179,8 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		MaintenanceRepository maintenance = sql.maintenance();
 		MaintenanceSettings timings = this.settings.maintenance();
 		this.promoter = new Promoter(maintenance, timings.promoteInterval());
-		this.rescuer = new Rescuer(maintenance, builder.metrics, timings.rescueInterval());
+		this.rescuer = new Rescuer(maintenance, builder.metrics, timings.rescueInterval(),
+				this.settings.workers().attemptHistory());
 		this.cleaner = new Cleaner(maintenance, sql.unique(), timings);
 		this.scheduleSettings = builder.schedules;
 		this.schedules = new JdbcJobSchedules(sql.schedules(), this.jobs, builder.jsonMapper, this.queues,

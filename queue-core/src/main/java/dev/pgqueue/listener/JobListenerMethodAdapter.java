@@ -17,6 +17,7 @@ import org.slf4j.LoggerFactory;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JavaType;
 import tools.jackson.databind.ObjectReader;
+import tools.jackson.databind.ObjectWriter;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.format.datetime.standard.DurationFormatterUtils;
@@ -57,6 +58,9 @@ public class JobListenerMethodAdapter implements JobHandler {
 
 	/** What a payload must be to fit the payload type; {@code null} when Jackson alone decides. */
 	private final @Nullable PayloadShape payloadShape;
+
+	/** Writes what the method returns as the job's output; {@code null} when it returns nothing to keep. */
+	private final @Nullable ObjectWriter outputWriter;
 
 	/**
 	 * @param bean the bean (or its proxy) to invoke
@@ -109,6 +113,10 @@ public class JobListenerMethodAdapter implements JobHandler {
 		this.payloadType = (payload >= 0) ? jsonMapper.constructType(types[payload]) : null;
 		this.payloadReader = (payload >= 0) ? jsonMapper.readerFor(this.payloadType) : null;
 		this.payloadShape = (payload >= 0) ? PayloadShape.of(jsonMapper, this.payloadType) : null;
+		Class<?> returned = method.getReturnType();
+		this.outputWriter = (returned == void.class || returned == Void.class
+				|| ExternalEffect.class.isAssignableFrom(returned)) ? null
+						: jsonMapper.writerFor(jsonMapper.constructType(method.getGenericReturnType()));
 		ReflectionUtils.makeAccessible(method);
 	}
 
@@ -166,6 +174,34 @@ public class JobListenerMethodAdapter implements JobHandler {
 		Object returned = invoke(job);
 		// Whatever else a method returns is ignored, as it always was.
 		return (returned instanceof ExternalEffect effect) ? effect : null;
+	}
+
+	/**
+	 * Runs the listener and hands on what it returned: an {@link ExternalEffect}, or any other value
+	 * written as JSON with the application's mapper, to be stored as the job's output. A value the
+	 * mapper cannot write fails the attempt for good (the same value would fail again), naming the job,
+	 * the kind and the type.
+	 */
+	@Override
+	public Returned handleForResult(Job job) throws Throwable {
+		Object returned = invoke(job);
+		if (returned instanceof ExternalEffect effect) {
+			return new Returned(effect, null);
+		}
+		if (returned == null || this.outputWriter == null) {
+			return Returned.NOTHING;
+		}
+		try {
+			return new Returned(null, this.outputWriter.writeValueAsString(returned));
+		}
+		catch (JacksonException ex) {
+			logger.debug("Output of job {} could not be written as JSON", job.id(), ex);
+			throw new NonRetryableJobException("Job " + job.id() + " of kind '" + job.kind() + "' in queue '"
+					+ job.queue() + "' returned a " + returned.getClass().getName() + ", which Jackson cannot write as "
+					+ "JSON (" + ex.getClass().getSimpleName() + "), so its output could not be stored and the job "
+					+ "was not completed. Return a type Jackson can write, or return nothing from "
+					+ describe(this.method));
+		}
 	}
 
 	/** Whether the method is declared to return an {@link ExternalEffect}. */

@@ -1,5 +1,7 @@
 package dev.pgqueue.schema;
 
+import java.util.Map;
+
 import javax.sql.DataSource;
 
 import dev.pgqueue.InvalidQueueConfigurationException;
@@ -66,6 +68,11 @@ public class QueueMigrator implements InitializingBean {
 			.createSchemas(true)
 			.table(HISTORY_TABLE)
 			.locations(LOCATION)
+			// Flyway's default lock is a transaction-scoped advisory lock, held in a transaction that stays
+			// open while migrations run; CREATE INDEX CONCURRENTLY waits for every open transaction, that
+			// one included, and would wait forever. A session-scoped lock still keeps two instances from
+			// migrating at once.
+			.configuration(Map.of("flyway.postgresql.transactional.lock", "false"))
 			// The schema usually holds the application's own tables already.
 			.baselineOnMigrate(true)
 			.baselineVersion("0")

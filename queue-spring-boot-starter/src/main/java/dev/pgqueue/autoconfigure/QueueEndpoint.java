@@ -11,6 +11,7 @@ import java.util.UUID;
 
 import dev.pgqueue.AdminResult;
 import dev.pgqueue.JobAdmin;
+import dev.pgqueue.JobAttempt;
 import dev.pgqueue.JobDetails;
 import dev.pgqueue.JobPage;
 import dev.pgqueue.JobQuery;
@@ -177,10 +178,13 @@ public class QueueEndpoint {
 		return body;
 	}
 
-	/** One job; its payload only with {@code payload=true}. */
+	/**
+	 * One job with its attempts; its payload only with {@code payload=true}, the output its listener
+	 * returned only with {@code output=true} (either may hold personal data).
+	 */
 	@ReadOperation
 	public @Nullable Map<String, Object> job(@Selector String resource, @Selector String id,
-			@Nullable Boolean payload) {
+			@Nullable Boolean payload, @Nullable Boolean output) {
 		if ("schedules".equals(resource)) {
 			JobSchedules schedules = jobSchedules();
 			return (schedules != null) ? schedules.get(id).map(QueueEndpoint::schedule).orElse(null) : null;
@@ -190,7 +194,14 @@ public class QueueEndpoint {
 		}
 		UUID jobId = jobId(id);
 		return (Boolean.TRUE.equals(payload) ? this.admin.findWithPayload(jobId) : this.admin.find(jobId))
-			.map(QueueEndpoint::job)
+			.map((found) -> {
+				Map<String, Object> details = job(found);
+				details.put("attempts", this.admin.attempts(jobId).stream().map(QueueEndpoint::attempt).toList());
+				if (Boolean.TRUE.equals(output)) {
+					details.put("output", this.admin.output(jobId).orElse(null));
+				}
+				return details;
+			})
 			.orElse(null);
 	}
 
@@ -348,9 +359,23 @@ public class QueueEndpoint {
 		details.put("runAt", text(job.runAt()));
 		details.put("startedAt", text(job.startedAt()));
 		details.put("finishedAt", text(job.finishedAt()));
+		details.put("runTime", text(job.runTime()));
+		details.put("snoozes", job.snoozes());
+		details.put("tags", job.tags());
 		if (job.payload() != null) {
 			details.put("payload", job.payload());
 		}
+		return details;
+	}
+
+	private static Map<String, Object> attempt(JobAttempt attempt) {
+		Map<String, Object> details = new LinkedHashMap<>();
+		details.put("attempt", attempt.attempt());
+		details.put("startedAt", text(attempt.startedAt()));
+		details.put("finishedAt", text(attempt.finishedAt()));
+		details.put("outcome", attempt.outcome().name().toLowerCase(Locale.ROOT));
+		details.put("error", attempt.error());
+		details.put("message", attempt.message());
 		return details;
 	}
 

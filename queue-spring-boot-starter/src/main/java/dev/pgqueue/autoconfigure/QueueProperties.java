@@ -54,6 +54,24 @@ public class QueueProperties {
 	 */
 	private DataSize maxPayloadSize = DataSize.ofBytes(EngineSettings.DEFAULT_MAX_PAYLOAD_BYTES);
 
+	/**
+	 * How many attempts each job keeps in its history (start, end, outcome, error class and message),
+	 * newest first; 0 keeps none.
+	 */
+	private int attemptHistory = WorkerSettings.DEFAULT_ATTEMPT_HISTORY;
+
+	/**
+	 * How many times a job may snooze (JobSnoozedException); a job that asks once more fails for good,
+	 * saying so.
+	 */
+	private int maxSnoozes = WorkerSettings.DEFAULT_MAX_SNOOZES;
+
+	/**
+	 * Largest output a listener may return, as serialized JSON, stored with its completed job. A
+	 * larger one fails the job, naming its size and this setting.
+	 */
+	private DataSize maxOutputSize = DataSize.ofBytes(WorkerSettings.DEFAULT_MAX_OUTPUT_BYTES);
+
 	private final Schema schema = new Schema();
 
 	private final Retention retention = new Retention();
@@ -112,6 +130,30 @@ public class QueueProperties {
 
 	public void setMaxPayloadSize(DataSize maxPayloadSize) {
 		this.maxPayloadSize = maxPayloadSize;
+	}
+
+	public int getAttemptHistory() {
+		return this.attemptHistory;
+	}
+
+	public void setAttemptHistory(int attemptHistory) {
+		this.attemptHistory = attemptHistory;
+	}
+
+	public int getMaxSnoozes() {
+		return this.maxSnoozes;
+	}
+
+	public void setMaxSnoozes(int maxSnoozes) {
+		this.maxSnoozes = maxSnoozes;
+	}
+
+	public DataSize getMaxOutputSize() {
+		return this.maxOutputSize;
+	}
+
+	public void setMaxOutputSize(DataSize maxOutputSize) {
+		this.maxOutputSize = maxOutputSize;
 	}
 
 	public Schema getSchema() {
@@ -204,7 +246,8 @@ public class QueueProperties {
 	 */
 	public EngineSettings toEngineSettings(boolean virtualThreads) {
 		WorkerSettings workers = new WorkerSettings(this.shutdownTimeout, virtualThreads,
-				this.retention.completed.isZero());
+				this.retention.completed.isZero(), this.attemptHistory, this.maxSnoozes,
+				(this.maxOutputSize != null) ? this.maxOutputSize.toBytes() : 0);
 		MaintenanceSettings maintenance = toMaintenanceSettings();
 		return new EngineSettings(SchemaName.of(this.schema.name), workers, maintenance, toTwoPhaseSettings(),
 				this.notifications.enabled, this.notifications.minInterval, this.buckets.heartbeatInterval,

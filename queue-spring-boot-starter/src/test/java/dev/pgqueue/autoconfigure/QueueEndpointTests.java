@@ -134,6 +134,13 @@ class QueueEndpointTests {
 			.getResponseBody();
 		assertThat(retried).containsEntry("outcome", "applied").containsEntry("state", "available");
 		await().atMost(TIMEOUT).until(() -> "completed".equals(SCHEMA.stateOf(this.jdbc, id)));
+		Map<String, Object> completed = get("/jobs/" + id).expectBody(JSON).returnResult().getResponseBody();
+		List<Map<String, Object>> attempts = list(completed.get("attempts"));
+		assertThat(attempts).extracting((attempt) -> attempt.get("outcome")).containsExactly("failed", "completed");
+		assertThat(attempts.get(0)).containsEntry("attempt", 1)
+			.containsEntry("error", IllegalStateException.class.getName())
+			.containsEntry("message", "first run fails");
+		assertThat(completed).containsKey("runTime").containsEntry("snoozes", 0);
 
 		assertThat(post("/jobs/" + id + "/retry", "ops-day").expectStatus()
 			.isEqualTo(HttpStatus.CONFLICT)

@@ -18,8 +18,14 @@ import org.jspecify.annotations.Nullable;
  * also the {@code started_at} its attempt records); {@code null} when not read
  * @param traceContext the trace headers stored at enqueue, which its processing continues; empty for
  * none
+ * @param snoozes how many times the job has snoozed so far
  */
-public record ClaimedJob(long id, int attempt, Job job, @Nullable Instant claimedAt, Map<String, String> traceContext) {
+public record ClaimedJob(long id, int attempt, Job job, @Nullable Instant claimedAt, Map<String, String> traceContext,
+		int snoozes) {
+
+	public ClaimedJob(long id, int attempt, Job job, @Nullable Instant claimedAt, Map<String, String> traceContext) {
+		this(id, attempt, job, claimedAt, traceContext, 0);
+	}
 
 	public static ClaimedJob of(long id, UUID publicId, String kind, String queue, int storedAttempt, int runningAttempt,
 			int maxAttempts, int priority, String payload, Instant runAt, Instant createdAt) {
@@ -36,9 +42,16 @@ public record ClaimedJob(long id, int attempt, Job job, @Nullable Instant claime
 	public static ClaimedJob of(long id, UUID publicId, String kind, String queue, int storedAttempt, int runningAttempt,
 			int maxAttempts, int priority, String payload, Instant runAt, Instant createdAt, @Nullable Instant claimedAt,
 			Map<String, String> traceContext) {
+		return of(id, publicId, kind, queue, storedAttempt, runningAttempt, maxAttempts, priority, payload, runAt,
+				createdAt, claimedAt, traceContext, 0);
+	}
+
+	public static ClaimedJob of(long id, UUID publicId, String kind, String queue, int storedAttempt, int runningAttempt,
+			int maxAttempts, int priority, String payload, Instant runAt, Instant createdAt, @Nullable Instant claimedAt,
+			Map<String, String> traceContext, int snoozes) {
 		return new ClaimedJob(id, storedAttempt,
 				new Job(publicId, kind, queue, runningAttempt, maxAttempts, priority, payload, runAt, createdAt),
-				claimedAt, traceContext);
+				claimedAt, traceContext, snoozes);
 	}
 
 	@Override

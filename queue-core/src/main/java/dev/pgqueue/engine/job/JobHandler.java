@@ -32,6 +32,30 @@ public interface JobHandler {
 		return null;
 	}
 
+	/**
+	 * Runs the job and returns what its listener returned: the external step of a two-phase queue, or
+	 * a value to store with the completed job as its output, already written as JSON. Handlers whose
+	 * listeners return nothing keep the default, which is {@link #handleForEffect}.
+	 * @throws Throwable whatever the listener threw, unwrapped
+	 */
+	default Returned handleForResult(Job job) throws Throwable {
+		ExternalEffect effect = handleForEffect(job);
+		return (effect != null) ? new Returned(effect, null) : Returned.NOTHING;
+	}
+
+	/**
+	 * What a listener returned.
+	 *
+	 * @param effect the step to run once the job's transaction is prepared, or {@code null}
+	 * @param output the value to store as the job's output, as JSON text, or {@code null} for none
+	 */
+	record Returned(@Nullable ExternalEffect effect, @Nullable String output) {
+
+		/** A listener that returned nothing to keep. */
+		public static final Returned NOTHING = new Returned(null, null);
+
+	}
+
 	/** Whether {@link #handleForEffect} may return an external step: only two-phase queues run one. */
 	default boolean hasExternalEffect() {
 		return false;

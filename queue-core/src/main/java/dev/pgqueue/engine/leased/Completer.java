@@ -15,6 +15,7 @@ import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.service.EngineThreads;
 import dev.pgqueue.engine.service.FailureCause;
 import dev.pgqueue.engine.service.FailureStreak;
+import dev.pgqueue.engine.settings.WorkerSettings;
 import dev.pgqueue.engine.sql.JobRepository;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -40,6 +41,9 @@ final class Completer implements EngineService {
 
 	private final boolean deleteCompleted;
 
+	/** Entries of attempt history each job keeps. */
+	private final int attemptHistory;
+
 	private final String queue;
 
 	private final Consumer<Finished> onRecorded;
@@ -55,13 +59,13 @@ final class Completer implements EngineService {
 	/**
 	 * @param onRecorded called for each outcome once written (or given up on)
 	 */
-	public Completer(JobRepository repository, boolean deleteCompleted, String queue, Consumer<Finished> onRecorded,
-			EngineThreads threads) {
+	public Completer(JobRepository repository, WorkerSettings workers, String queue, Consumer<Finished> onRecorded) {
 		this.repository = repository;
-		this.deleteCompleted = deleteCompleted;
+		this.deleteCompleted = workers.deleteCompleted();
+		this.attemptHistory = workers.attemptHistory();
 		this.queue = queue;
 		this.onRecorded = onRecorded;
-		this.threads = threads;
+		this.threads = workers.threads();
 	}
 
 	@Override
@@ -84,7 +88,12 @@ final class Completer implements EngineService {
 
 	/** Queues an outcome to be written. */
 	public void submit(ClaimedJob job, Outcome outcome) {
-		this.pending.add(new Finished(job, outcome));
+		submit(job, outcome, null);
+	}
+
+	/** Queues an outcome to be written, with the output to store if the job completed. */
+	public void submit(ClaimedJob job, Outcome outcome, @Nullable String output) {
+		this.pending.add(new Finished(job, outcome, output));
 	}
 
 	/** Writes everything submitted so far, then stops. */
@@ -128,11 +137,13 @@ final class Completer implements EngineService {
 	private void flush(List<Finished> batch) {
 		List<Long> ids = new ArrayList<>();
 		List<Integer> attempts = new ArrayList<>();
+		List<@Nullable String> outputs = new ArrayList<>();
 		List<Finished> failures = new ArrayList<>();
 		for (Finished finished : batch) {
 			if (finished.outcome().succeeded()) {
 				ids.add(finished.job().id());
 				attempts.add(finished.job().attempt());
+				outputs.add(finished.output());
 			}
 			else {
 				failures.add(finished);
@@ -140,7 +151,7 @@ final class Completer implements EngineService {
 		}
 		Set<Long> recorded = new HashSet<>();
 		if (!ids.isEmpty()) {
-			List<Long> completed = withRetries(() -> this.repository.completeLeasedMany(ids, attempts,
+			List<Long> completed = withRetries(() -> this.repository.completeLeasedMany(ids, attempts, outputs,
 					this.deleteCompleted), batch.size() + " completions");
 			if (completed != null) {
 				recorded.addAll(completed);
@@ -148,8 +159,8 @@ final class Completer implements EngineService {
 		}
 		for (Finished failure : failures) {
 			Boolean written = withRetries(() -> this.repository.recordLeasedFailure(failure.job().id(),
-					failure.job().attempt(), failure.outcome().nextState(), failure.outcome().retryDelay(),
-					failure.outcome().error()), "a failure");
+					failure.job().attempt(), failure.outcome().end(failure.job().job()), this.attemptHistory),
+					"a failure");
 			if (Boolean.TRUE.equals(written)) {
 				recorded.add(failure.job().id());
 			}
@@ -191,7 +202,7 @@ final class Completer implements EngineService {
 	}
 
 	/** A leased job whose handler has returned, and what became of it. */
-	public record Finished(ClaimedJob job, Outcome outcome) {
+	public record Finished(ClaimedJob job, Outcome outcome, @Nullable String output) {
 	}
 
 }

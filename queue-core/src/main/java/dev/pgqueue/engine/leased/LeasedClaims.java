@@ -144,14 +144,14 @@ public final class LeasedClaims implements ClaimStrategy {
 		this.workers = workers;
 		this.signals = signals;
 		this.aborting = false;
-		this.completer = new Completer(this.repository, this.lifecycle.deleteCompleted(), this.settings.name(),
+		this.completer = new Completer(this.repository, this.lifecycle, this.settings.name(),
 				(finished) -> {
 					this.leased.recorded(finished.job().id());
 					if (this.claims.limited()) {
 						// Its outcome is written: the slots it held are free, for this poller too.
 						signals.wakeUp();
 					}
-				}, this.lifecycle.threads());
+				});
 		this.completer.start();
 		this.leaseKeeper = new LeaseKeeper(this.leased, this.settings, this.lifecycle.threads(),
 				this.connections);
@@ -342,7 +342,7 @@ public final class LeasedClaims implements ClaimStrategy {
 					(timedOut, thread) -> abandon(held, timedOut));
 		}
 		finally {
-			stillOwn = this.leased.ended(held, (attempt != null) ? attempt.outcome() : null, this.completer);
+			stillOwn = this.leased.ended(held, attempt, this.completer);
 			Thread.interrupted();
 		}
 		if (stillOwn) {

@@ -11,6 +11,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 import dev.pgqueue.engine.job.ClaimedJob;
+import dev.pgqueue.engine.run.Attempt;
 import dev.pgqueue.engine.run.Outcome;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.sql.JobRepository.LeaseExtension;
@@ -118,22 +119,22 @@ final class LeasedJobs {
 	}
 
 	/**
-	 * The job's handler returned {@code outcome} (null if it returned none): hands the outcome to the
-	 * completer unless the job was returned to the queue meanwhile (shutdown). The job stays held,
+	 * The job's handler ran {@code attempt} (null if it ended without one): hands its outcome, with its
+	 * output, to the completer unless the job was returned to the queue meanwhile (shutdown). The job stays held,
 	 * its lease extended, until the completer has written the outcome.
 	 * @return whether the worker still had the job; false when the job ran past its time limit and
 	 * was taken away from it ({@link #timedOut}): the outcome is discarded and the worker's slot is no
 	 * longer its own
 	 */
-	public boolean ended(Held job, @Nullable Outcome outcome, Completer completer) {
+	public boolean ended(Held job, @Nullable Attempt attempt, Completer completer) {
 		boolean submitted = false;
 		synchronized (job) {
 			if (job.timedOut) {
 				return false;
 			}
-			if (outcome != null && !job.released) {
+			if (attempt != null && !job.released) {
 				job.handlerDone = true;
-				completer.submit(job.job, outcome);
+				completer.submit(job.job, attempt.outcome(), attempt.output());
 				submitted = true;
 			}
 			job.thread = null;

@@ -5,6 +5,7 @@ import java.util.List;
 
 import dev.pgqueue.JobState;
 import dev.pgqueue.engine.service.PeriodicService;
+import dev.pgqueue.engine.settings.WorkerSettings;
 import dev.pgqueue.engine.sql.MaintenanceRepository;
 import dev.pgqueue.engine.sql.MaintenanceRepository.RescuedJob;
 import dev.pgqueue.metrics.QueueMetrics;
@@ -26,10 +27,18 @@ public final class Rescuer extends PeriodicService {
 
 	private final QueueMetrics metrics;
 
+	/** Entries of attempt history each job keeps. */
+	private final int attemptHistory;
+
 	public Rescuer(MaintenanceRepository repository, QueueMetrics metrics, Duration interval) {
+		this(repository, metrics, interval, WorkerSettings.DEFAULT_ATTEMPT_HISTORY);
+	}
+
+	public Rescuer(MaintenanceRepository repository, QueueMetrics metrics, Duration interval, int attemptHistory) {
 		super("rescuer", interval);
 		this.repository = repository;
 		this.metrics = metrics;
+		this.attemptHistory = attemptHistory;
 	}
 
 	@Override
@@ -42,7 +51,7 @@ public final class Rescuer extends PeriodicService {
 		int total = 0;
 		List<RescuedJob> rescued;
 		do {
-			rescued = this.repository.rescueExpired(BATCH);
+			rescued = this.repository.rescueExpired(BATCH, this.attemptHistory);
 			for (RescuedJob job : rescued) {
 				this.metrics.jobRescued(job.queue(), job.kind());
 				if (job.state() == JobState.FAILED) {

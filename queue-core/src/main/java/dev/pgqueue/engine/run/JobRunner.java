@@ -4,12 +4,14 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.UndeclaredThrowableException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.function.Consumer;
 
 import dev.pgqueue.Job;
 import dev.pgqueue.ExternalEffect;
 import dev.pgqueue.JobOutcome;
+import dev.pgqueue.JobSnoozedException;
 import dev.pgqueue.JobTimeoutException;
 import dev.pgqueue.NonRetryableJobException;
 import dev.pgqueue.QueueMode;
@@ -21,8 +23,10 @@ import dev.pgqueue.observation.JobProcessingContext;
 import dev.pgqueue.observation.QueueObservations;
 import dev.pgqueue.engine.job.ClaimedJob;
 import dev.pgqueue.engine.job.JobHandler;
+import dev.pgqueue.engine.job.JobHandler.Returned;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.settings.QueueSettings;
+import dev.pgqueue.engine.settings.WorkerSettings;
 import io.micrometer.observation.Observation;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -55,19 +59,34 @@ public class JobRunner {
 
 	private final QueueObservations observations;
 
+	/** How many times a job may snooze ({@code pgqueue.max-snoozes}). */
+	private final int maxSnoozes;
+
+	/** Largest output kept, in bytes of UTF-8 JSON ({@code pgqueue.max-output-size}). */
+	private final long maxOutputBytes;
+
 	public JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics) {
 		this(handlers, metrics, QueueObservations.NONE);
 	}
 
 	public JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics, QueueObservations observations) {
-		this(handlers, metrics, new JobTimeouts(handlers), observations);
+		this(handlers, metrics, observations, WorkerSettings.DEFAULT);
 	}
 
-	JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics, JobTimeouts timeouts, QueueObservations observations) {
+	public JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics, QueueObservations observations,
+			WorkerSettings workers) {
+		this(handlers, metrics, new JobTimeouts(handlers), observations, workers.maxSnoozes(),
+				workers.maxOutputBytes());
+	}
+
+	JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics, JobTimeouts timeouts, QueueObservations observations,
+			int maxSnoozes, long maxOutputBytes) {
 		this.handlers = handlers;
 		this.metrics = metrics;
 		this.timeouts = timeouts;
 		this.observations = observations;
+		this.maxSnoozes = maxSnoozes;
+		this.maxOutputBytes = maxOutputBytes;
 	}
 
 	/**
@@ -76,7 +95,8 @@ public class JobRunner {
 	 * for a caller that reports which jobs it ran and what became of them.
 	 */
 	public JobRunner alsoRecordingTo(Consumer<Attempt> recorded) {
-		return new JobRunner(this.handlers, this.metrics, this.timeouts, this.observations) {
+		return new JobRunner(this.handlers, this.metrics, this.timeouts, this.observations, this.maxSnoozes,
+				this.maxOutputBytes) {
 
 			@Override
 			public void record(Attempt attempt) {
@@ -116,7 +136,7 @@ public class JobRunner {
 		Attempt attempt = null;
 		JobLogContext.put(job);
 		try (Observation.Scope scope = observation.openScope()) {
-			attempt = runWatched(job, settings, onTimeout);
+			attempt = runWatched(claimed, settings, onTimeout);
 		}
 		finally {
 			JobLogContext.clear();
@@ -127,20 +147,21 @@ public class JobRunner {
 		return attempt;
 	}
 
-	private Attempt runWatched(Job job, QueueSettings settings, OnTimeout onTimeout) {
+	private Attempt runWatched(ClaimedJob claimed, QueueSettings settings, OnTimeout onTimeout) {
+		Job job = claimed.job();
 		long start = System.nanoTime();
 		TimeLimit limit = this.timeouts.limitOf(job, settings);
-		@Nullable ExternalEffect[] effect = new ExternalEffect[1];
+		Returned[] returned = { Returned.NOTHING };
 		if (limit == null) {
-			Outcome outcome = attempt(job, settings, effect);
-			return new Attempt(job, outcome, System.nanoTime() - start, false, effect[0]);
+			Outcome outcome = attempt(claimed, settings, returned);
+			return new Attempt(job, outcome, System.nanoTime() - start, false, returned[0]);
 		}
 		Thread thread = Thread.currentThread();
 		Watch watch = this.timeouts.watch(limit, () -> timedOut(job, settings, limit, thread, start, onTimeout));
 		Outcome outcome;
 		Attempt timedOut;
 		try {
-			outcome = attempt(job, settings, effect);
+			outcome = attempt(claimed, settings, returned);
 		}
 		finally {
 			timedOut = watch.finish();
@@ -150,7 +171,7 @@ public class JobRunner {
 			Thread.interrupted();
 			return timedOut;
 		}
-		return new Attempt(job, outcome, System.nanoTime() - start, false, effect[0]);
+		return new Attempt(job, outcome, System.nanoTime() - start, false, returned[0]);
 	}
 
 	/** Counts the attempt in the metrics and logs its failure, if it failed. */
@@ -204,28 +225,60 @@ public class JobRunner {
 		return new Attempt(returned.job(), outcome, returned.nanos());
 	}
 
-	/** Runs the handler; puts the external effect it returned, if any, in {@code effect[0]}. */
-	private Outcome attempt(Job job, QueueSettings settings, @Nullable ExternalEffect[] effect) {
+	/**
+	 * Runs the handler; puts what it returned that stands (an external effect, an output within its
+	 * size limit) in {@code returned[0]}.
+	 */
+	private Outcome attempt(ClaimedJob claimed, QueueSettings settings, Returned[] returned) {
+		Job job = claimed.job();
 		JobHandler handler = this.handlers.find(job.kind());
 		if (handler == null) {
 			return Outcome.fail("No @JobListener for kind '" + job.kind() + "' in queue '" + job.queue()
 					+ "' of this application; deploy a listener for it and re-enqueue the job", null);
 		}
+		Returned result;
 		try {
-			effect[0] = handler.handleForEffect(job);
+			result = handler.handleForResult(job);
 		}
 		catch (Throwable thrown) {
-			return failed(job, settings, unwrap(thrown));
+			Throwable failure = unwrap(thrown);
+			if (failure instanceof JobSnoozedException snooze) {
+				return snoozed(claimed, snooze);
+			}
+			return failed(job, settings, failure);
 		}
-		if (effect[0] != null && !settings.twoPhaseCommit()) {
+		if (result.effect() != null && !settings.twoPhaseCommit()) {
 			// Run after a plain commit, the step could happen without the job completing, or twice.
-			effect[0] = null;
 			return Outcome.fail(handler.description() + " returned an ExternalEffect, but queue '" + job.queue()
 					+ "' does not use two-phase commit, so the job's work was not committed and the effect not run. "
 					+ "Set pgqueue.queues." + job.queue() + ".two-phase-commit=true, or run the step in the listener "
 					+ "itself", null);
 		}
+		String output = result.output();
+		if (output != null && output.length() * 3L > this.maxOutputBytes) {
+			int bytes = output.getBytes(StandardCharsets.UTF_8).length;
+			if (bytes > this.maxOutputBytes) {
+				return Outcome.fail("Job " + job.id() + " of kind '" + job.kind() + "' in queue '" + job.queue()
+						+ "' returned an output of " + bytes + " bytes as JSON, over the " + this.maxOutputBytes
+						+ " bytes pgqueue.max-output-size allows, so the job was not completed and its work was "
+						+ "undone where the mode can undo it; retrying would return as much again. Return less (a key "
+						+ "to data stored elsewhere), or raise pgqueue.max-output-size", null);
+			}
+		}
+		returned[0] = result;
 		return Outcome.COMPLETED;
+	}
+
+	/** A snooze, or a failure for good when the job has snoozed as often as it may. */
+	private Outcome snoozed(ClaimedJob claimed, JobSnoozedException snooze) {
+		if (claimed.snoozes() < this.maxSnoozes) {
+			return Outcome.snooze(snooze.delay(), snooze.getMessage());
+		}
+		Job job = claimed.job();
+		return Outcome.fail("Job " + job.id() + " of kind '" + job.kind() + "' in queue '" + job.queue() + "' asked to "
+				+ "snooze again after " + claimed.snoozes() + " snoozes, the most pgqueue.max-snoozes allows, so it failed "
+				+ "for good: " + snooze.getMessage() + ". Retry it once what it waits for is there, make the listener "
+				+ "complete or fail the job when waiting no longer makes sense, or raise pgqueue.max-snoozes", snooze);
 	}
 
 	private static Outcome failed(Job job, QueueSettings settings, Throwable failure) {
@@ -314,6 +367,8 @@ public class JobRunner {
 			case RETRIED -> logger.warn("Job {} of kind '{}' in queue '{}' failed attempt {} of {}; retrying in {}: {}",
 					job.id(), job.kind(), job.queue(), job.attempt(), job.maxAttempts(),
 					humanize(outcome.retryDelay()), summary(outcome));
+			case SNOOZED -> logger.info("Job {} of kind '{}' in queue '{}' snoozed on attempt {}; runs again in {}: {}",
+					job.id(), job.kind(), job.queue(), job.attempt(), humanize(outcome.retryDelay()), outcome.error());
 			case FAILED -> logger.error("Job {} of kind '{}' in queue '{}' failed for good on attempt {} of {}: {}",
 					job.id(), job.kind(), job.queue(), job.attempt(), job.maxAttempts(), summary(outcome),
 					outcome.cause());

@@ -1,5 +1,6 @@
 package dev.pgqueue.engine.sql;
 
+import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -16,6 +17,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
 
+import dev.pgqueue.JobAttempt;
 import dev.pgqueue.JobDetails;
 import dev.pgqueue.JobQuery;
 import dev.pgqueue.JobState;
@@ -58,6 +60,21 @@ public class AdminRepository {
 	public @Nullable Listed find(UUID id, boolean withPayload) {
 		List<Listed> found = this.jdbc.query(withPayload ? this.sql.findJobWithPayload : this.sql.findJob,
 				detailsMapper(withPayload), id);
+		return found.isEmpty() ? null : found.get(0);
+	}
+
+	/** The attempts of the job with this public id, oldest first; empty when there is no such job. */
+	public List<JobAttempt> attempts(UUID id) {
+		return this.jdbc.query(this.sql.jobAttempts,
+				(rs, i) -> new JobAttempt(rs.getInt(1), instant(rs.getObject(2, OffsetDateTime.class)),
+						instant(rs.getObject(3, OffsetDateTime.class)), JobAttempt.Outcome.fromValue(rs.getString(4)),
+						rs.getString(5), rs.getString(6)),
+				id, id);
+	}
+
+	/** The output of the job with this public id, as JSON text; null when it has none or there is no such job. */
+	public @Nullable String output(UUID id) {
+		List<String> found = this.jdbc.query(this.sql.jobOutput, (rs, i) -> rs.getString(1), id);
 		return found.isEmpty() ? null : found.get(0);
 	}
 
@@ -192,7 +209,19 @@ public class AdminRepository {
 						JobState.fromSqlValue(rs.getString(5)), rs.getInt(6), rs.getInt(7), rs.getInt(8), rs.getString(9),
 						instant(rs.getObject(10, OffsetDateTime.class)), instant(rs.getObject(11, OffsetDateTime.class)),
 						instant(rs.getObject(12, OffsetDateTime.class)), instant(rs.getObject(13, OffsetDateTime.class)),
-						withPayload ? rs.getString(14) : null));
+						rs.getInt(14), tags(rs.getArray(15)), withPayload ? rs.getString(16) : null));
+	}
+
+	private static List<String> tags(@Nullable Array array) throws SQLException {
+		if (array == null) {
+			return List.of();
+		}
+		try {
+			return List.of((String[]) array.getArray());
+		}
+		finally {
+			array.free();
+		}
 	}
 
 	private static @Nullable Instant instant(@Nullable OffsetDateTime timestamp) {

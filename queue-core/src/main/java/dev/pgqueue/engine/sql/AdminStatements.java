@@ -15,16 +15,28 @@ public final class AdminStatements {
 
 	/**
 	 * Columns of a job as an operator sees it, in this order: {@code id, public_id, kind, queue, state,
-	 * priority, attempt, max_attempts, last_error, created_at, run_at, started_at, finished_at}.
+	 * priority, attempt, max_attempts, last_error, created_at, run_at, started_at, finished_at, snoozes,
+	 * tags}.
 	 */
 	static final String DETAIL_COLUMNS = "id, public_id, kind, queue, state, priority, attempt, max_attempts, "
-			+ "last_error, created_at, run_at, started_at, finished_at";
+			+ "last_error, created_at, run_at, started_at, finished_at, snoozes, tags";
 
 	/** Finds a job by public id. Parameter: public id. Returns {@link #DETAIL_COLUMNS}. */
 	public final String findJob;
 
 	/** {@link #findJob}, with the payload as a last column. */
 	public final String findJobWithPayload;
+
+	/**
+	 * The attempts of a job, oldest first: those its history keeps, then the one its row shows when it
+	 * completed or runs under a lease (the history holds only attempts that did not complete).
+	 * Parameter: public id, twice. Returns attempt, started at, finished at, outcome, error class,
+	 * message.
+	 */
+	public final String jobAttempts;
+
+	/** The output a job's listener returned, as JSON text (null for none). Parameter: public id. */
+	public final String jobOutput;
 
 	/**
 	 * Lists jobs newest first; one text per combination of filters, indexed by
@@ -94,6 +106,18 @@ public final class AdminStatements {
 		this.pausesChannel = jobs.channel + ":pauses";
 		this.findJob = "SELECT " + DETAIL_COLUMNS + " FROM " + table + " WHERE public_id = ?";
 		this.findJobWithPayload = "SELECT " + DETAIL_COLUMNS + ", payload::text FROM " + table + " WHERE public_id = ?";
+		this.jobOutput = "SELECT output::text FROM " + table + " WHERE public_id = ?";
+		this.jobAttempts = """
+				SELECT (a.e->>'attempt')::int, (a.e->>'startedAt')::timestamptz, (a.e->>'finishedAt')::timestamptz,
+				       a.e->>'outcome', a.e->>'error', a.e->>'message', 0 AS part, a.o
+				FROM %1$s j CROSS JOIN LATERAL jsonb_array_elements(coalesce(j.attempts, '[]'::jsonb))
+				     WITH ORDINALITY AS a(e, o)
+				WHERE j.public_id = ?
+				UNION ALL
+				SELECT j.attempt, j.started_at, j.finished_at, j.state, NULL, NULL, 1, 0
+				FROM %1$s j
+				WHERE j.public_id = ? AND j.state IN ('completed', 'running')
+				ORDER BY part, o""".formatted(table);
 		for (int i = 0; i < this.listJobs.length; i++) {
 			StringBuilder where = new StringBuilder();
 			if ((i & 1) != 0) {

@@ -6,9 +6,12 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
+import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
@@ -18,6 +21,7 @@ import java.util.UUID;
 import javax.sql.DataSource;
 
 import dev.pgqueue.JobState;
+import dev.pgqueue.engine.job.AttemptEnd;
 import dev.pgqueue.engine.job.ClaimStart;
 import dev.pgqueue.engine.job.ClaimedJob;
 import dev.pgqueue.engine.job.NewJob;
@@ -296,50 +300,107 @@ public class JobRepository {
 	}
 
 	/**
+	 * Completes jobs claimed with {@link #claimLocked} in the same transaction, storing their outputs,
+	 * or deletes them (outputs and all).
+	 * @param outputs each job's output as JSON text (or null), in the order of {@code ids}; null when
+	 * none has one, which costs nothing more than a completion without
+	 */
+	public int completeLocked(List<Long> ids, @Nullable List<@Nullable String> outputs, boolean delete) {
+		if (outputs == null || delete || ids.isEmpty()) {
+			return completeLocked(ids, delete);
+		}
+		return this.jdbc.update((Connection con) -> {
+			PreparedStatement ps = con.prepareStatement(this.sql.completeLockedWithOutput);
+			ps.setArray(1, idArray(con, ids));
+			ps.setArray(2, con.createArrayOf("text", outputs.toArray(new String[0])));
+			return ps;
+		});
+	}
+
+	/**
 	 * Completes (or deletes) many leased jobs with one statement, each only if it is still running the
 	 * attempt given. Returns the ids that were still ours.
 	 */
 	public List<Long> completeLeasedMany(List<Long> ids, List<Integer> attempts, boolean delete) {
+		return completeLeasedMany(ids, attempts, null, delete);
+	}
+
+	/**
+	 * Completes (or deletes) many leased jobs with one statement, each only if it is still running the
+	 * attempt given, storing the outputs given. Returns the ids that were still ours.
+	 * @param outputs each job's output as JSON text (or null), in the order of {@code ids}; null, or
+	 * all null, for none
+	 */
+	public List<Long> completeLeasedMany(List<Long> ids, List<Integer> attempts,
+			@Nullable List<@Nullable String> outputs, boolean delete) {
 		if (ids.isEmpty()) {
 			return List.of();
 		}
-		String sql = delete ? this.sql.deleteLeased : this.sql.completeLeased;
+		boolean withOutput = !delete && outputs != null && outputs.stream().anyMatch(java.util.Objects::nonNull);
+		String sql = delete ? this.sql.deleteLeased
+				: withOutput ? this.sql.completeLeasedWithOutput : this.sql.completeLeased;
 		return this.jdbc.query((Connection con) -> {
 			PreparedStatement ps = con.prepareStatement(sql);
 			ps.setArray(1, idArray(con, ids));
 			ps.setArray(2, con.createArrayOf("int4", attempts.toArray(new Integer[0])));
+			if (withOutput) {
+				ps.setArray(3, con.createArrayOf("text", outputs.toArray(new String[0])));
+			}
 			return ps;
 		}, (rs, i) -> rs.getLong(1));
 	}
 
 	/**
-	 * Records a failed attempt of a job claimed with {@link #claimLocked}: counts it and either
-	 * schedules the next attempt after {@code retryDelay} or fails the job for good.
+	 * Records an attempt that did not complete, of a job claimed with {@link #claimLocked}: counts it
+	 * (a snooze excepted) and either schedules the next run or fails the job, adding the attempt to
+	 * the job's history, of which it keeps the newest {@code keep} entries.
 	 */
-	public void recordLockedFailure(long id, JobState next, Duration retryDelay, String error) {
-		this.jdbc.update(this.sql.recordLockedFailure, next.sqlValue(), next.sqlValue(), retryDelay.toMillis(), next.sqlValue(), error, id);
+	public void recordLockedFailure(long id, AttemptEnd end, int keep) {
+		this.jdbc.update(this.sql.recordLockedFailure, endArguments(end, keep, id), endTypes(Types.BIGINT));
 	}
 
 	/**
-	 * Records a failed attempt of a job that is no longer locked, if it is still available with the
-	 * stored attempt it had when it was claimed; it waits for a claimer that locked the row meanwhile
-	 * to let go (one that finds the worker's advisory lock held does so at once), and a job that has
-	 * moved on since is left as it is.
-	 * @return whether the failure was recorded
+	 * Records an attempt that did not complete, of a job that is no longer locked, if it is still
+	 * available with the stored attempt it had when it was claimed; it waits for a claimer that locked
+	 * the row meanwhile to let go (one that finds the worker's advisory lock held does so at once), and
+	 * a job that has moved on since is left as it is.
+	 * @return whether the attempt was recorded
 	 */
-	public boolean recordFailureIfAvailable(long id, int storedAttempt, JobState next, Duration retryDelay,
-			String error) {
-		return this.jdbc.update(this.sql.recordFailureIfAvailable, next.sqlValue(), next.sqlValue(),
-				retryDelay.toMillis(), next.sqlValue(), error, id, storedAttempt) == 1;
+	public boolean recordFailureIfAvailable(long id, int storedAttempt, AttemptEnd end, int keep) {
+		return this.jdbc.update(this.sql.recordFailureIfAvailable, endArguments(end, keep, id, storedAttempt),
+				endTypes(Types.BIGINT, Types.INTEGER)) == 1;
 	}
 
 	/**
-	 * Records a failed attempt of a leased job if it is still running that attempt.
+	 * Records an attempt of a leased job that did not complete, if the job is still running that
+	 * attempt.
 	 * @return whether the job was still ours to update
 	 */
-	public boolean recordLeasedFailure(long id, int attempt, JobState next, Duration retryDelay, String error) {
-		return this.jdbc.update(this.sql.recordLeasedFailure, next.sqlValue(), next.sqlValue(),
-				retryDelay.toMillis(), next.sqlValue(), error, id, attempt) == 1;
+	public boolean recordLeasedFailure(long id, int attempt, AttemptEnd end, int keep) {
+		return this.jdbc.update(this.sql.recordLeasedFailure, endArguments(end, keep, id, attempt),
+				endTypes(Types.BIGINT, Types.INTEGER)) == 1;
+	}
+
+	/**
+	 * The values of {@link JobStatements#ATTEMPT_END}'s parameters, then {@code more}. Bound with their
+	 * types (see {@link #endTypes}), so that a null costs no round trip to ask the server its type.
+	 */
+	private static Object[] endArguments(AttemptEnd end, int keep, Object... more) {
+		Object[] head = { end.next().sqlValue(), end.delay().toMillis(), end.lastError(), end.snoozed() ? 0 : 1,
+				end.snoozed() ? 1 : 0, end.attempt(), end.outcome(), end.errorClass(), end.message(), keep,
+				(end.startedAt() != null) ? OffsetDateTime.ofInstant(end.startedAt(), ZoneOffset.UTC) : null };
+		Object[] all = Arrays.copyOf(head, head.length + more.length);
+		System.arraycopy(more, 0, all, head.length, more.length);
+		return all;
+	}
+
+	/** The SQL types of {@link #endArguments}, then {@code more}. */
+	private static int[] endTypes(int... more) {
+		int[] head = { Types.VARCHAR, Types.BIGINT, Types.VARCHAR, Types.INTEGER, Types.INTEGER, Types.INTEGER,
+				Types.VARCHAR, Types.VARCHAR, Types.VARCHAR, Types.INTEGER, Types.TIMESTAMP_WITH_TIMEZONE };
+		int[] all = Arrays.copyOf(head, head.length + more.length);
+		System.arraycopy(more, 0, all, head.length, more.length);
+		return all;
 	}
 
 	/**
@@ -437,7 +498,8 @@ public class JobRepository {
 			return ClaimedJob.of(rs.getLong(1), rs.getObject(2, UUID.class), rs.getString(3), rs.getString(4), stored,
 					attemptCounted ? stored : stored + 1, rs.getInt(6), rs.getInt(7), rs.getString(8),
 					instant(rs.getObject(9, OffsetDateTime.class)), instant(rs.getObject(10, OffsetDateTime.class)),
-					instant(rs.getObject(11, OffsetDateTime.class)), TraceContextColumn.read(rs.getString(12)));
+					instant(rs.getObject(11, OffsetDateTime.class)), TraceContextColumn.read(rs.getString(12)),
+					rs.getInt(13));
 		};
 	}
 

@@ -14,18 +14,19 @@ public final class JobStatements {
 
 	/**
 	 * Columns of a claimed job, in this order: {@code id, public_id, kind, queue, attempt,
-	 * max_attempts, priority, payload, run_at, created_at, claimed_at, trace_context}.
+	 * max_attempts, priority, payload, run_at, created_at, claimed_at, trace_context, snoozes}.
 	 * {@code JobRepository} reads them by position, so the order is part of the contract.
 	 * {@code claimed_at} is the claim's {@code now()}, so that lateness against {@code run_at} is
 	 * measured on one clock; {@code trace_context} is the enqueue's trace headers as JSON text, or null.
 	 */
 	public static final String CLAIMED_COLUMNS = "id, public_id, kind, queue, attempt, max_attempts, priority, "
-			+ "payload::text AS payload, run_at, created_at, now() AS claimed_at, trace_context::text AS trace_context";
+			+ "payload::text AS payload, run_at, created_at, now() AS claimed_at, trace_context::text AS trace_context, "
+			+ "snoozes";
 
 	/** {@link #CLAIMED_COLUMNS} as an {@code UPDATE … RETURNING} of the table aliased {@code j} lists them. */
 	static final String CLAIMED_COLUMNS_OF_J = "j.id, j.public_id, j.kind, j.queue, j.attempt, j.max_attempts, "
 			+ "j.priority, j.payload::text AS payload, j.run_at, j.created_at, now() AS claimed_at, "
-			+ "j.trace_context::text AS trace_context";
+			+ "j.trace_context::text AS trace_context, j.snoozes";
 
 	/**
 	 * When a new job falls due: its run-at, or now plus its delay, plus a random part of its jitter.
@@ -34,6 +35,57 @@ public final class JobStatements {
 	 */
 	static final String DUE_AT = "coalesce(r.run_at, now() + coalesce(r.delay_us, 0) * interval '1 microsecond')"
 			+ " + CASE WHEN r.jitter_us > 0 THEN random() * r.jitter_us * interval '1 microsecond' ELSE interval '0' END";
+
+	/**
+	 * The parameter row {@code p} of the statements that record an attempt that did not complete, so
+	 * that each value is bound once and named. Parameters, in order: next state, delay before the next
+	 * run in milliseconds, last error, attempts spent (1, or 0 for a snooze), whether it snoozed (1 or
+	 * 0), the attempt's number, its outcome as the history names it, error class, error message,
+	 * entries of history to keep, and the attempt's start (or null for the row's or the
+	 * transaction's).
+	 */
+	static final String ATTEMPT_END = """
+			(SELECT ?::text AS state, ?::bigint AS delay_ms, ?::text AS last_error, ?::int AS spent, ?::int AS snoozed,
+			        ?::int AS attempt_no, ?::text AS outcome, ?::text AS error_class, ?::text AS message, ?::int AS keep,
+			        ?::timestamptz AS started) p""";
+
+	/** When a job whose attempt ended runs next: later if scheduled, else as it was. */
+	private static final String NEXT_RUN_AT = "CASE WHEN p.state = 'scheduled' "
+			+ "THEN clock_timestamp() + p.delay_ms * interval '1 millisecond' ELSE j.run_at END";
+
+	/** When a job whose attempt ended finished: now if it failed or was cancelled, else not yet. */
+	private static final String FINISHED_AT = "CASE WHEN p.state IN ('failed', 'cancelled') THEN clock_timestamp() END";
+
+	/** A snooze is not an error: it keeps the job's last error as it was. */
+	private static final String LAST_ERROR = "CASE WHEN p.snoozed = 1 THEN j.last_error ELSE p.last_error END";
+
+	/**
+	 * The job's attempt history ({@code j.attempts}) with the attempt of the parameter row {@code p}
+	 * appended, keeping the newest {@code p.keep} entries; none at all when {@code p.keep} is 0. Null
+	 * fields are left out of each entry.
+	 * @param startedAt the SQL expression of the attempt's start
+	 */
+	static String historyAppended(String startedAt) {
+		return historyAppended("p.keep", "p.attempt_no", startedAt, "p.outcome", "p.error_class", "p.message");
+	}
+
+	/**
+	 * The job's attempt history ({@code j.attempts}) with one entry appended, keeping the newest
+	 * {@code keep}; each argument is an SQL expression.
+	 */
+	static String historyAppended(String keep, String attempt, String startedAt, String outcome, String errorClass,
+			String message) {
+		return """
+				CASE WHEN %1$s <= 0 THEN NULL ELSE (
+				    SELECT jsonb_agg(h.e ORDER BY h.o) FROM (
+				        SELECT a.e, a.o
+				        FROM jsonb_array_elements(coalesce(j.attempts, '[]'::jsonb) || jsonb_build_array(jsonb_strip_nulls(
+				                 jsonb_build_object('attempt', %2$s, 'startedAt', %3$s, 'finishedAt', clock_timestamp(),
+				                                    'outcome', %4$s, 'error', %5$s, 'message', %6$s))))
+				             WITH ORDINALITY AS a(e, o)
+				        ORDER BY a.o DESC LIMIT %1$s) h) END""".formatted(keep, attempt, startedAt, outcome, errorClass,
+				message);
+	}
 
 	/** The schema's jobs table, qualified and quoted. */
 	public final String table;
@@ -132,13 +184,19 @@ public final class JobStatements {
 	/** Completes jobs locked by {@link #claimLocked}, counting the attempt. Parameter: array of ids. */
 	public final String completeLocked;
 
+	/**
+	 * {@link #completeLocked}, storing each job's output. Parameters: array of ids, array of outputs
+	 * (JSON text, or null for none).
+	 */
+	public final String completeLockedWithOutput;
+
 	/** Deletes jobs locked by {@link #claimLocked} as they complete. Parameter: array of ids. */
 	public final String deleteLocked;
 
 	/**
-	 * Records a failed attempt of a job locked by {@link #claimLocked}: counts it and schedules the
-	 * next attempt, or fails the job. Parameters: next state, next state, retry delay in milliseconds,
-	 * next state, last error, id.
+	 * Records an attempt that did not complete, of a job locked by {@link #claimLocked}: counts it
+	 * (unless it snoozed) and schedules the next attempt, or fails the job, and adds the attempt to the
+	 * job's history. Parameters: those of {@link #ATTEMPT_END}, then id.
 	 */
 	public final String recordLockedFailure;
 
@@ -147,8 +205,8 @@ public final class JobStatements {
 	 * back), if it is still available with the attempt it had. It waits for a row lock rather than
 	 * skipping the row: a claimer that locked it meanwhile finds the recording worker's advisory lock
 	 * held and lets go at once, and a skipped row would leave the attempt uncounted (the job would run
-	 * its effect once more than its attempts allow). Parameters: next state, next state, retry delay in
-	 * milliseconds, next state, last error, id, attempt as stored.
+	 * its effect once more than its attempts allow). Parameters: those of {@link #ATTEMPT_END}, then id,
+	 * attempt as stored.
 	 */
 	public final String recordFailureIfAvailable;
 
@@ -158,12 +216,19 @@ public final class JobStatements {
 	 */
 	public final String completeLeased;
 
+	/**
+	 * {@link #completeLeased}, storing each job's output. Parameters: array of ids, array of attempts,
+	 * array of outputs (JSON text, or null for none).
+	 */
+	public final String completeLeasedWithOutput;
+
 	/** {@link #completeLeased}, deleting the jobs instead. */
 	public final String deleteLeased;
 
 	/**
-	 * Records a failed attempt of a leased job if it still runs that attempt. Parameters: next state,
-	 * next state, retry delay in milliseconds, next state, last error, id, attempt.
+	 * Records an attempt of a leased job that did not complete, if the job still runs that attempt; a
+	 * snooze gives the attempt the claim counted back. Parameters: those of {@link #ATTEMPT_END}, then
+	 * id, attempt.
 	 */
 	public final String recordLeasedFailure;
 
@@ -274,23 +339,38 @@ public final class JobStatements {
 				UPDATE %s SET state = 'completed', attempt = attempt + 1, started_at = now(),
 				       finished_at = clock_timestamp(), last_error = NULL
 				WHERE id = ANY(?)""".formatted(this.table);
+		this.completeLockedWithOutput = """
+				UPDATE %s j SET state = 'completed', attempt = j.attempt + 1, started_at = now(),
+				       finished_at = clock_timestamp(), last_error = NULL, output = d.output::jsonb
+				FROM unnest(?::bigint[], ?::text[]) AS d(id, output)
+				WHERE j.id = d.id""".formatted(this.table);
 		this.deleteLocked = """
 				DELETE FROM %s WHERE id = ANY(?)""".formatted(this.table);
 		this.recordLockedFailure = """
-				UPDATE %s SET attempt = attempt + 1, state = ?,
-				       run_at = CASE WHEN ? = 'scheduled' THEN clock_timestamp() + ? * interval '1 millisecond' ELSE run_at END,
-				       started_at = now(), finished_at = CASE WHEN ? = 'failed' THEN clock_timestamp() END, last_error = ?
-				WHERE id = ?""".formatted(this.table);
+				UPDATE %1$s j SET attempt = j.attempt + p.spent, state = p.state, run_at = %2$s,
+				       started_at = coalesce(p.started, now()), finished_at = %3$s, last_error = %4$s,
+				       snoozes = j.snoozes + p.snoozed, attempts = %5$s
+				FROM %6$s
+				WHERE j.id = ?""".formatted(this.table, NEXT_RUN_AT, FINISHED_AT, LAST_ERROR,
+				historyAppended("coalesce(p.started, now())"), ATTEMPT_END);
 		this.recordFailureIfAvailable = """
-				UPDATE %1$s SET attempt = attempt + 1, state = ?,
-				       run_at = CASE WHEN ? = 'scheduled' THEN clock_timestamp() + ? * interval '1 millisecond' ELSE run_at END,
-				       started_at = now(), finished_at = CASE WHEN ? = 'failed' THEN clock_timestamp() END, last_error = ?
-				WHERE id = (SELECT id FROM %1$s WHERE id = ? AND attempt = ? AND state = 'available'
-				            FOR UPDATE)""".formatted(this.table);
+				UPDATE %1$s j SET attempt = j.attempt + p.spent, state = p.state, run_at = %2$s,
+				       started_at = coalesce(p.started, now()), finished_at = %3$s, last_error = %4$s,
+				       snoozes = j.snoozes + p.snoozed, attempts = %5$s
+				FROM %6$s
+				WHERE j.id = (SELECT id FROM %1$s WHERE id = ? AND attempt = ? AND state = 'available'
+				              FOR UPDATE)""".formatted(this.table, NEXT_RUN_AT, FINISHED_AT, LAST_ERROR,
+				historyAppended("coalesce(p.started, now())"), ATTEMPT_END);
 		this.completeLeased = """
 				UPDATE %1$s j SET state = 'completed', finished_at = clock_timestamp(),
 				       lease_owner = NULL, lease_until = NULL, last_error = NULL
 				FROM unnest(?::bigint[], ?::integer[]) AS d(id, attempt)
+				WHERE j.id = d.id AND j.attempt = d.attempt AND j.state = 'running'
+				RETURNING j.id""".formatted(this.table);
+		this.completeLeasedWithOutput = """
+				UPDATE %1$s j SET state = 'completed', finished_at = clock_timestamp(),
+				       lease_owner = NULL, lease_until = NULL, last_error = NULL, output = d.output::jsonb
+				FROM unnest(?::bigint[], ?::integer[], ?::text[]) AS d(id, attempt, output)
 				WHERE j.id = d.id AND j.attempt = d.attempt AND j.state = 'running'
 				RETURNING j.id""".formatted(this.table);
 		this.deleteLeased = """
@@ -298,11 +378,12 @@ public final class JobStatements {
 				WHERE j.id = d.id AND j.attempt = d.attempt AND j.state = 'running'
 				RETURNING j.id""".formatted(this.table);
 		this.recordLeasedFailure = """
-				UPDATE %s SET state = ?,
-				       run_at = CASE WHEN ? = 'scheduled' THEN clock_timestamp() + ? * interval '1 millisecond' ELSE run_at END,
-				       finished_at = CASE WHEN ? = 'failed' THEN clock_timestamp() END, last_error = ?,
-				       lease_owner = NULL, lease_until = NULL
-				WHERE id = ? AND attempt = ? AND state = 'running'""".formatted(this.table);
+				UPDATE %1$s j SET state = p.state, attempt = j.attempt - p.snoozed, run_at = %2$s,
+				       finished_at = %3$s, last_error = %4$s, snoozes = j.snoozes + p.snoozed,
+				       attempts = %5$s, lease_owner = NULL, lease_until = NULL
+				FROM %6$s
+				WHERE j.id = ? AND j.attempt = ? AND j.state = 'running'""".formatted(this.table, NEXT_RUN_AT,
+				FINISHED_AT, LAST_ERROR, historyAppended("j.started_at"), ATTEMPT_END);
 		this.extendLeases = """
 				WITH p AS (SELECT ?::bigint[] AS ids, ?::text AS owner, ? * interval '1 millisecond' AS lease),
 				mine AS (

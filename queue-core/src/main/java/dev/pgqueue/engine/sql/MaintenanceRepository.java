@@ -52,13 +52,14 @@ public class MaintenanceRepository {
 
 	/**
 	 * Returns running jobs whose lease expired (their worker died or hung) to the queue, or fails
-	 * those that have used their last attempt. The expired attempt counts.
+	 * those that have used their last attempt. The expired attempt counts, and enters each job's
+	 * history, of which the newest {@code keep} entries are kept.
 	 */
-	public List<RescuedJob> rescueExpired(int limit) {
+	public List<RescuedJob> rescueExpired(int limit, int keep) {
 		return this.jdbc.query(this.sql.rescueExpired,
 				(rs, i) -> new RescuedJob(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3), rs.getInt(4),
 						JobState.valueOf(rs.getString(5).toUpperCase(Locale.ROOT))),
-				limit);
+				limit, keep, keep);
 	}
 
 	/**

@@ -17,7 +17,8 @@ public final class MaintenanceStatements {
 
 	/**
 	 * Returns running jobs whose lease expired to the queue, or fails those on their last attempt (the
-	 * expired attempt counts). Parameter: limit. Returns public id, kind, queue, attempt, new state.
+	 * expired attempt counts), adding the expired attempt to each job's history. Parameters: limit,
+	 * history entries to keep, the same again. Returns public id, kind, queue, attempt, new state.
 	 */
 	public final String rescueExpired;
 
@@ -159,11 +160,13 @@ public final class MaintenanceStatements {
 				    finished_at = CASE WHEN j.attempt >= j.max_attempts THEN clock_timestamp() END,
 				    last_error = 'Lease held by ' || coalesce(j.lease_owner, '?') || ' expired at '
 				                 || j.lease_until || ' before attempt ' || j.attempt || ' finished',
+				    attempts = %2$s,
 				    lease_owner = NULL, lease_until = NULL
 				FROM expired
 				WHERE j.id = expired.id
 				RETURNING j.public_id, j.kind, j.queue, j.attempt, j.state
-				""".formatted(table);
+				""".formatted(table, JobStatements.historyAppended("?::int", "j.attempt", "j.started_at",
+				"'expired'", "NULL", "'lease held by ' || coalesce(j.lease_owner, '?') || ' expired at ' || j.lease_until"));
 		this.pruneFinished = """
 				WITH cleaner_lock AS (SELECT pg_try_advisory_xact_lock(hashtext(?)) AS held),
 				     pruned AS (

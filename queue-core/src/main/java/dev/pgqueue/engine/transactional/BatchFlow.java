@@ -2,6 +2,7 @@ package dev.pgqueue.engine.transactional;
 
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -15,6 +16,7 @@ import dev.pgqueue.engine.run.JobRunner;
 import dev.pgqueue.engine.run.Outcome;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.sql.JobRepository;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.transaction.TransactionStatus;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -119,15 +121,32 @@ public abstract class BatchFlow implements BatchRun {
 		return this.transactions;
 	}
 
-	/** Completes the jobs, which the batch's transaction holds locked. */
-	protected final void completeLocked(List<Long> ids) {
-		jobs().completeLocked(ids, this.context.workers().deleteCompleted());
+	/**
+	 * Completes the jobs, which the batch's transaction holds locked, storing the output each attempt
+	 * returned; {@code attempts} are the jobs' attempts, in the order of {@code ids}.
+	 */
+	protected final void completeLocked(List<Long> ids, List<Attempt> attempts) {
+		List<@Nullable String> outputs = null;
+		for (int i = 0; i < attempts.size(); i++) {
+			String output = attempts.get(i).output();
+			if (output != null) {
+				if (outputs == null) {
+					outputs = new ArrayList<>(Collections.nCopies(attempts.size(), null));
+				}
+				outputs.set(i, output);
+			}
+		}
+		jobs().completeLocked(ids, outputs, this.context.workers().deleteCompleted());
 	}
 
-	/** Records the failed attempt of a job the batch's transaction holds locked; returns the attempt. */
+	/**
+	 * Records the attempt that did not complete (failed or snoozed) of a job the batch's transaction
+	 * holds locked; returns the attempt.
+	 */
 	protected final Attempt recordLockedFailure(ClaimedJob job, Attempt attempt) {
 		Outcome outcome = attempt.outcome();
-		jobs().recordLockedFailure(job.id(), outcome.nextState(), outcome.retryDelay(), outcome.error());
+		jobs().recordLockedFailure(job.id(), outcome.end(attempt.job()).startedAt(job.claimedAt()),
+				this.context.workers().attemptHistory());
 		return attempt;
 	}
 

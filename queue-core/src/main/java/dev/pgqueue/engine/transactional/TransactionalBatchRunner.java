@@ -160,7 +160,7 @@ public final class TransactionalBatchRunner extends BatchFlow {
 			// have to look those up while stepping over the rows: 4 ms p50 pickup instead of 0.26 ms at
 			// 1 000 jobs/s in the steady-state benchmark.
 			status.releaseSavepoint(batchStart);
-			completeLocked(completed);
+			completeLocked(completed, attempts);
 		}
 		catch (TransactionException | DataAccessException ex) {
 			if (!inFailedTransaction(ex)) {
@@ -224,11 +224,11 @@ public final class TransactionalBatchRunner extends BatchFlow {
 			failures.add(new Failure(job, attempt));
 		}
 		try {
-			completeLocked(completed);
+			completeLocked(completed, succeeded);
 		}
 		catch (DataAccessException ex) {
 			undoAborted(status, unconfirmed, ex, completed, succeeded, failures);
-			completeLocked(completed);
+			completeLocked(completed, succeeded);
 		}
 		List<Attempt> recorded = new ArrayList<>(succeeded);
 		for (Failure failure : failures) {

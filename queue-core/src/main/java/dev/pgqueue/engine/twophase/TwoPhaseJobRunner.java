@@ -126,7 +126,7 @@ public final class TwoPhaseJobRunner extends BatchFlow {
 			// Released before the completion, so that the row is updated by the transaction that
 			// locked it, not by a subtransaction (see TransactionalBatchRunner).
 			status.releaseSavepoint(savepoint);
-			completeLocked(List.of(job.id()));
+			completeLocked(List.of(job.id()), List.of(attempt));
 		}
 		catch (TransactionException | DataAccessException ex) {
 			if (!inFailedTransaction(ex)) {
@@ -208,8 +208,8 @@ public final class TwoPhaseJobRunner extends BatchFlow {
 		// The row was unlocked by the rollback. A worker that claims it now finds this worker's lock on
 		// the transaction's id held and lets the row go, so the failure waits for that row lock rather
 		// than skip it; only a job that moved on meanwhile (cancelled, deleted) is left as it is.
-		if (!jobs().recordFailureIfAvailable(job.id(), job.attempt(), outcome.nextState(), outcome.retryDelay(),
-				outcome.error())) {
+		if (!jobs().recordFailureIfAvailable(job.id(), job.attempt(), outcome.end(job.job()).startedAt(job.claimedAt()),
+				context().workers().attemptHistory())) {
 			logger.debug("Job {} changed before the failure of its external effect was recorded; the attempt is "
 					+ "not counted", job.job().id());
 			return null;

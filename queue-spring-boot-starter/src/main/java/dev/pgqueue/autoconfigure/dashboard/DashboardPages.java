@@ -9,9 +9,11 @@ import java.time.format.DateTimeFormatter;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.UUID;
 
 import dev.pgqueue.AdminResult;
+import dev.pgqueue.JobAttempt;
 import dev.pgqueue.JobDetails;
 import dev.pgqueue.JobPage;
 import dev.pgqueue.JobQuery;
@@ -92,7 +94,8 @@ final class DashboardPages {
 		return close(html);
 	}
 
-	String job(Viewer viewer, JobDetails job, @Nullable String did, AdminResult.@Nullable Outcome outcome) {
+	String job(Viewer viewer, JobDetails job, List<JobAttempt> attempts, @Nullable String did,
+			AdminResult.@Nullable Outcome outcome) {
 		StringBuilder html = new StringBuilder();
 		open(html, viewer, "Job " + job.id());
 		if (did != null && outcome != null) {
@@ -110,8 +113,18 @@ final class DashboardPages {
 		term(html, "Due", time(job.runAt()));
 		term(html, "Last started", time(job.startedAt()));
 		term(html, "Finished", time(job.finishedAt()));
+		if (job.runTime() != null) {
+			term(html, "Run time", escape(job.runTime().toString().substring(2).toLowerCase(Locale.ROOT)));
+		}
+		if (job.snoozes() > 0) {
+			term(html, "Snoozes", Integer.toString(job.snoozes()));
+		}
+		if (!job.tags().isEmpty()) {
+			term(html, "Tags", escape(String.join(", ", job.tags())));
+		}
 		html.append("</dl>");
 		actions(html, viewer, job);
+		attempts(html, attempts);
 		html.append("<h3>Last error</h3>");
 		if (job.lastError() != null) {
 			html.append("<pre class=\"error\">").append(escape(job.lastError())).append("</pre>");
@@ -121,6 +134,26 @@ final class DashboardPages {
 		}
 		html.append("</div></section>");
 		return close(html);
+	}
+
+	/** The job's attempts, oldest first, as its history keeps them. */
+	private void attempts(StringBuilder html, List<JobAttempt> attempts) {
+		html.append("<h3>Attempts</h3>");
+		if (attempts.isEmpty()) {
+			html.append("<p>None yet.</p>");
+			return;
+		}
+		html.append("<table class=\"attempts\"><thead><tr><th>#</th><th>Started</th><th>Ended</th><th>Outcome</th>")
+			.append("<th>Error</th></tr></thead><tbody>");
+		for (JobAttempt attempt : attempts) {
+			String outcome = attempt.outcome().name().toLowerCase(Locale.ROOT);
+			String error = (attempt.error() != null) ? attempt.error() + ": " : "";
+			html.append("<tr><td>").append(attempt.attempt()).append("</td><td>").append(time(attempt.startedAt()))
+				.append("</td><td>").append(time(attempt.finishedAt())).append("</td><td><span class=\"state ")
+				.append(outcome).append("\">").append(outcome).append("</span></td><td>")
+				.append(escape(error + Objects.toString(attempt.message(), ""))).append("</td></tr>");
+		}
+		html.append("</tbody></table>");
 	}
 
 	String notFound(Viewer viewer, UUID id) {

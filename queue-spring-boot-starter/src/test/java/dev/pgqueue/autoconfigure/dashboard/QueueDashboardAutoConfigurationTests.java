@@ -104,6 +104,11 @@ class QueueDashboardAutoConfigurationTests {
 				.getResponse()
 				.getContentAsString();
 			assertThat(page).contains("&lt;b&gt;printer&lt;/b&gt; on fire").doesNotContain("<b>printer");
+			// The attempt history, escaped as well.
+			assertThat(page).contains("<h3>Attempts</h3>")
+				.contains("java.lang.IllegalStateException: &lt;b&gt;printer&lt;/b&gt; on fire")
+				.contains("<span class=\"state failed\">failed</span>")
+				.contains("<dt>Run time</dt><dd>1s</dd>");
 		});
 	}
 

@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import dev.pgqueue.AdminResult;
 import dev.pgqueue.AdminResult.Outcome;
 import dev.pgqueue.JobAdmin;
+import dev.pgqueue.JobAttempt;
 import dev.pgqueue.JobDetails;
 import dev.pgqueue.JobPage;
 import dev.pgqueue.JobQuery;
@@ -39,6 +40,18 @@ class RecordingJobAdmin implements JobAdmin {
 	@Override
 	public Optional<JobDetails> find(UUID id) {
 		return FAILED_JOB.equals(id) ? Optional.of(failedJob()) : Optional.empty();
+	}
+
+	@Override
+	public List<JobAttempt> attempts(UUID id) {
+		Instant created = Instant.parse("2026-01-01T10:00:00Z");
+		return FAILED_JOB.equals(id) ? List.of(new JobAttempt(1, created, created.plusSeconds(1),
+				JobAttempt.Outcome.FAILED, "java.lang.IllegalStateException", "<b>printer</b> on fire")) : List.of();
+	}
+
+	@Override
+	public Optional<String> output(UUID id) {
+		return Optional.empty();
 	}
 
 	@Override
@@ -114,7 +127,7 @@ class RecordingJobAdmin implements JobAdmin {
 		Instant created = Instant.parse("2026-01-01T10:00:00Z");
 		return new JobDetails(FAILED_JOB, "report.monthly", "reports", JobState.FAILED, 0, 1, 1,
 				"java.lang.IllegalStateException: <b>printer</b> on fire", created, created, created,
-				created.plusSeconds(1), null);
+				created.plusSeconds(1), 0, List.of(), null);
 	}
 
 }
