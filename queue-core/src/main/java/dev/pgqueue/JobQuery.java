@@ -3,8 +3,8 @@ package dev.pgqueue;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Which jobs {@link JobAdmin#list} returns: those of a queue, a kind and a state (each optional),
- * newest first, at most {@code limit}, before a cursor from the previous page.
+ * Which jobs {@link JobAdmin#list} returns: those of a queue, a kind, a state and a tag (each
+ * optional), newest first, at most {@code limit}, before a cursor from the previous page.
  *
  * <pre>{@code
  * JobPage page = admin.list(JobQuery.all().queue("mail").state(JobState.FAILED));
@@ -17,15 +17,21 @@ import org.jspecify.annotations.Nullable;
  * @param before only jobs older than the last of the page this cursor came from ({@link JobPage#next()}),
  * or {@code null} for the newest
  * @param limit most jobs to return, 1 to {@value #MAX_LIMIT}
+ * @param tag only jobs enqueued with this tag ({@link JobRequest#tags}), or {@code null} for any
  */
 public record JobQuery(@Nullable String queue, @Nullable String kind, @Nullable JobState state, @Nullable String before,
-		int limit) {
+		int limit, @Nullable String tag) {
 
 	/** Jobs in a page unless the query says otherwise. */
 	public static final int DEFAULT_LIMIT = 50;
 
 	/** Most jobs one page may hold. */
 	public static final int MAX_LIMIT = 500;
+
+	public JobQuery(@Nullable String queue, @Nullable String kind, @Nullable JobState state, @Nullable String before,
+			int limit) {
+		this(queue, kind, state, before, limit, null);
+	}
 
 	public JobQuery {
 		if (limit < 1 || limit > MAX_LIMIT) {
@@ -55,23 +61,28 @@ public record JobQuery(@Nullable String queue, @Nullable String kind, @Nullable 
 	}
 
 	public JobQuery queue(@Nullable String queue) {
-		return new JobQuery(queue, this.kind, this.state, this.before, this.limit);
+		return new JobQuery(queue, this.kind, this.state, this.before, this.limit, this.tag);
 	}
 
 	public JobQuery kind(@Nullable String kind) {
-		return new JobQuery(this.queue, kind, this.state, this.before, this.limit);
+		return new JobQuery(this.queue, kind, this.state, this.before, this.limit, this.tag);
 	}
 
 	public JobQuery state(@Nullable JobState state) {
-		return new JobQuery(this.queue, this.kind, state, this.before, this.limit);
+		return new JobQuery(this.queue, this.kind, state, this.before, this.limit, this.tag);
 	}
 
 	public JobQuery before(@Nullable String cursor) {
-		return new JobQuery(this.queue, this.kind, this.state, cursor, this.limit);
+		return new JobQuery(this.queue, this.kind, this.state, cursor, this.limit, this.tag);
+	}
+
+	/** Only jobs enqueued with this tag; {@code null} for any. */
+	public JobQuery tag(@Nullable String tag) {
+		return new JobQuery(this.queue, this.kind, this.state, this.before, this.limit, tag);
 	}
 
 	public JobQuery limit(int limit) {
-		return new JobQuery(this.queue, this.kind, this.state, this.before, limit);
+		return new JobQuery(this.queue, this.kind, this.state, this.before, limit, this.tag);
 	}
 
 }

@@ -2,7 +2,12 @@ package dev.pgqueue;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collection;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Objects;
+import java.util.Set;
+
 
 import org.jspecify.annotations.Nullable;
 
@@ -27,6 +32,12 @@ public final class JobRequest {
 	/** Longest kind or queue name accepted. */
 	public static final int MAX_NAME_LENGTH = 200;
 
+	/** Most tags one job may have. */
+	public static final int MAX_TAGS = 20;
+
+	/** Longest tag, in characters. */
+	public static final int MAX_TAG_LENGTH = 100;
+
 	private final String kind;
 
 	private final @Nullable Object payload;
@@ -46,6 +57,8 @@ public final class JobRequest {
 	private @Nullable String bucketKey;
 
 	private @Nullable String concurrencyKey;
+
+	private List<String> tags = List.of();
 
 	private @Nullable String uniqueKey;
 
@@ -151,6 +164,40 @@ public final class JobRequest {
 	}
 
 	/**
+	 * Labels the job, so that operators can find and act on jobs by tag ({@code JobQuery.tag}, the
+	 * endpoint's and the dashboard's tag filter): a customer, a release, an import. Replaces any tags
+	 * given before; duplicates are dropped, the order kept. At most {@value #MAX_TAGS} tags of at most
+	 * {@value #MAX_TAG_LENGTH} characters each, none blank. Tags are shown to whoever may read the job
+	 * list: keep personal data out of them.
+	 */
+	public JobRequest tags(String... tags) {
+		return tags(List.of(tags));
+	}
+
+	/** As {@link #tags(String...)}. */
+	public JobRequest tags(Collection<String> tags) {
+		Set<String> distinct = new LinkedHashSet<>();
+		for (String tag : tags) {
+			if (tag == null || tag.isBlank()) {
+				throw new IllegalArgumentException("A tag of a '" + this.kind + "' job is blank; give each tag a "
+						+ "name such as \"customer-42\", or leave it out");
+			}
+			if (tag.length() > MAX_TAG_LENGTH) {
+				throw new IllegalArgumentException("Tag '" + tag.substring(0, 20) + "…' of a '" + this.kind
+						+ "' job is " + tag.length() + " characters, over the " + MAX_TAG_LENGTH + " a tag may have; "
+						+ "shorten it, and keep long data in the payload");
+			}
+			distinct.add(tag);
+		}
+		if (distinct.size() > MAX_TAGS) {
+			throw new IllegalArgumentException("A '" + this.kind + "' job has " + distinct.size() + " tags, over the "
+					+ MAX_TAGS + " a job may have; keep the few that operators search by");
+		}
+		this.tags = List.copyOf(distinct);
+		return this;
+	}
+
+	/**
 	 * Makes the job unique among the unfinished jobs of its kind: while a job of this kind with this
 	 * key is available, scheduled or running, an enqueue with the key inserts nothing and returns that
 	 * job's id (and changes it as {@link #onConflict(OnConflict)} says). The database enforces it with
@@ -240,6 +287,11 @@ public final class JobRequest {
 	}
 
 	/** The unique key given, or {@code null}. */
+	/** The job's tags, in the order given; empty for none. */
+	public List<String> tags() {
+		return this.tags;
+	}
+
 	public @Nullable String uniqueKey() {
 		return this.uniqueKey;
 	}

@@ -167,6 +167,7 @@ final class RawQueue implements AutoCloseable {
 		ps.setInt(10, ThreadLocalRandom.current().nextInt(64));
 		ps.setNull(11, Types.VARCHAR);
 		ps.setNull(12, Types.VARCHAR);
+		ps.setNull(13, Types.ARRAY);
 		ps.executeUpdate();
 	}
 
@@ -205,6 +206,7 @@ final class RawQueue implements AutoCloseable {
 		ps.setArray(10, this.connection.createArrayOf("int4", buckets));
 		ps.setArray(11, this.connection.createArrayOf("text", new String[count]));
 		ps.setArray(12, this.connection.createArrayOf("text", new String[count]));
+		ps.setArray(13, this.connection.createArrayOf("text", new String[count]));
 		ps.executeUpdate();
 	}
 
@@ -288,9 +290,10 @@ final class RawQueue implements AutoCloseable {
 		ps.setArray(10, this.connection.createArrayOf("int4", buckets));
 		ps.setArray(11, this.connection.createArrayOf("text", new String[count]));
 		ps.setArray(12, this.connection.createArrayOf("text", new String[count]));
-		ps.setArray(13, this.connection.createArrayOf("text", keys));
-		ps.setArray(14, this.connection.createArrayOf("int8", periodSeconds));
-		ps.setArray(15, this.connection.createArrayOf("timestamptz", periodStarts));
+		ps.setArray(13, this.connection.createArrayOf("text", new String[count]));
+		ps.setArray(14, this.connection.createArrayOf("text", keys));
+		ps.setArray(15, this.connection.createArrayOf("int8", periodSeconds));
+		ps.setArray(16, this.connection.createArrayOf("timestamptz", periodStarts));
 		Set<UUID> inserted = new HashSet<>();
 		try (ResultSet rs = ps.executeQuery()) {
 			while (rs.next()) {

@@ -426,6 +426,9 @@ class JdbcJobClient implements JobClient {
 		NewJob job = new NewJob(UUID.randomUUID(), request.kind(), queue, payload, request.priority(), request.runAt(),
 				request.delay(), maxAttempts, jitter, Buckets.of(request.bucketKey(), settings.buckets()),
 				request.concurrencyKey());
+		if (!request.tags().isEmpty()) {
+			job = job.withTags(request.tags());
+		}
 		return (request.uniqueKey() != null) ? job.withUnique(uniqueness(request, queue)) : job;
 	}
 

@@ -153,10 +153,10 @@ public class QueueEndpoint {
 		return writes;
 	}
 
-	/** Jobs newest first, filtered by queue, kind and state; {@code before} is a page's {@code next}. */
+	/** Jobs newest first, filtered by queue, kind, state and tag; {@code before} is a page's {@code next}. */
 	@ReadOperation
 	public @Nullable Map<String, Object> jobs(@Selector String resource, @Nullable String queue, @Nullable String kind,
-			@Nullable String state, @Nullable String before, @Nullable Integer limit) {
+			@Nullable String state, @Nullable String tag, @Nullable String before, @Nullable Integer limit) {
 		if ("schedules".equals(resource)) {
 			return schedules();
 		}
@@ -166,7 +166,7 @@ public class QueueEndpoint {
 		JobQuery query;
 		try {
 			query = new JobQuery(blankToNull(queue), blankToNull(kind), state(state), blankToNull(before),
-					(limit != null) ? limit : JobQuery.DEFAULT_LIMIT);
+					(limit != null) ? limit : JobQuery.DEFAULT_LIMIT, blankToNull(tag));
 		}
 		catch (IllegalArgumentException ex) {
 			throw new InvalidEndpointRequestException(ex.getMessage(), ex.getMessage());

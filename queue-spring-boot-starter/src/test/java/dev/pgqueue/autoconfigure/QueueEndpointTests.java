@@ -111,7 +111,8 @@ class QueueEndpointTests {
 	@Test
 	void findsListsAndRetriesAFailedJob() {
 		UUID id = this.jobs.enqueue(JobRequest.of("endpoint.fail-once", Map.of("secret", "s3cr3t")).queue("endpoint")
-			.maxAttempts(1));
+			.maxAttempts(1)
+			.tags("endpoint-check"));
 		await().atMost(TIMEOUT).until(() -> "failed".equals(SCHEMA.stateOf(this.jdbc, id)));
 
 		Map<String, Object> page = get("/jobs?queue=endpoint&state=failed&limit=10").expectStatus()
@@ -121,6 +122,14 @@ class QueueEndpointTests {
 			.getResponseBody();
 		List<Map<String, Object>> listed = list(page.get("jobs"));
 		assertThat(listed).extracting((job) -> job.get("id")).contains(id.toString());
+		List<Map<String, Object>> tagged = list(get("/jobs?tag=endpoint-check").expectStatus()
+			.isOk()
+			.expectBody(JSON)
+			.returnResult()
+			.getResponseBody()
+			.get("jobs"));
+		assertThat(tagged).extracting((job) -> job.get("id")).containsExactly(id.toString());
+		assertThat(tagged.get(0)).containsEntry("tags", List.of("endpoint-check"));
 		Map<String, Object> job = get("/jobs/" + id).expectStatus().isOk().expectBody(JSON).returnResult().getResponseBody();
 		assertThat(job).containsEntry("state", "failed").containsEntry("kind", "endpoint.fail-once").doesNotContainKey("payload");
 		assertThat((String) job.get("lastError")).contains("first run fails");

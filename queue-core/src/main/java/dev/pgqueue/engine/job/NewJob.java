@@ -2,6 +2,7 @@ package dev.pgqueue.engine.job;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
@@ -17,27 +18,62 @@ import org.jspecify.annotations.Nullable;
  * @param concurrencyKey the key whose jobs are limited together, or {@code null}
  * @param traceContext the enqueue's trace headers (such as {@code traceparent}), empty without tracing
  * @param unique the key that keeps a second such job out, or {@code null}
+ * @param tags the job's tags, in order; empty for none
  */
 public record NewJob(UUID publicId, String kind, String queue, String payloadJson, int priority,
 		@Nullable Instant runAt, @Nullable Duration delay, int maxAttempts, Duration jitter, int bucket,
-		@Nullable String concurrencyKey, Map<String, String> traceContext, @Nullable Uniqueness unique) {
+		@Nullable String concurrencyKey, Map<String, String> traceContext, @Nullable Uniqueness unique,
+		List<String> tags) {
 
 	public NewJob(UUID publicId, String kind, String queue, String payloadJson, int priority, @Nullable Instant runAt,
 			@Nullable Duration delay, int maxAttempts, Duration jitter, int bucket, @Nullable String concurrencyKey) {
 		this(publicId, kind, queue, payloadJson, priority, runAt, delay, maxAttempts, jitter, bucket, concurrencyKey,
-				Map.of(), null);
+				Map.of(), null, List.of());
+	}
+
+	/** This job with the tags given. */
+	public NewJob withTags(List<String> tags) {
+		return new NewJob(this.publicId, this.kind, this.queue, this.payloadJson, this.priority, this.runAt, this.delay,
+				this.maxAttempts, this.jitter, this.bucket, this.concurrencyKey, this.traceContext, this.unique, tags);
+	}
+
+	/**
+	 * The tags as the text of a PostgreSQL array ({@code {"a","b"}}), which the insert statements cast
+	 * to {@code text[]}; null for none, which stores none.
+	 */
+	public @Nullable String tagsLiteral() {
+		if (this.tags.isEmpty()) {
+			return null;
+		}
+		StringBuilder literal = new StringBuilder("{");
+		for (int i = 0; i < this.tags.size(); i++) {
+			if (i > 0) {
+				literal.append(',');
+			}
+			literal.append('"');
+			String tag = this.tags.get(i);
+			for (int c = 0; c < tag.length(); c++) {
+				char ch = tag.charAt(c);
+				if (ch == '"' || ch == '\\') {
+					literal.append('\\');
+				}
+				literal.append(ch);
+			}
+			literal.append('"');
+		}
+		return literal.append('}').toString();
 	}
 
 	/** This job carrying the trace headers given. */
 	public NewJob withTraceContext(Map<String, String> headers) {
 		return new NewJob(this.publicId, this.kind, this.queue, this.payloadJson, this.priority, this.runAt, this.delay,
-				this.maxAttempts, this.jitter, this.bucket, this.concurrencyKey, headers, this.unique);
+				this.maxAttempts, this.jitter, this.bucket, this.concurrencyKey, headers, this.unique, this.tags);
 	}
 
 	/** This job, kept unique by the key given. */
 	public NewJob withUnique(@Nullable Uniqueness unique) {
 		return new NewJob(this.publicId, this.kind, this.queue, this.payloadJson, this.priority, this.runAt, this.delay,
-				this.maxAttempts, this.jitter, this.bucket, this.concurrencyKey, this.traceContext, unique);
+				this.maxAttempts, this.jitter, this.bucket, this.concurrencyKey, this.traceContext, unique, this.tags);
 	}
 
 	/**

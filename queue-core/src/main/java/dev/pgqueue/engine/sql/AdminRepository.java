@@ -90,12 +90,15 @@ public class AdminRepository {
 		if (query.state() != null) {
 			arguments.add(query.state().sqlValue());
 		}
+		if (query.tag() != null) {
+			arguments.add(query.tag());
+		}
 		if (query.before() != null) {
 			arguments.add(Long.parseLong(query.before()));
 		}
 		arguments.add(query.limit());
 		String statement = this.sql.listJobs(query.queue() != null, query.kind() != null, query.state() != null,
-				query.before() != null);
+				query.tag() != null, query.before() != null);
 		return this.jdbc.query(statement, detailsMapper(false), arguments.toArray());
 	}
 

@@ -42,7 +42,7 @@ public final class AdminStatements {
 	 * Lists jobs newest first; one text per combination of filters, indexed by
 	 * {@link #listJobs(boolean, boolean, boolean, boolean)}.
 	 */
-	private final String[] listJobs = new String[16];
+	private final String[] listJobs = new String[32];
 
 	/** Counts jobs by queue and state. */
 	public final String countJobs;
@@ -129,6 +129,10 @@ public final class AdminStatements {
 			if ((i & 4) != 0) {
 				where.append(" AND state = ?");
 			}
+			if ((i & 16) != 0) {
+				// Served by pgqueue_jobs_tags_idx, which holds only tagged jobs.
+				where.append(" AND tags @> ARRAY[?::text]");
+			}
 			if ((i & 8) != 0) {
 				where.append(" AND id < ?");
 			}
@@ -190,7 +194,15 @@ public final class AdminStatements {
 	 * state, the id to list before; then the limit. Returns {@link #DETAIL_COLUMNS}.
 	 */
 	public String listJobs(boolean queue, boolean kind, boolean state, boolean before) {
-		return this.listJobs[(queue ? 1 : 0) | (kind ? 2 : 0) | (state ? 4 : 0) | (before ? 8 : 0)];
+		return listJobs(queue, kind, state, false, before);
+	}
+
+	/**
+	 * Lists jobs newest first, with the filters given, each a parameter in this order: queue, kind,
+	 * state, tag, the id to list before; then the limit. Returns {@link #DETAIL_COLUMNS}.
+	 */
+	public String listJobs(boolean queue, boolean kind, boolean state, boolean tag, boolean before) {
+		return this.listJobs[(queue ? 1 : 0) | (kind ? 2 : 0) | (state ? 4 : 0) | (before ? 8 : 0) | (tag ? 16 : 0)];
 	}
 
 }

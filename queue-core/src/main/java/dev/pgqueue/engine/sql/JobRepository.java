@@ -126,7 +126,7 @@ public class JobRepository {
 	public void insert(NewJob job, boolean notify) {
 		Object[] arguments = { job.publicId(), job.kind(), job.queue(), job.payloadJson(), job.priority(),
 				timestamp(job.runAt()), delayMicros(job.delay()), job.maxAttempts(), delayMicros(job.jitter()),
-				job.bucket(), job.concurrencyKey(), TraceContextColumn.write(job.traceContext()) };
+				job.bucket(), job.concurrencyKey(), TraceContextColumn.write(job.traceContext()), job.tagsLiteral() };
 		if (notify && this.notify) {
 			this.jdbc.query(this.sql.insertOneNotifying, IGNORE_ROWS, arguments);
 		}

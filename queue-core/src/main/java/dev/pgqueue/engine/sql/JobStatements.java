@@ -98,7 +98,7 @@ public final class JobStatements {
 	 * payload (JSON text), priority, run-at (or null), delay in microseconds on the database clock (or
 	 * null), max attempts, jitter in microseconds (the job falls due at a random instant that much
 	 * later at most; 0 for none), bucket, concurrency key (or null), trace context (JSON text of the
-	 * enqueue's trace headers, or null).
+	 * enqueue's trace headers, or null), tags (the text of a {@code text[]}, or null).
 	 */
 	public final String insertOne;
 
@@ -107,8 +107,8 @@ public final class JobStatements {
 
 	/**
 	 * Inserts many jobs with one statement. Parameters: arrays of public ids, kinds, queues, payloads,
-	 * priorities, run-ats, delays, max attempts, jitters, buckets, concurrency keys and trace contexts,
-	 * as for {@link #insertOne}.
+	 * priorities, run-ats, delays, max attempts, jitters, buckets, concurrency keys, trace contexts and
+	 * tags (each the text of a {@code text[]}, or null), as for {@link #insertOne}.
 	 */
 	public final String insertMany;
 
@@ -260,27 +260,27 @@ public final class JobStatements {
 		this.channel = "pgqueue:" + schema.value();
 		this.insertOne = """
 				INSERT INTO %1$s (public_id, kind, queue, payload, priority, run_at, max_attempts, bucket,
-				                  concurrency_key, trace_context, state)
+				                  concurrency_key, trace_context, tags, state)
 				SELECT r.public_id, r.kind, r.queue, r.payload, r.priority, d.due, r.max_attempts, r.bucket,
-				       r.concurrency_key, r.trace_context,
+				       r.concurrency_key, r.trace_context, r.tags,
 				       CASE WHEN d.due <= now() THEN 'available' ELSE 'scheduled' END
 				FROM (SELECT ?::uuid AS public_id, ?::text AS kind, ?::text AS queue, ?::jsonb AS payload,
 				             ?::smallint AS priority, ?::timestamptz AS run_at, ?::bigint AS delay_us,
 				             ?::integer AS max_attempts, ?::bigint AS jitter_us, ?::smallint AS bucket,
-				             ?::text AS concurrency_key, ?::jsonb AS trace_context) r
+				             ?::text AS concurrency_key, ?::jsonb AS trace_context, ?::text[] AS tags) r
 				CROSS JOIN LATERAL (SELECT %2$s AS due) d
 				""".formatted(this.table, DUE_AT);
 		this.insertOneNotifying = notifying(this.insertOne);
 		this.insertMany = """
 				INSERT INTO %1$s (public_id, kind, queue, payload, priority, run_at, max_attempts, bucket,
-				                  concurrency_key, trace_context, state)
+				                  concurrency_key, trace_context, tags, state)
 				SELECT r.public_id, r.kind, r.queue, r.payload::jsonb, r.priority, d.due, r.max_attempts, r.bucket,
-				       r.concurrency_key, r.trace_context::jsonb,
+				       r.concurrency_key, r.trace_context::jsonb, r.tags::text[],
 				       CASE WHEN d.due <= now() THEN 'available' ELSE 'scheduled' END
 				FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::smallint[], ?::timestamptz[],
-				            ?::bigint[], ?::integer[], ?::bigint[], ?::smallint[], ?::text[], ?::text[])
+				            ?::bigint[], ?::integer[], ?::bigint[], ?::smallint[], ?::text[], ?::text[], ?::text[])
 				     AS r(public_id, kind, queue, payload, priority, run_at, delay_us, max_attempts, jitter_us, bucket,
-				          concurrency_key, trace_context)
+				          concurrency_key, trace_context, tags)
 				CROSS JOIN LATERAL (SELECT %2$s AS due) d
 				""".formatted(this.table, DUE_AT);
 		this.insertManyNotifying = notifying(this.insertMany);

@@ -13,12 +13,12 @@ import dev.pgqueue.engine.job.NewJob;
 /**
  * New jobs as the arrays a many-row insert unnests, column by column, in the order of
  * {@code JobStatements.insertMany}: public id, kind, queue, payload, priority, run-at, delay (µs), max
- * attempts, jitter (µs), bucket, concurrency key, trace context.
+ * attempts, jitter (µs), bucket, concurrency key, trace context, tags.
  */
 final class NewJobColumns {
 
 	/** How many parameters {@link #bind} sets. */
-	static final int COUNT = 12;
+	static final int COUNT = 13;
 
 	private final UUID[] ids;
 
@@ -44,6 +44,9 @@ final class NewJobColumns {
 
 	private final String[] traceContexts;
 
+	/** Each job's tags as the text of a {@code text[]}: unnest cannot hand out arrays of arrays. */
+	private final String[] tags;
+
 	NewJobColumns(List<NewJob> jobs) {
 		int n = jobs.size();
 		this.ids = new UUID[n];
@@ -58,6 +61,7 @@ final class NewJobColumns {
 		this.buckets = new Integer[n];
 		this.concurrencyKeys = new String[n];
 		this.traceContexts = new String[n];
+		this.tags = new String[n];
 		Map<String, String> lastContext = null;
 		String lastContextJson = null;
 		for (int i = 0; i < n; i++) {
@@ -79,6 +83,7 @@ final class NewJobColumns {
 				lastContextJson = TraceContextColumn.write(lastContext);
 			}
 			this.traceContexts[i] = lastContextJson;
+			this.tags[i] = job.tagsLiteral();
 		}
 	}
 
@@ -96,6 +101,7 @@ final class NewJobColumns {
 		ps.setArray(10, con.createArrayOf("int4", this.buckets));
 		ps.setArray(11, con.createArrayOf("text", this.concurrencyKeys));
 		ps.setArray(12, con.createArrayOf("text", this.traceContexts));
+		ps.setArray(13, con.createArrayOf("text", this.tags));
 	}
 
 }
