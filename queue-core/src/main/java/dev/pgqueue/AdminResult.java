@@ -36,7 +36,14 @@ public record AdminResult(UUID id, Outcome outcome, @Nullable JobState state) {
 		RUNNING,
 
 		/** The job is in a state the operation does not apply to (say, cancelling a completed job). */
-		NOT_ALLOWED
+		NOT_ALLOWED,
+
+		/**
+		 * The job is running, and the instance running it was asked to cancel it: it stops the job within
+		 * a second and the job ends {@link JobState#CANCELLED}, unless its attempt finishes first, in which
+		 * case the job's own outcome stands. The request also stops a later attempt of the job.
+		 */
+		CANCEL_REQUESTED
 
 	}
 

@@ -47,6 +47,14 @@ public interface JobAdmin {
 	Optional<String> output(UUID id);
 
 	/**
+	 * The progress a running job's listener last reported, and whether a cancel was requested for
+	 * it; written at most every 2 seconds per job, deleted when the job ends.
+	 * @param id the job's public id
+	 * @return its progress; empty when it reported none and no cancel is pending, or it ended
+	 */
+	Optional<JobProgress> progress(UUID id);
+
+	/**
 	 * Jobs matching the query, newest first, one page at a time: pass the page's
 	 * {@link JobPage#next()} as the next query's {@link JobQuery#before(String) before}. Without a
 	 * payload.

@@ -19,6 +19,9 @@ public enum JobOutcome {
 	 * The listener asked to run the job later ({@link JobSnoozedException}); the job went back without
 	 * using the attempt.
 	 */
-	SNOOZED
+	SNOOZED,
+
+	/** The job was cancelled while it ran ({@link JobAdmin#cancel}); it is never retried. */
+	CANCELLED
 
 }

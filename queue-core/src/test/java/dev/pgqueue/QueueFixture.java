@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
 
 import javax.sql.DataSource;
@@ -32,6 +33,7 @@ import dev.pgqueue.engine.sql.MaintenanceRepository.LockWaits;
 import dev.pgqueue.metrics.OldestTransaction;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.metrics.QueueStats;
+import org.jspecify.annotations.Nullable;
 import dev.pgqueue.observation.QueueObservations;
 import dev.pgqueue.schema.QueueMigrator;
 import dev.pgqueue.schema.SchemaName;
@@ -73,6 +75,10 @@ public final class QueueFixture implements AutoCloseable {
 	private final List<QueueSettings> configured = new ArrayList<>();
 
 	private WorkerSettings workerSettings = new WorkerSettings(Duration.ofSeconds(10), false, false);
+
+	private List<JobInterceptor> interceptors = List.of();
+
+	private @Nullable Consumer<JobEvent> events;
 
 	private Duration heartbeatInterval = Duration.ofMillis(200);
 
@@ -268,7 +274,21 @@ public final class QueueFixture implements AutoCloseable {
 					: new DataSourceTransactionManager(pool))
 			.jsonMapper(this.jsonMapper)
 			.metrics(this.metrics)
-			.observations(this.observations);
+			.observations(this.observations)
+			.interceptors(this.interceptors)
+			.events(this.events);
+	}
+
+	/** What runs around each attempt in the engines this fixture builds from now on, outermost first. */
+	public QueueFixture interceptors(List<JobInterceptor> interceptors) {
+		this.interceptors = List.copyOf(interceptors);
+		return this;
+	}
+
+	/** Where the engines this fixture builds from now on publish job events. */
+	public QueueFixture events(@Nullable Consumer<JobEvent> events) {
+		this.events = events;
+		return this;
 	}
 
 	public JobClient client() {

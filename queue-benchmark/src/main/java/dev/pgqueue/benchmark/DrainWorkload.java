@@ -79,6 +79,10 @@ final class DrainWorkload implements Workload {
 		QueueSettings settings = settings(mode, concurrency, batchSize);
 		boolean compareFixed = Boolean.getBoolean("pgqueue.bench.drain.fixed") && settings.adaptsBatchSize();
 		List<Double> fixed = new ArrayList<>();
+		// With -Dpgqueue.bench.drain.events=true, the same drain with job events published to a listener
+		// and one interceptor around each attempt, in the same rounds.
+		boolean compareEvents = Boolean.getBoolean("pgqueue.bench.drain.events");
+		List<Double> withEvents = new ArrayList<>();
 		HikariDataSource pool = schema.pool("drain", concurrency + 2);
 		Duration cap = context.profile().drainTimeCap();
 		List<Double> pgqueue = new ArrayList<>();
@@ -93,6 +97,12 @@ final class DrainWorkload implements Workload {
 					schema.loadAvailable(jobs);
 					fixed.add(Drains.pgqueue(schema, pool, settings.withMaxBatchSize(batchSize), deletes(mode), 1, jobs,
 							QueueMetrics.NONE, cap).rate());
+				}
+				if (compareEvents) {
+					schema.truncate();
+					schema.loadAvailable(jobs);
+					withEvents.add(Drains.pgqueue(schema, pool, settings, deletes(mode), 1, jobs, QueueMetrics.NONE, cap,
+							true).rate());
 				}
 				schema.truncate();
 				schema.loadAvailable(jobs);
@@ -116,6 +126,13 @@ final class DrainWorkload implements Workload {
 					Profile.rounds(fixed), pgqueueRate / fixedRate);
 			results.add(Result.higher(name(), variant + ", fixed batch (before)", "throughput", "jobs/s", fixedRate,
 					rawRate, null));
+		}
+		if (compareEvents) {
+			double eventsRate = Profile.median(withEvents);
+			context.progress("%-24s events + interceptor %,8.0f jobs/s %-28s ÷ without %5.2f", variant, eventsRate,
+					Profile.rounds(withEvents), eventsRate / pgqueueRate);
+			results.add(Result.higher(name(), variant + ", events + interceptor", "throughput", "jobs/s", eventsRate,
+					pgqueueRate, Target.ratioAtLeast(0.9)));
 		}
 		return results;
 	}

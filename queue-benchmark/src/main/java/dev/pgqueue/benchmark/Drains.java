@@ -8,16 +8,22 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 
 import javax.sql.DataSource;
 
+import dev.pgqueue.JobEvent;
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.benchmark.RawQueue.RawJob;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.metrics.QueueMetrics;
+
+import org.springframework.context.ApplicationListener;
+import org.springframework.context.PayloadApplicationEvent;
+import org.springframework.context.event.SimpleApplicationEventMulticaster;
 
 /**
  * Drains the jobs already in a schema's table, with pgqueue's pollers or with the raw loop, and
@@ -40,9 +46,33 @@ final class Drains {
 	 */
 	static Drained pgqueue(BenchSchema schema, DataSource pool, QueueSettings settings, boolean deleteCompleted,
 			int pollers, long jobs, QueueMetrics metrics, Duration cap) {
+		return pgqueue(schema, pool, settings, deleteCompleted, pollers, jobs, metrics, cap, false);
+	}
+
+	/**
+	 * As {@link #pgqueue(BenchSchema, DataSource, QueueSettings, boolean, int, long, QueueMetrics, Duration)};
+	 * with {@code eventsAndInterceptor}, every job's events go through a Spring event multicaster to one
+	 * listener, as in an application with an {@code @EventListener} of job events, and every attempt
+	 * through one interceptor.
+	 */
+	static Drained pgqueue(BenchSchema schema, DataSource pool, QueueSettings settings, boolean deleteCompleted,
+			int pollers, long jobs, QueueMetrics metrics, Duration cap, boolean eventsAndInterceptor) {
 		AtomicLong handled = new AtomicLong();
 		try (PgqueueEngine engine = new PgqueueEngine(pool, schema.name(), settings, deleteCompleted, metrics,
 				(job) -> handled.incrementAndGet())) {
+			if (eventsAndInterceptor) {
+				SimpleApplicationEventMulticaster multicaster = new SimpleApplicationEventMulticaster();
+				LongAdder heard = new LongAdder();
+				multicaster.addApplicationListener((ApplicationListener<PayloadApplicationEvent<JobEvent>>) (event) -> heard
+					.increment());
+				LongAdder intercepted = new LongAdder();
+				engine.withEventsAndInterceptors(
+						(event) -> multicaster.multicastEvent(new PayloadApplicationEvent<>(engine, event)),
+						List.of((job, invocation) -> {
+							intercepted.increment();
+							invocation.proceed();
+						}));
+			}
 			List<JobPoller> started = new ArrayList<>();
 			for (int i = 0; i < pollers; i++) {
 				started.add(engine.poller());

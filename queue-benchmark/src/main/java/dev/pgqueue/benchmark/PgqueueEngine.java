@@ -3,12 +3,17 @@ package dev.pgqueue.benchmark;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 
 import javax.sql.DataSource;
+
+import org.jspecify.annotations.Nullable;
 
 import dev.pgqueue.ExternalEffect;
 import dev.pgqueue.Job;
 import dev.pgqueue.JobClient;
+import dev.pgqueue.JobEvent;
+import dev.pgqueue.JobInterceptor;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.engine.NotificationListener;
@@ -62,6 +67,10 @@ final class PgqueueEngine implements AutoCloseable {
 	private final List<QueueEngine> services = new ArrayList<>();
 
 	private boolean claimFloors = true;
+
+	private List<JobInterceptor> interceptors = List.of();
+
+	private @Nullable Consumer<JobEvent> events;
 
 	private Duration heartbeatInterval = EngineSettings.DEFAULT_HEARTBEAT_INTERVAL;
 
@@ -193,6 +202,12 @@ final class PgqueueEngine implements AutoCloseable {
 	 * Pollers created from now on read the claim index from its start on every claim, as pgqueue did
 	 * before claim floors: the baseline of the soak workload.
 	 */
+	PgqueueEngine withEventsAndInterceptors(Consumer<JobEvent> events, List<JobInterceptor> interceptors) {
+		this.events = events;
+		this.interceptors = List.copyOf(interceptors);
+		return this;
+	}
+
 	PgqueueEngine withoutClaimFloors() {
 		this.claimFloors = false;
 		return this;
@@ -220,6 +235,8 @@ final class PgqueueEngine implements AutoCloseable {
 			.jsonMapper(this.jsonMapper)
 			.metrics(this.metrics)
 			.claimFloors(this.claimFloors)
+			.events(this.events)
+			.interceptors(this.interceptors)
 			.build();
 		this.instances.add(engine);
 		return engine.newPoller(this.settings.name(), null);

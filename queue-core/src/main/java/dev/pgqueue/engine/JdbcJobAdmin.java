@@ -14,13 +14,17 @@ import dev.pgqueue.AdminResult.Outcome;
 import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobAttempt;
 import dev.pgqueue.JobDetails;
+import dev.pgqueue.JobEvent;
 import dev.pgqueue.JobPage;
+import dev.pgqueue.JobProgress;
 import dev.pgqueue.JobQuery;
 import dev.pgqueue.JobState;
 import dev.pgqueue.engine.sql.AdminRepository;
+import dev.pgqueue.engine.sql.ControlRepository;
 import dev.pgqueue.engine.sql.AdminRepository.Change;
 import dev.pgqueue.engine.sql.AdminRepository.Listed;
 import dev.pgqueue.engine.sql.JobRepository;
+import dev.pgqueue.engine.job.JobEvents;
 import dev.pgqueue.engine.poll.PollerWakeUps;
 import dev.pgqueue.engine.poll.QueuePauses;
 import org.jspecify.annotations.Nullable;
@@ -50,6 +54,10 @@ public class JdbcJobAdmin implements JobAdmin {
 
 	private final AdminCaller caller;
 
+	private final JobEvents events;
+
+	private final @Nullable ControlRepository controls;
+
 	/**
 	 * @param repository the operators' statements
 	 * @param jobs notifies the queues of retried jobs, when notifications are on
@@ -61,11 +69,24 @@ public class JdbcJobAdmin implements JobAdmin {
 	 */
 	public JdbcJobAdmin(AdminRepository repository, JobRepository jobs, @Nullable QueuePauses pauses,
 			@Nullable PollerWakeUps wakeUps, AdminCaller caller) {
+		this(repository, jobs, pauses, wakeUps, caller, JobEvents.NONE, null);
+	}
+
+	/**
+	 * @param events where cancels are published, once they commit
+	 * @param controls where cancel requests of running jobs go; {@code null} to answer
+	 * {@link Outcome#RUNNING} for them
+	 */
+	public JdbcJobAdmin(AdminRepository repository, JobRepository jobs, @Nullable QueuePauses pauses,
+			@Nullable PollerWakeUps wakeUps, AdminCaller caller, JobEvents events,
+			@Nullable ControlRepository controls) {
+		this.controls = controls;
 		this.repository = repository;
 		this.jobs = jobs;
 		this.pauses = pauses;
 		this.wakeUps = wakeUps;
 		this.caller = caller;
+		this.events = events;
 	}
 
 	@Override
@@ -97,6 +118,12 @@ public class JdbcJobAdmin implements JobAdmin {
 	public Optional<String> output(UUID id) {
 		Objects.requireNonNull(id, "id must not be null");
 		return Optional.ofNullable(this.repository.output(id));
+	}
+
+	@Override
+	public Optional<JobProgress> progress(UUID id) {
+		Objects.requireNonNull(id, "id must not be null");
+		return (this.controls != null) ? Optional.ofNullable(this.controls.progress(id)) : Optional.empty();
 	}
 
 	@Override
@@ -153,7 +180,15 @@ public class JdbcJobAdmin implements JobAdmin {
 		Objects.requireNonNull(id, "id must not be null");
 		Change change = this.repository.cancel(id);
 		AdminResult result = result(id, change, JobState.CANCELLED);
+		if (result.outcome() == Outcome.RUNNING && this.controls != null && this.controls.requestCancel(id, who())) {
+			logger.info("{} asked to cancel running job {}: requested; the instance running it stops it within a "
+					+ "second, unless it finishes first", who(), id);
+			return new AdminResult(id, Outcome.CANCEL_REQUESTED, result.state());
+		}
 		log("cancel", id, change, result);
+		if (result.applied()) {
+			this.events.publishAfterCommit(() -> List.of(new JobEvent.Cancelled(id, change.kind(), change.queue())));
+		}
 		return result;
 	}
 

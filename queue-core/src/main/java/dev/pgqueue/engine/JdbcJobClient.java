@@ -13,11 +13,13 @@ import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 import dev.pgqueue.JobClient;
+import dev.pgqueue.JobEvent;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.OnConflict;
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.engine.buckets.Buckets;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
+import dev.pgqueue.engine.job.JobEvents;
 import dev.pgqueue.engine.job.NewJob;
 import dev.pgqueue.engine.job.Uniqueness;
 import dev.pgqueue.engine.sql.UniqueJobRepository;
@@ -89,6 +91,9 @@ class JdbcJobClient implements JobClient {
 
 	private final UnpolledQueueWarnings unpolled;
 
+	/** Where enqueues are published, once they commit. */
+	private final JobEvents events;
+
 	/**
 	 * @param maxPayloadBytes largest serialized payload accepted, in bytes of UTF-8 JSON
 	 * @param wakeUps this application's pollers, woken after commit for jobs due now; {@code null}
@@ -100,7 +105,9 @@ class JdbcJobClient implements JobClient {
 	 */
 	JdbcJobClient(JobRepository repository, UniqueJobRepository uniqueJobs, JsonMapper jsonMapper, QueueCatalog queues,
 			JobHandlerRegistry handlers, long maxPayloadBytes, @Nullable PollerWakeUps wakeUps,
-			@Nullable NotificationThrottle throttle, QueueObservations observations, UnpolledQueueWarnings unpolled) {
+			@Nullable NotificationThrottle throttle, QueueObservations observations, UnpolledQueueWarnings unpolled,
+			JobEvents events) {
+		this.events = events;
 		this.repository = repository;
 		this.uniqueJobs = uniqueJobs;
 		this.jsonMapper = jsonMapper;
@@ -267,6 +274,9 @@ class JdbcJobClient implements JobClient {
 	 * and has its rollback log them as discarded.
 	 */
 	private void enlist(List<NewJob> jobs, Set<String> dueQueues, boolean notified) {
+		this.events.publishAfterCommit(() -> jobs.stream()
+			.map((job) -> new JobEvent.Enqueued(job.publicId(), job.kind(), job.queue()))
+			.toList());
 		boolean wake = this.wakeUps != null && this.wakeUps.hasPollers();
 		// A notifying insert still counts: it covers the transaction's other inserts into its queues.
 		boolean signal = !dueQueues.isEmpty() && (wake || this.throttle != null);

@@ -3,6 +3,7 @@ package dev.pgqueue.engine;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.function.Consumer;
 
 import javax.sql.DataSource;
 
@@ -53,6 +54,10 @@ public class NotificationListener implements EngineService {
 
 	private final DataSource dataSource;
 
+	private final @Nullable String controlChannel;
+
+	private final @Nullable Consumer<String> controls;
+
 	private final String channel;
 
 	private final PollerWakeUps pollers;
@@ -82,10 +87,22 @@ public class NotificationListener implements EngineService {
 	 */
 	public NotificationListener(DataSource dataSource, String channel, PollerWakeUps pollers,
 			@Nullable QueuePauses pauses) {
+		this(dataSource, channel, pollers, pauses, null, null);
+	}
+
+	/**
+	 * As {@link #NotificationListener(DataSource, String, PollerWakeUps, QueuePauses)}, also listening
+	 * on {@code controlChannel}, whose notifications (cancel requests of running jobs) go to
+	 * {@code controls}.
+	 */
+	public NotificationListener(DataSource dataSource, String channel, PollerWakeUps pollers,
+			@Nullable QueuePauses pauses, @Nullable String controlChannel, @Nullable Consumer<String> controls) {
 		this.dataSource = dataSource;
 		this.channel = channel;
 		this.pollers = pollers;
 		this.pauses = pauses;
+		this.controlChannel = controlChannel;
+		this.controls = controls;
 	}
 
 	@Override
@@ -140,11 +157,12 @@ public class NotificationListener implements EngineService {
 				if (!con.getAutoCommit()) {
 					con.setAutoCommit(true);
 				}
+				NotificationRepository.listen(con, this.channel);
 				if (this.pauses != null) {
-					NotificationRepository.listen(con, this.channel, this.pauses.channel());
+					NotificationRepository.listen(con, this.pauses.channel());
 				}
-				else {
-					NotificationRepository.listen(con, this.channel);
+				if (this.controlChannel != null) {
+					NotificationRepository.listen(con, this.controlChannel);
 				}
 				PGConnection pg = con.unwrap(PGConnection.class);
 				if (failures.succeeded() != null) {
@@ -160,6 +178,10 @@ public class NotificationListener implements EngineService {
 					PGNotification[] notifications = pg.getNotifications(RECEIVE_TIMEOUT_MILLIS);
 					if (notifications != null) {
 						for (PGNotification notification : notifications) {
+							if (this.controls != null && notification.getName().equals(this.controlChannel)) {
+								this.controls.accept(notification.getParameter());
+								continue;
+							}
 							if (this.pauses != null && !this.channel.equals(notification.getName())) {
 								this.pauses.changed();
 							}

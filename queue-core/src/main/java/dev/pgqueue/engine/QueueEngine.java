@@ -19,11 +19,13 @@ import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobDetails;
 import dev.pgqueue.JobRequest;
+import dev.pgqueue.engine.job.JobEvents;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.maintenance.Cleaner;
 import dev.pgqueue.engine.maintenance.PollingHeartbeat;
 import dev.pgqueue.engine.maintenance.Promoter;
 import dev.pgqueue.engine.maintenance.Rescuer;
+import dev.pgqueue.engine.maintenance.RunningJobsWatch;
 import dev.pgqueue.engine.maintenance.StatisticsRefresher;
 import dev.pgqueue.engine.maintenance.StatsReader;
 import dev.pgqueue.engine.maintenance.VacuumWatch;
@@ -33,6 +35,7 @@ import dev.pgqueue.engine.poll.QueuePauses;
 import dev.pgqueue.engine.poll.QueueSignals;
 import dev.pgqueue.engine.run.Attempt;
 import dev.pgqueue.engine.run.JobRunner;
+import dev.pgqueue.engine.run.RunningJobs;
 import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.service.PooledConnections;
 import dev.pgqueue.engine.settings.EngineSettings;
@@ -43,6 +46,7 @@ import dev.pgqueue.engine.settings.MaintenanceSettings;
 import dev.pgqueue.engine.settings.QueueCatalog;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.sql.JobRepository;
+import dev.pgqueue.engine.sql.ControlRepository;
 import dev.pgqueue.engine.sql.MaintenanceRepository;
 import dev.pgqueue.engine.sql.Repositories;
 import dev.pgqueue.engine.twophase.InDoubtResolver;
@@ -129,6 +133,10 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 
 	private final @Nullable InDoubtResolver inDoubtResolver;
 
+	private final RunningJobs runningJobs;
+
+	private final RunningJobsWatch runningJobsWatch;
+
 	/** The background services and the notification listener, in the order they start. */
 	private final List<EngineService> services = new ArrayList<>();
 
@@ -153,12 +161,17 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		this.throttle = notify ? new NotificationThrottle(this.jobs, this.settings.notifyInterval()) : null;
 		this.processing = builder.processing;
 		this.pollingHeartbeat = new PollingHeartbeat(sql.polling(), this::polledHere, builder.pollingHeartbeat);
+		JobEvents events = JobEvents.to(builder.events);
 		this.client = new JdbcJobClient(this.jobs, sql.unique(), builder.jsonMapper, this.queues, this.handlers,
 				this.settings.maxPayloadBytes(), this.wakeUps, this.throttle, builder.observations,
-				new UnpolledQueueWarnings(this.pollingHeartbeat::view));
-		this.admin = new JdbcJobAdmin(sql.admin(), this.jobs, this.pauses, this.wakeUps, builder.adminCaller);
+				new UnpolledQueueWarnings(this.pollingHeartbeat::view), events);
+		ControlRepository controls = new ControlRepository(jdbc, schema, notify);
+		this.admin = new JdbcJobAdmin(sql.admin(), this.jobs, this.pauses, this.wakeUps, builder.adminCaller, events,
+				controls);
 		this.twoPhaseResolverGiven = builder.inDoubtJobResolver != null;
-		this.runner = new JobRunner(this.handlers, builder.metrics, builder.observations, this.settings.workers());
+		this.runningJobs = new RunningJobs();
+		this.runner = new JobRunner(this.handlers, builder.metrics, builder.observations, this.settings.workers(),
+				builder.interceptors, events, this.runningJobs);
 		this.signals = (builder.signals != null) ? builder.signals
 				: new QueueSignals(this.jobs, builder.metrics, this.settings.slaWindow());
 		PlatformTransactionManager manager = builder.transactionManager;
@@ -167,8 +180,10 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 				builder.workerExecutor, builder.claimFloors, PooledConnections.of(builder.dataSource));
 		this.notifications = (this.processing && notify)
 				? new NotificationListener(builder.dataSource, this.jobs.channel(), this.wakeUps,
-						builder.pauseNotifications ? this.pauses : null)
+						builder.pauseNotifications ? this.pauses : null, ControlRepository.channel(schema),
+						this::cancelAnnounced)
 				: null;
+		this.runningJobsWatch = new RunningJobsWatch(this.runningJobs, controls);
 		boolean twoPhase = this.queues.configuredQueues()
 			.stream()
 			.anyMatch((queue) -> this.queues.settings(queue).twoPhaseCommit());
@@ -199,11 +214,29 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 				this.services.add(this.notifications);
 			}
 			this.services.addAll(List.of(this.promoter, this.rescuer, this.cleaner, this.statsReader,
-					this.statisticsRefresher, this.scheduleTicker));
+					this.statisticsRefresher, this.scheduleTicker, this.runningJobsWatch));
 			if (resolver != null) {
 				this.services.add(resolver);
 			}
 		}
+	}
+
+	/** A cancel request announced on the control channel: stops the job if it runs here. */
+	private void cancelAnnounced(String payload) {
+		Long id = ControlRepository.announcedJob(payload);
+		if (id != null) {
+			this.runningJobs.cancel(id, ControlRepository.announcedBy(payload));
+		}
+	}
+
+	/** The attempts running in this application. */
+	public RunningJobs runningJobs() {
+		return this.runningJobs;
+	}
+
+	/** Stops running jobs an operator cancelled, writes their progress. */
+	public RunningJobsWatch runningJobsWatch() {
+		return this.runningJobsWatch;
 	}
 
 	/** An engine on this pool of connections; see {@link QueueEngineBuilder} for the rest. */

@@ -1,13 +1,17 @@
 package dev.pgqueue.engine;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.Executor;
+import java.util.function.Consumer;
 
 import javax.sql.DataSource;
 
 import dev.pgqueue.AdminCaller;
 import dev.pgqueue.InDoubtJobResolver;
 import dev.pgqueue.JobAdmin;
+import dev.pgqueue.JobEvent;
+import dev.pgqueue.JobInterceptor;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.maintenance.PollingHeartbeat;
 import dev.pgqueue.engine.poll.QueuePauses;
@@ -75,6 +79,10 @@ public final class QueueEngineBuilder {
 
 	ScheduleSettings schedules = ScheduleSettings.DEFAULT;
 
+	List<JobInterceptor> interceptors = List.of();
+
+	@Nullable Consumer<JobEvent> events;
+
 	QueueEngineBuilder(DataSource dataSource) {
 		this.dataSource = dataSource;
 	}
@@ -126,6 +134,18 @@ public final class QueueEngineBuilder {
 
 	public QueueEngineBuilder observations(QueueObservations observations) {
 		this.observations = observations;
+		return this;
+	}
+
+	/** What runs around each attempt, outermost first. */
+	public QueueEngineBuilder interceptors(List<JobInterceptor> interceptors) {
+		this.interceptors = List.copyOf(interceptors);
+		return this;
+	}
+
+	/** Where jobs' lifecycle events go ({@link JobEvent}); {@code null} (the default) publishes none. */
+	public QueueEngineBuilder events(@Nullable Consumer<JobEvent> events) {
+		this.events = events;
 		return this;
 	}
 

@@ -8,6 +8,7 @@ import java.time.Duration;
 import dev.pgqueue.ExternalEffect;
 import dev.pgqueue.InvalidJobListenerException;
 import dev.pgqueue.Job;
+import dev.pgqueue.JobContext;
 import dev.pgqueue.JobListener;
 import dev.pgqueue.NonRetryableJobException;
 import dev.pgqueue.engine.job.JobHandler;
@@ -59,6 +60,8 @@ public class JobListenerMethodAdapter implements JobHandler {
 	/** What a payload must be to fit the payload type; {@code null} when Jackson alone decides. */
 	private final @Nullable PayloadShape payloadShape;
 
+	private final Class<?>[] parameterTypes;
+
 	/** Writes what the method returns as the job's output; {@code null} when it returns nothing to keep. */
 	private final @Nullable ObjectWriter outputWriter;
 
@@ -91,12 +94,13 @@ public class JobListenerMethodAdapter implements JobHandler {
 		int payload = -1;
 		Type[] types = method.getGenericParameterTypes();
 		for (int i = 0; i < types.length; i++) {
-			if (method.getParameterTypes()[i] == Job.class) {
+			if (method.getParameterTypes()[i] == Job.class || method.getParameterTypes()[i] == JobContext.class) {
 				continue;
 			}
 			if (payload >= 0) {
 				throw new InvalidJobListenerException("@JobListener method " + describe(method) + " takes more than "
-						+ "one payload parameter", "Take the payload and, optionally, the Job; nothing else.");
+						+ "one payload parameter", "Take the payload and, optionally, the Job and the JobContext; nothing "
+								+ "else.");
 			}
 			payload = i;
 		}
@@ -104,6 +108,13 @@ public class JobListenerMethodAdapter implements JobHandler {
 		if (jobParameters > 1) {
 			throw new InvalidJobListenerException("@JobListener method " + describe(method) + " takes the Job twice",
 					"Take the Job once.");
+		}
+		long contextParameters = java.util.Arrays.stream(method.getParameterTypes())
+			.filter((t) -> t == JobContext.class)
+			.count();
+		if (contextParameters > 1) {
+			throw new InvalidJobListenerException("@JobListener method " + describe(method)
+					+ " takes the JobContext twice", "Take the JobContext once.");
 		}
 		if (types.length == 0) {
 			throw new InvalidJobListenerException("@JobListener method " + describe(method) + " takes no parameter",
@@ -117,6 +128,7 @@ public class JobListenerMethodAdapter implements JobHandler {
 		this.outputWriter = (returned == void.class || returned == Void.class
 				|| ExternalEffect.class.isAssignableFrom(returned)) ? null
 						: jsonMapper.writerFor(jsonMapper.constructType(method.getGenericReturnType()));
+		this.parameterTypes = method.getParameterTypes();
 		ReflectionUtils.makeAccessible(method);
 	}
 
@@ -184,7 +196,12 @@ public class JobListenerMethodAdapter implements JobHandler {
 	 */
 	@Override
 	public Returned handleForResult(Job job) throws Throwable {
-		Object returned = invoke(job);
+		return handleForResult(job, null);
+	}
+
+	@Override
+	public Returned handleForResult(Job job, @Nullable JobContext context) throws Throwable {
+		Object returned = invoke(job, context);
 		if (returned instanceof ExternalEffect effect) {
 			return new Returned(effect, null);
 		}
@@ -211,9 +228,22 @@ public class JobListenerMethodAdapter implements JobHandler {
 	}
 
 	private @Nullable Object invoke(Job job) throws Throwable {
+		return invoke(job, null);
+	}
+
+	private @Nullable Object invoke(Job job, @Nullable JobContext context) throws Throwable {
 		Object[] arguments = new Object[this.method.getParameterCount()];
+		Class<?>[] types = this.parameterTypes;
 		for (int i = 0; i < arguments.length; i++) {
-			arguments[i] = (i == this.payloadIndex) ? readPayload(job) : job;
+			if (i == this.payloadIndex) {
+				arguments[i] = readPayload(job);
+			}
+			else if (types[i] == JobContext.class) {
+				arguments[i] = (context != null) ? context : new Detached(job);
+			}
+			else {
+				arguments[i] = job;
+			}
 		}
 		try {
 			return this.method.invoke(this.bean, arguments);
@@ -267,6 +297,23 @@ public class JobListenerMethodAdapter implements JobHandler {
 					.map(Class::getSimpleName)
 					.collect(java.util.stream.Collectors.joining(", "))
 				+ ")";
+	}
+
+	/**
+	 * The context of a job run outside the engine's runner (a test calling the handler directly):
+	 * never cancelled, its progress kept nowhere.
+	 */
+	private record Detached(Job job) implements JobContext {
+
+		@Override
+		public boolean isCancellationRequested() {
+			return false;
+		}
+
+		@Override
+		public void progress(int percent, @Nullable String message) {
+		}
+
 	}
 
 	/** The payload of a job does not map to its listener's parameter type; never retried. */

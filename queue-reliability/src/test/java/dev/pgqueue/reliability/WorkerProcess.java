@@ -344,8 +344,13 @@ public final class WorkerProcess {
 		@Override
 		public void handle(Job job) throws InterruptedException {
 			Instant started = Instant.now();
+			JsonNode payload = PAYLOADS.readTree(job.payload());
 			long millis = this.work.toMillis();
-			if (millis > 0) {
+			if (payload.has("sleep-ms")) {
+				// A job that asks for a work of its own: long ones are what scenario 27 cancels.
+				Thread.sleep(payload.get("sleep-ms").asLong());
+			}
+			else if (millis > 0) {
 				Thread.sleep(ThreadLocalRandom.current().nextLong(millis / 2, millis + millis / 2 + 1));
 			}
 			this.jdbc.update(LEDGER_INSERT, job.id(), job.attempt(), PID);
@@ -355,7 +360,6 @@ public final class WorkerProcess {
 						(span != null) ? span.getSpanId() : null, (span != null) ? span.getParentSpanId() : null,
 						MDC.get("traceId"), MDC.get(JobLogContext.JOB_ID));
 			}
-			JsonNode payload = PAYLOADS.readTree(job.payload());
 			if (payload.has("key")) {
 				this.jdbc.update(INTERVAL_INSERT, job.id(), job.attempt(), payload.get("key").asString(),
 						payload.get("seq").asInt(), PID, Timestamp.from(started), Timestamp.from(Instant.now()));

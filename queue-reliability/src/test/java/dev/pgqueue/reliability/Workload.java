@@ -17,6 +17,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
 
+import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.QueueMode;
@@ -93,6 +94,11 @@ final class Workload implements AutoCloseable {
 	/** The schedules of this workload's table, as an application that does not process jobs manages them. */
 	JdbcJobSchedules schedules() {
 		return this.engines.get(0).schedules();
+	}
+
+	/** The admin API of this workload's table, as an operator's application has it (notifications on). */
+	JobAdmin admin() {
+		return this.engines.get(0).admin();
 	}
 
 	JobRepository repository() {

@@ -8,6 +8,7 @@ import dev.pgqueue.AdminCaller;
 import dev.pgqueue.InDoubtJobResolver;
 import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobClient;
+import dev.pgqueue.JobInterceptor;
 import dev.pgqueue.JobSchedules;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.RetryPolicy;
@@ -36,6 +37,7 @@ import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerA
 import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration;
 import org.springframework.boot.thread.Threading;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
+import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
@@ -95,7 +97,8 @@ public final class QueueAutoConfiguration {
 			QueueProperties properties, Environment environment, QueueCatalog queues, JobHandlerRegistry handlers,
 			ObjectProvider<QueueMetrics> metrics, ObjectProvider<QueueObservations> observations,
 			ObjectProvider<InDoubtJobResolver> inDoubtJobResolver, ObjectProvider<AdminCaller> caller,
-			@Qualifier(WORKER_EXECUTOR_BEAN_NAME) ObjectProvider<Executor> workerExecutor) {
+			@Qualifier(WORKER_EXECUTOR_BEAN_NAME) ObjectProvider<Executor> workerExecutor,
+			ObjectProvider<JobInterceptor> interceptors, ApplicationEventPublisher events) {
 		return QueueEngine.builder(dataSource)
 			.settings(properties.toEngineSettings(Threading.VIRTUAL.isActive(environment)))
 			.queues(queues)
@@ -110,6 +113,8 @@ public final class QueueAutoConfiguration {
 			.workerExecutor(workerExecutor.getIfAvailable())
 			.processing(properties.isEnabled())
 			.schedules(properties.toScheduleSettings())
+			.interceptors(interceptors.orderedStream().toList())
+			.events(properties.getEvents().isEnabled() ? events::publishEvent : null)
 			.build();
 	}
 

@@ -73,6 +73,8 @@ public class QueueEndpoint {
 
 	private static final int STATUS_CONFLICT = 409;
 
+	private static final int STATUS_ACCEPTED = 202;
+
 	private final JobAdmin admin;
 
 	private final ObjectProvider<QueueEngine> engine;
@@ -197,6 +199,14 @@ public class QueueEndpoint {
 			.map((found) -> {
 				Map<String, Object> details = job(found);
 				details.put("attempts", this.admin.attempts(jobId).stream().map(QueueEndpoint::attempt).toList());
+				this.admin.progress(jobId).ifPresent((progress) -> {
+					Map<String, Object> running = new LinkedHashMap<>();
+					running.put("percent", progress.percent());
+					running.put("message", progress.message());
+					running.put("reportedAt", text(progress.reportedAt()));
+					running.put("cancelRequestedAt", text(progress.cancelRequestedAt()));
+					details.put("progress", running);
+				});
 				if (Boolean.TRUE.equals(output)) {
 					details.put("output", this.admin.output(jobId).orElse(null));
 				}
@@ -301,6 +311,7 @@ public class QueueEndpoint {
 			case APPLIED -> WebEndpointResponse.STATUS_OK;
 			case NOT_FOUND -> WebEndpointResponse.STATUS_NOT_FOUND;
 			case RUNNING, NOT_ALLOWED -> STATUS_CONFLICT;
+			case CANCEL_REQUESTED -> STATUS_ACCEPTED;
 		};
 		return new WebEndpointResponse<>(body, status);
 	}

@@ -88,6 +88,8 @@ public class QueueProperties {
 
 	private final Dashboard dashboard = new Dashboard();
 
+	private final Events events = new Events();
+
 	/**
 	 * Queues by name. A queue that a listener names but that is not configured here runs with the
 	 * defaults.
@@ -154,6 +156,10 @@ public class QueueProperties {
 
 	public void setMaxOutputSize(DataSize maxOutputSize) {
 		this.maxOutputSize = maxOutputSize;
+	}
+
+	public Events getEvents() {
+		return this.events;
 	}
 
 	public Schema getSchema() {
@@ -262,6 +268,24 @@ public class QueueProperties {
 		return new MaintenanceSettings(this.maintenance.promoteInterval, this.maintenance.rescueInterval,
 				this.maintenance.cleanupInterval, this.maintenance.statsInterval, this.retention.completed,
 				this.retention.failed, this.maintenance.cleanupBatchSize, this.maintenance.deadRowsWarning);
+	}
+
+	public static class Events {
+
+		/**
+		 * Whether jobs' lifecycle steps (enqueued, started, succeeded, retried, failed, snoozed,
+		 * cancelled) are published as application events (dev.pgqueue.JobEvent), each once it commits.
+		 */
+		private boolean enabled = true;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
 	}
 
 	public static class Schema {

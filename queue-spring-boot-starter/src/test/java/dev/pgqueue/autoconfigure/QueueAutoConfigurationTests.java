@@ -19,6 +19,8 @@ import dev.pgqueue.Overlap;
 import dev.pgqueue.ScheduleDetails;
 import dev.pgqueue.Job;
 import dev.pgqueue.JobClient;
+import dev.pgqueue.JobInterceptor;
+import dev.pgqueue.JobEvent;
 import dev.pgqueue.JobListener;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.QueueAssignment;
@@ -97,7 +99,7 @@ class QueueAutoConfigurationTests {
 				.doesNotHaveBean(Flyway.class);
 			assertThat(context.getBean(QueueEngine.class).services()).extracting(EngineService::name)
 				.containsExactly("polling heartbeat", "notifications", "promoter", "rescuer", "cleaner",
-						"stats reader", "statistics refresher", "schedule ticker");
+						"stats reader", "statistics refresher", "schedule ticker", "running-jobs watch");
 			assertThat(SCHEMA.tables(jdbc(context))).contains("pgqueue_jobs", "pgqueue_schema_history");
 		});
 	}
@@ -192,6 +194,70 @@ class QueueAutoConfigurationTests {
 			await().atMost(TIMEOUT).untilAsserted(() -> assertThat(listener.greetings).contains(greeting));
 			await().atMost(TIMEOUT).until(() -> "completed".equals(SCHEMA.stateOf(jdbc(context), id)));
 		});
+	}
+
+	@Test
+	void runsTheInterceptorBeansInTheirOrderAndPublishesJobEventsAsApplicationEvents() {
+		this.contextRunner.withUserConfiguration(GreetingListenerConfiguration.class, InterceptorConfiguration.class)
+			.run((context) -> {
+				UUID id = context.getBean(JobClient.class).enqueue("greeting", new Greeting("Edsger", 2));
+				EventRecorder recorder = context.getBean(EventRecorder.class);
+				await().atMost(TIMEOUT).until(() -> recorder.events.stream()
+					.anyMatch((event) -> event instanceof JobEvent.Succeeded && event.id().equals(id)));
+				assertThat(recorder.events).filteredOn((event) -> event.id().equals(id))
+					.extracting((event) -> event.getClass().getSimpleName())
+					.containsExactly("Enqueued", "Started", "Succeeded");
+				assertThat(recorder.trail).containsExactly("first " + id, "second " + id);
+			});
+		this.contextRunner.withUserConfiguration(GreetingListenerConfiguration.class, InterceptorConfiguration.class)
+			.withPropertyValues("pgqueue.events.enabled=false")
+			.run((context) -> {
+				UUID id = context.getBean(JobClient.class).enqueue("greeting", new Greeting("Barbara", 1));
+				await().atMost(TIMEOUT).until(() -> "completed".equals(SCHEMA.stateOf(jdbc(context), id)));
+				assertThat(context.getBean(EventRecorder.class).events).isEmpty();
+				assertThat(context.getBean(EventRecorder.class).trail).hasSize(2);
+			});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class InterceptorConfiguration {
+
+		@Bean
+		EventRecorder eventRecorder() {
+			return new EventRecorder();
+		}
+
+		@Bean
+		@org.springframework.core.annotation.Order(2)
+		JobInterceptor second(EventRecorder recorder) {
+			return (job, invocation) -> {
+				recorder.trail.add("second " + job.id());
+				invocation.proceed();
+			};
+		}
+
+		@Bean
+		@org.springframework.core.annotation.Order(1)
+		JobInterceptor first(EventRecorder recorder) {
+			return (job, invocation) -> {
+				recorder.trail.add("first " + job.id());
+				invocation.proceed();
+			};
+		}
+
+	}
+
+	static class EventRecorder {
+
+		final List<JobEvent> events = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+		final List<String> trail = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+		@org.springframework.context.event.EventListener
+		void on(JobEvent event) {
+			this.events.add(event);
+		}
+
 	}
 
 	@Test

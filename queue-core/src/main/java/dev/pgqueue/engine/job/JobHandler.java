@@ -4,6 +4,7 @@ import java.time.Duration;
 
 import dev.pgqueue.ExternalEffect;
 import dev.pgqueue.Job;
+import dev.pgqueue.JobContext;
 import org.jspecify.annotations.Nullable;
 
 /** Runs jobs of one kind; {@code @JobListener} methods are adapted to this. */
@@ -41,6 +42,15 @@ public interface JobHandler {
 	default Returned handleForResult(Job job) throws Throwable {
 		ExternalEffect effect = handleForEffect(job);
 		return (effect != null) ? new Returned(effect, null) : Returned.NOTHING;
+	}
+
+	/**
+	 * {@link #handleForResult(Job)}, for a listener that may take the job's {@link JobContext}; the
+	 * default ignores it.
+	 * @throws Throwable whatever the listener threw, unwrapped
+	 */
+	default Returned handleForResult(Job job, JobContext context) throws Throwable {
+		return handleForResult(job);
 	}
 
 	/**

@@ -10,6 +10,7 @@ import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 import dev.pgqueue.engine.job.ClaimedJob;
+import dev.pgqueue.engine.run.Attempt;
 import dev.pgqueue.engine.run.Outcome;
 import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.service.EngineThreads;
@@ -48,6 +49,8 @@ final class Completer implements EngineService {
 
 	private final Consumer<Finished> onRecorded;
 
+	private final Consumer<Attempt> onWritten;
+
 	private final LinkedBlockingQueue<Finished> pending = new LinkedBlockingQueue<>();
 
 	private final EngineThreads threads;
@@ -60,6 +63,17 @@ final class Completer implements EngineService {
 	 * @param onRecorded called for each outcome once written (or given up on)
 	 */
 	public Completer(JobRepository repository, WorkerSettings workers, String queue, Consumer<Finished> onRecorded) {
+		this(repository, workers, queue, onRecorded, (attempt) -> {
+		});
+	}
+
+	/**
+	 * @param onRecorded called for each outcome once written (or given up on)
+	 * @param onWritten called for each attempt whose outcome was written, after {@code onRecorded}
+	 */
+	public Completer(JobRepository repository, WorkerSettings workers, String queue, Consumer<Finished> onRecorded,
+			Consumer<Attempt> onWritten) {
+		this.onWritten = onWritten;
 		this.repository = repository;
 		this.deleteCompleted = workers.deleteCompleted();
 		this.attemptHistory = workers.attemptHistory();
@@ -86,14 +100,9 @@ final class Completer implements EngineService {
 		return this.thread != null;
 	}
 
-	/** Queues an outcome to be written. */
-	public void submit(ClaimedJob job, Outcome outcome) {
-		submit(job, outcome, null);
-	}
-
-	/** Queues an outcome to be written, with the output to store if the job completed. */
-	public void submit(ClaimedJob job, Outcome outcome, @Nullable String output) {
-		this.pending.add(new Finished(job, outcome, output));
+	/** Queues the outcome of an attempt to be written, with the output to store if the job completed. */
+	public void submit(ClaimedJob job, Attempt attempt) {
+		this.pending.add(new Finished(job, attempt));
 	}
 
 	/** Writes everything submitted so far, then stops. */
@@ -173,6 +182,9 @@ final class Completer implements EngineService {
 						finished.job().attempt(), finished.outcome().kind().name().toLowerCase(java.util.Locale.ROOT));
 			}
 			this.onRecorded.accept(finished);
+			if (recorded.contains(finished.job().id())) {
+				this.onWritten.accept(finished.attempt());
+			}
 		}
 	}
 
@@ -202,7 +214,16 @@ final class Completer implements EngineService {
 	}
 
 	/** A leased job whose handler has returned, and what became of it. */
-	public record Finished(ClaimedJob job, Outcome outcome, @Nullable String output) {
+	public record Finished(ClaimedJob job, Attempt attempt) {
+
+		public Outcome outcome() {
+			return this.attempt.outcome();
+		}
+
+		public @Nullable String output() {
+			return this.attempt.output();
+		}
+
 	}
 
 }

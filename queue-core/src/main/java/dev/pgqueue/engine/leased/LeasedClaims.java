@@ -151,7 +151,7 @@ public final class LeasedClaims implements ClaimStrategy {
 						// Its outcome is written: the slots it held are free, for this poller too.
 						signals.wakeUp();
 					}
-				});
+				}, this.runner::published);
 		this.completer.start();
 		this.leaseKeeper = new LeaseKeeper(this.leased, this.settings, this.lifecycle.threads(),
 				this.connections);
@@ -346,7 +346,8 @@ public final class LeasedClaims implements ClaimStrategy {
 			Thread.interrupted();
 		}
 		if (stillOwn) {
-			this.runner.record(attempt);
+			// Published once the completer has written it.
+			this.runner.recordUnpublished(attempt);
 			return true;
 		}
 		int abandoned = this.workers.abandonedReturned();
@@ -366,10 +367,10 @@ public final class LeasedClaims implements ClaimStrategy {
 	 * its timed-out outcome, and gives the worker's slot back so that the next job can start.
 	 */
 	private void abandon(Held held, Attempt timedOut) {
-		if (!this.leased.timedOut(held, timedOut.outcome(), this.completer)) {
+		if (!this.leased.timedOut(held, timedOut, this.completer)) {
 			return;
 		}
-		this.runner.record(timedOut);
+		this.runner.recordUnpublished(timedOut);
 		this.metrics.abandonedHandlers(this.settings.name(), this.workers.abandon());
 	}
 

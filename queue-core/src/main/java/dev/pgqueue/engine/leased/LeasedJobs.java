@@ -134,7 +134,7 @@ final class LeasedJobs {
 			}
 			if (attempt != null && !job.released) {
 				job.handlerDone = true;
-				completer.submit(job.job, attempt.outcome(), attempt.output());
+				completer.submit(job.job, attempt);
 				submitted = true;
 			}
 			job.thread = null;
@@ -151,7 +151,7 @@ final class LeasedJobs {
 	 * later is discarded. Returns false when the job was no longer running on its worker (returned to
 	 * the queue at shutdown, or its handler had just returned).
 	 */
-	public boolean timedOut(Held job, Outcome outcome, Completer completer) {
+	public boolean timedOut(Held job, Attempt attempt, Completer completer) {
 		synchronized (job) {
 			Thread thread = job.thread;
 			if (thread == null || job.released || job.handlerDone) {
@@ -160,7 +160,7 @@ final class LeasedJobs {
 			job.timedOut = true;
 			job.timedOutAt = System.nanoTime();
 			job.handlerDone = true;
-			completer.submit(job.job, outcome);
+			completer.submit(job.job, attempt);
 			thread.interrupt();
 		}
 		return true;

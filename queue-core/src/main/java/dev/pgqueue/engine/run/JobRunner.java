@@ -6,10 +6,14 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.UndeclaredThrowableException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.function.Consumer;
 
 import dev.pgqueue.Job;
 import dev.pgqueue.ExternalEffect;
+import dev.pgqueue.JobContext;
+import dev.pgqueue.JobEvent;
+import dev.pgqueue.JobInterceptor;
 import dev.pgqueue.JobOutcome;
 import dev.pgqueue.JobSnoozedException;
 import dev.pgqueue.JobTimeoutException;
@@ -17,11 +21,13 @@ import dev.pgqueue.NonRetryableJobException;
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.engine.run.JobTimeouts.TimeLimit;
 import dev.pgqueue.engine.run.JobTimeouts.Watch;
+import dev.pgqueue.engine.run.RunningJobs.Running;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.observation.JobLogContext;
 import dev.pgqueue.observation.JobProcessingContext;
 import dev.pgqueue.observation.QueueObservations;
 import dev.pgqueue.engine.job.ClaimedJob;
+import dev.pgqueue.engine.job.JobEvents;
 import dev.pgqueue.engine.job.JobHandler;
 import dev.pgqueue.engine.job.JobHandler.Returned;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
@@ -65,6 +71,15 @@ public class JobRunner {
 	/** Largest output kept, in bytes of UTF-8 JSON ({@code pgqueue.max-output-size}). */
 	private final long maxOutputBytes;
 
+	/** What runs around each attempt, outermost first. */
+	private final List<JobInterceptor> interceptors;
+
+	/** Where attempts' starts and outcomes are published. */
+	private final JobEvents events;
+
+	/** The attempts running now, which cancel requests stop. */
+	private final RunningJobs running;
+
 	public JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics) {
 		this(handlers, metrics, QueueObservations.NONE);
 	}
@@ -75,32 +90,54 @@ public class JobRunner {
 
 	public JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics, QueueObservations observations,
 			WorkerSettings workers) {
-		this(handlers, metrics, new JobTimeouts(handlers), observations, workers.maxSnoozes(),
-				workers.maxOutputBytes());
+		this(handlers, metrics, observations, workers, List.of(), JobEvents.NONE);
+	}
+
+	/**
+	 * @param interceptors what runs around each attempt, outermost first
+	 * @param events where attempts' starts and outcomes are published
+	 */
+	public JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics, QueueObservations observations,
+			WorkerSettings workers, List<JobInterceptor> interceptors, JobEvents events) {
+		this(handlers, metrics, observations, workers, interceptors, events, new RunningJobs());
+	}
+
+	/**
+	 * @param running the attempts running in this application, which cancel requests stop
+	 */
+	public JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics, QueueObservations observations,
+			WorkerSettings workers, List<JobInterceptor> interceptors, JobEvents events, RunningJobs running) {
+		this(handlers, metrics, new JobTimeouts(handlers), observations, workers.maxSnoozes(), workers.maxOutputBytes(),
+				List.copyOf(interceptors), events, running);
 	}
 
 	JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics, JobTimeouts timeouts, QueueObservations observations,
-			int maxSnoozes, long maxOutputBytes) {
+			int maxSnoozes, long maxOutputBytes, List<JobInterceptor> interceptors, JobEvents events,
+			RunningJobs running) {
 		this.handlers = handlers;
 		this.metrics = metrics;
 		this.timeouts = timeouts;
 		this.observations = observations;
 		this.maxSnoozes = maxSnoozes;
 		this.maxOutputBytes = maxOutputBytes;
+		this.interceptors = interceptors;
+		this.events = events;
+		this.running = running;
 	}
 
 	/**
 	 * A runner like this one (same handlers, metrics, observations and time limits) whose
-	 * {@link #record} also hands each attempt to {@code recorded}, once the attempt's outcome stands:
+	 * {@link #recordUnpublished} (and so {@link #record}) also hands each attempt to {@code recorded},
+	 * once the attempt's outcome stands:
 	 * for a caller that reports which jobs it ran and what became of them.
 	 */
 	public JobRunner alsoRecordingTo(Consumer<Attempt> recorded) {
 		return new JobRunner(this.handlers, this.metrics, this.timeouts, this.observations, this.maxSnoozes,
-				this.maxOutputBytes) {
+				this.maxOutputBytes, this.interceptors, this.events, this.running) {
 
 			@Override
-			public void record(Attempt attempt) {
-				super.record(attempt);
+			public void recordUnpublished(Attempt attempt) {
+				super.recordUnpublished(attempt);
 				recorded.accept(attempt);
 			}
 
@@ -136,6 +173,7 @@ public class JobRunner {
 		Attempt attempt = null;
 		JobLogContext.put(job);
 		try (Observation.Scope scope = observation.openScope()) {
+			this.events.publish(() -> new JobEvent.Started(job.id(), job.kind(), job.queue(), job.attempt()));
 			attempt = runWatched(claimed, settings, onTimeout);
 		}
 		finally {
@@ -152,36 +190,93 @@ public class JobRunner {
 		long start = System.nanoTime();
 		TimeLimit limit = this.timeouts.limitOf(job, settings);
 		Returned[] returned = { Returned.NOTHING };
-		if (limit == null) {
-			Outcome outcome = attempt(claimed, settings, returned);
-			return new Attempt(job, outcome, System.nanoTime() - start, false, returned[0]);
-		}
 		Thread thread = Thread.currentThread();
-		Watch watch = this.timeouts.watch(limit, () -> timedOut(job, settings, limit, thread, start, onTimeout));
+		Watch watch = (limit != null)
+				? this.timeouts.watch(limit, () -> timedOut(job, settings, limit, thread, start, onTimeout))
+				: JobTimeouts.unlimited();
+		Running running = this.running.start(claimed, watch,
+				(by) -> () -> cancelled(job, settings, by, thread, start, onTimeout));
 		Outcome outcome;
-		Attempt timedOut;
+		Attempt stopped;
 		try {
-			outcome = attempt(claimed, settings, returned);
+			outcome = attempt(claimed, running, settings, returned);
 		}
 		finally {
-			timedOut = watch.finish();
+			stopped = watch.finish();
+			this.running.end(running);
 		}
-		if (timedOut != null) {
+		if (stopped != null) {
 			// The interrupt was meant for the handler; it must not break what the caller does next.
 			Thread.interrupted();
-			return timedOut;
+			return stopped;
 		}
 		return new Attempt(job, outcome, System.nanoTime() - start, false, returned[0]);
 	}
 
-	/** Counts the attempt in the metrics and logs its failure, if it failed. */
+	/**
+	 * Runs on the thread that delivered a cancel request for an attempt still running: the cancelled
+	 * attempt, handed to the mode's action, which stops the handler as at a time limit.
+	 */
+	private static Attempt cancelled(Job job, QueueSettings settings, String by, Thread thread, long start,
+			OnTimeout onTimeout) {
+		String effect = (settings.mode() == QueueMode.TRANSACTIONAL)
+				? "its running statement was cancelled, its thread interrupted, and its database work rolled back"
+				: "its thread was interrupted and its worker moved on (work it did outside a transaction stays done)";
+		Attempt attempt = new Attempt(job, Outcome.cancel("Job " + job.id() + " of kind '" + job.kind() + "' in queue '"
+				+ job.queue() + "' was cancelled by " + by + " while attempt " + job.attempt() + " ran; " + effect
+				+ ". It is not retried."), System.nanoTime() - start, false);
+		try {
+			onTimeout.timedOut(attempt, thread);
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Job {} of kind '{}' in queue '{}' was cancelled, and stopping it failed: {}", job.id(),
+					job.kind(), job.queue(), ex.toString());
+		}
+		return attempt;
+	}
+
+	/**
+	 * Counts the attempt in the metrics, logs its failure, if it failed, and publishes its outcome.
+	 * Called once the outcome stands and is written.
+	 */
 	public void record(Attempt attempt) {
+		recordUnpublished(attempt);
+		published(attempt);
+	}
+
+	/**
+	 * Counts the attempt in the metrics and logs its failure, if it failed, without publishing its
+	 * outcome: for a caller that writes the outcome later ({@link #published} once written).
+	 */
+	public void recordUnpublished(Attempt attempt) {
 		Job job = attempt.job();
 		this.metrics.jobFinished(job.queue(), job.kind(), attempt.outcome().kind(), attempt.nanos());
 		if (attempt.timedOut()) {
 			this.metrics.jobTimedOut(job.queue(), job.kind());
 		}
 		log(job, attempt.outcome());
+	}
+
+	/** Publishes the attempt's outcome as a {@link JobEvent}, once it is written. */
+	public void published(Attempt attempt) {
+		if (attempt.outcome().kind() != JobOutcome.RELEASED) {
+			this.events.publish(() -> event(attempt));
+		}
+	}
+
+	private static JobEvent event(Attempt attempt) {
+		Job job = attempt.job();
+		Outcome outcome = attempt.outcome();
+		return switch (outcome.kind()) {
+			case COMPLETED -> new JobEvent.Succeeded(job.id(), job.kind(), job.queue(), job.attempt(),
+					Duration.ofNanos(attempt.nanos()));
+			case RETRIED -> new JobEvent.Retried(job.id(), job.kind(), job.queue(), job.attempt(), outcome.error(),
+					outcome.retryDelay());
+			case SNOOZED -> new JobEvent.Snoozed(job.id(), job.kind(), job.queue(), job.attempt(), outcome.retryDelay());
+			case CANCELLED -> new JobEvent.Cancelled(job.id(), job.kind(), job.queue());
+			case FAILED, RELEASED -> new JobEvent.Failed(job.id(), job.kind(), job.queue(), job.attempt(),
+					outcome.error());
+		};
 	}
 
 	/**
@@ -229,7 +324,7 @@ public class JobRunner {
 	 * Runs the handler; puts what it returned that stands (an external effect, an output within its
 	 * size limit) in {@code returned[0]}.
 	 */
-	private Outcome attempt(ClaimedJob claimed, QueueSettings settings, Returned[] returned) {
+	private Outcome attempt(ClaimedJob claimed, JobContext context, QueueSettings settings, Returned[] returned) {
 		Job job = claimed.job();
 		JobHandler handler = this.handlers.find(job.kind());
 		if (handler == null) {
@@ -238,7 +333,8 @@ public class JobRunner {
 		}
 		Returned result;
 		try {
-			result = handler.handleForResult(job);
+			result = this.interceptors.isEmpty() ? handler.handleForResult(job, context)
+					: intercepted(handler, job, context);
 		}
 		catch (Throwable thrown) {
 			Throwable failure = unwrap(thrown);
@@ -267,6 +363,54 @@ public class JobRunner {
 		}
 		returned[0] = result;
 		return Outcome.COMPLETED;
+	}
+
+	/** Runs the handler through the interceptors, outermost first; returns what the handler returned. */
+	private Returned intercepted(JobHandler handler, Job job, JobContext context) throws Throwable {
+		Returned[] result = { Returned.NOTHING };
+		new Chain(handler, job, context, result, 0).proceed();
+		return result[0];
+	}
+
+	/** The rest of an attempt from one interceptor on. */
+	private final class Chain implements JobInterceptor.Invocation {
+
+		private final JobHandler handler;
+
+		private final Job job;
+
+		private final JobContext context;
+
+		private final Returned[] result;
+
+		private final int next;
+
+		private boolean proceeded;
+
+		Chain(JobHandler handler, Job job, JobContext context, Returned[] result, int next) {
+			this.handler = handler;
+			this.job = job;
+			this.context = context;
+			this.result = result;
+			this.next = next;
+		}
+
+		@Override
+		public void proceed() throws Throwable {
+			if (this.proceeded) {
+				throw new IllegalStateException("A JobInterceptor called proceed() twice for job " + this.job.id()
+						+ " (kind '" + this.job.kind() + "'); an attempt runs its listener once");
+			}
+			this.proceeded = true;
+			if (this.next == JobRunner.this.interceptors.size()) {
+				this.result[0] = this.handler.handleForResult(this.job, this.context);
+			}
+			else {
+				JobRunner.this.interceptors.get(this.next)
+					.intercept(this.job, new Chain(this.handler, this.job, this.context, this.result, this.next + 1));
+			}
+		}
+
 	}
 
 	/** A snooze, or a failure for good when the job has snoozed as often as it may. */

@@ -63,6 +63,11 @@ final class JobTimeouts {
 		return watch;
 	}
 
+	/** A watch of an attempt without a time limit, which only a cancel can stop. */
+	static Watch unlimited() {
+		return new Watch(null);
+	}
+
 	/** Which setting gave a job its time limit. */
 	public enum Source {
 
@@ -112,13 +117,13 @@ final class JobTimeouts {
 	}
 
 	/**
-	 * One watched attempt. The watchdog's action and {@link #finish()} exclude each other, so an
-	 * attempt either finished in time or timed out, never both, and whoever finishes the attempt
-	 * sees everything the action did.
+	 * One watched attempt. What stops it (the watchdog at its time limit, a cancel) and
+	 * {@link #finish()} exclude each other, so an attempt either finished, or timed out, or was
+	 * cancelled, never two of these, and whoever finishes the attempt sees everything the action did.
 	 */
 	static final class Watch implements Runnable {
 
-		private final Supplier<Attempt> onTimeout;
+		private final @Nullable Supplier<Attempt> onTimeout;
 
 		private volatile @Nullable ScheduledFuture<?> scheduled;
 
@@ -126,21 +131,38 @@ final class JobTimeouts {
 
 		private @Nullable Attempt timedOut;
 
-		Watch(Supplier<Attempt> onTimeout) {
+		Watch(@Nullable Supplier<Attempt> onTimeout) {
 			this.onTimeout = onTimeout;
 		}
 
 		@Override
-		public synchronized void run() {
-			if (!this.finished) {
-				this.finished = true;
-				this.timedOut = this.onTimeout.get();
+		public void run() {
+			if (this.onTimeout != null) {
+				stop(this.onTimeout);
 			}
 		}
 
 		/**
+		 * Stops the attempt with {@code action}, whose result is what became of it, unless it finished
+		 * or was stopped before.
+		 * @return whether this stopped it
+		 */
+		synchronized boolean stop(Supplier<Attempt> action) {
+			if (this.finished) {
+				return false;
+			}
+			this.finished = true;
+			this.timedOut = action.get();
+			ScheduledFuture<?> task = this.scheduled;
+			if (task != null) {
+				task.cancel(false);
+			}
+			return true;
+		}
+
+		/**
 		 * Ends the watch as the attempt finishes; waits for the watchdog's action if it is running.
-		 * @return the timed-out attempt, or {@code null} when the attempt finished in time
+		 * @return the timed-out (or cancelled) attempt, or {@code null} when the attempt finished first
 		 */
 		synchronized @Nullable Attempt finish() {
 			if (!this.finished) {

@@ -30,6 +30,10 @@ public record Outcome(JobOutcome kind, Duration retryDelay, @Nullable String err
 		return new Outcome(JobOutcome.SNOOZED, delay, reason, null);
 	}
 
+	static Outcome cancel(String reason) {
+		return new Outcome(JobOutcome.CANCELLED, Duration.ZERO, reason, null);
+	}
+
 	static Outcome fail(String error, @Nullable Throwable cause) {
 		return new Outcome(JobOutcome.FAILED, Duration.ZERO, error, cause);
 	}
@@ -40,8 +44,11 @@ public record Outcome(JobOutcome kind, Duration retryDelay, @Nullable String err
 
 	/** The state the job moves to after an attempt that did not complete. */
 	public JobState nextState() {
-		return (this.kind == JobOutcome.RETRIED || this.kind == JobOutcome.SNOOZED) ? JobState.SCHEDULED
-				: JobState.FAILED;
+		return switch (this.kind) {
+			case RETRIED, SNOOZED -> JobState.SCHEDULED;
+			case CANCELLED -> JobState.CANCELLED;
+			default -> JobState.FAILED;
+		};
 	}
 
 	/**

@@ -104,8 +104,8 @@ class DashboardController {
 				.body(this.pages.notFound(viewer(request), id));
 		}
 		boolean known = "retry".equals(did) || "cancel".equals(did);
-		return html(this.pages.job(viewer(request), job, this.admin.attempts(id), known ? did : null,
-				outcome(outcome)));
+		return html(this.pages.job(viewer(request), job, this.admin.attempts(id), this.admin.progress(id).orElse(null),
+				known ? did : null, outcome(outcome)));
 	}
 
 	@PostMapping("/jobs/{id}/retry")

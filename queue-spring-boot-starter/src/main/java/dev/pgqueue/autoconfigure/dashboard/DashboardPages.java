@@ -15,6 +15,7 @@ import java.util.UUID;
 import dev.pgqueue.AdminResult;
 import dev.pgqueue.JobAttempt;
 import dev.pgqueue.JobDetails;
+import dev.pgqueue.JobProgress;
 import dev.pgqueue.JobPage;
 import dev.pgqueue.JobQuery;
 import dev.pgqueue.JobState;
@@ -94,8 +95,8 @@ final class DashboardPages {
 		return close(html);
 	}
 
-	String job(Viewer viewer, JobDetails job, List<JobAttempt> attempts, @Nullable String did,
-			AdminResult.@Nullable Outcome outcome) {
+	String job(Viewer viewer, JobDetails job, List<JobAttempt> attempts, @Nullable JobProgress progress,
+			@Nullable String did, AdminResult.@Nullable Outcome outcome) {
 		StringBuilder html = new StringBuilder();
 		open(html, viewer, "Job " + job.id());
 		if (did != null && outcome != null) {
@@ -115,6 +116,15 @@ final class DashboardPages {
 		term(html, "Finished", time(job.finishedAt()));
 		if (job.runTime() != null) {
 			term(html, "Run time", escape(job.runTime().toString().substring(2).toLowerCase(Locale.ROOT)));
+		}
+		if (progress != null && progress.percent() != null) {
+			term(html, "Progress", "<progress max=\"100\" value=\"" + progress.percent() + "\">" + progress.percent()
+					+ " %</progress> " + progress.percent() + " %"
+					+ ((progress.message() != null) ? " – " + escape(progress.message()) : "") + " (" + time(progress.reportedAt())
+					+ ")");
+		}
+		if (progress != null && progress.cancelRequestedAt() != null) {
+			term(html, "Cancel requested", time(progress.cancelRequestedAt()));
 		}
 		if (job.snoozes() > 0) {
 			term(html, "Snoozes", Integer.toString(job.snoozes()));
@@ -323,7 +333,10 @@ final class DashboardPages {
 		html.append("</tbody></table>");
 	}
 
-	/** The buttons for what can be done to the job in its state: retry a failed one, cancel a waiting one. */
+	/**
+	 * The buttons for what can be done to the job in its state: retry a failed one, cancel a waiting
+	 * or running one.
+	 */
 	private static void actions(StringBuilder html, Viewer viewer, JobDetails job) {
 		if (!viewer.mayWrite()) {
 			return;
@@ -332,7 +345,8 @@ final class DashboardPages {
 		if (job.state() == JobState.FAILED) {
 			button(html, viewer, url + "/retry", "Retry");
 		}
-		if (job.state() == JobState.AVAILABLE || job.state() == JobState.SCHEDULED) {
+		if (job.state() == JobState.AVAILABLE || job.state() == JobState.SCHEDULED
+				|| job.state() == JobState.RUNNING) {
 			button(html, viewer, url + "/cancel", "Cancel");
 		}
 	}
@@ -357,6 +371,8 @@ final class DashboardPages {
 			case NOT_ALLOWED -> "Not done: the job is in a state where it cannot be "
 					+ (did.equals("retry") ? "retried." : "cancelled.");
 			case NOT_FOUND -> "Not done: there is no such job any more.";
+			case CANCEL_REQUESTED -> "Cancel requested: the job is running, and the instance running it stops it "
+					+ "within a second, unless it finishes first.";
 		};
 	}
 

@@ -16,6 +16,7 @@ import dev.pgqueue.AdminResult.Outcome;
 import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobAttempt;
 import dev.pgqueue.JobDetails;
+import dev.pgqueue.JobProgress;
 import dev.pgqueue.JobPage;
 import dev.pgqueue.JobQuery;
 import dev.pgqueue.JobState;
@@ -47,6 +48,11 @@ class RecordingJobAdmin implements JobAdmin {
 		Instant created = Instant.parse("2026-01-01T10:00:00Z");
 		return FAILED_JOB.equals(id) ? List.of(new JobAttempt(1, created, created.plusSeconds(1),
 				JobAttempt.Outcome.FAILED, "java.lang.IllegalStateException", "<b>printer</b> on fire")) : List.of();
+	}
+
+	@Override
+	public Optional<JobProgress> progress(UUID id) {
+		return Optional.empty();
 	}
 
 	@Override

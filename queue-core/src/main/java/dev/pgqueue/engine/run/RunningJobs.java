@@ -1,0 +1,176 @@
+package dev.pgqueue.engine.run;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+import dev.pgqueue.Job;
+import dev.pgqueue.JobContext;
+import dev.pgqueue.engine.job.ClaimedJob;
+import dev.pgqueue.engine.run.JobTimeouts.Watch;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The attempts running in this application, by job id: what a cancel request stops, and what holds
+ * each listener's latest progress until it is written. One per engine, shared by every queue; an
+ * attempt costs one entry while it runs.
+ */
+public final class RunningJobs {
+
+	/** Least time between two writes of one job's progress. */
+	public static final long PROGRESS_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(2);
+
+	/** Longest progress message kept, in characters. */
+	static final int MAX_MESSAGE_LENGTH = 200;
+
+	private final ConcurrentHashMap<Long, Running> running = new ConcurrentHashMap<>();
+
+	/** Jobs that ended after something was written for them: their control rows are to be deleted. */
+	private final Set<Long> ended = ConcurrentHashMap.newKeySet();
+
+	Running start(ClaimedJob job, Watch watch, Function<String, Supplier<Attempt>> onCancel) {
+		Running attempt = new Running(job, watch, onCancel);
+		this.running.put(job.id(), attempt);
+		return attempt;
+	}
+
+	void end(Running attempt) {
+		this.running.remove(attempt.claimed.id(), attempt);
+		if (attempt.hasControlRow()) {
+			this.ended.add(attempt.claimed.id());
+		}
+	}
+
+	/**
+	 * Cancels the attempt of this job running here, unless it has already finished.
+	 * @param by who asked, for the job's error and the log
+	 * @return whether an attempt running here was stopped
+	 */
+	public boolean cancel(long id, String by) {
+		Running attempt = this.running.get(id);
+		if (attempt == null || !attempt.cancel(by)) {
+			return false;
+		}
+		// The request did its work: its row goes now, even while a listener that ignores the interrupt
+		// keeps its thread (leased mode), which may be long.
+		this.ended.add(id);
+		return true;
+	}
+
+	/** The ids of the jobs running here now. */
+	public Long[] ids() {
+		return this.running.keySet().toArray(new Long[0]);
+	}
+
+	/** Whether any job runs here now. */
+	public boolean isEmpty() {
+		return this.running.isEmpty();
+	}
+
+	/**
+	 * The progress reports due to be written: those changed since last written, and last written at
+	 * least {@link #PROGRESS_INTERVAL_NANOS} ago. Each is marked written.
+	 */
+	public List<Progress> progressDue(long now) {
+		List<Progress> due = new ArrayList<>();
+		for (Running attempt : this.running.values()) {
+			Progress progress = attempt.takeProgress(now);
+			if (progress != null) {
+				due.add(progress);
+			}
+		}
+		return due;
+	}
+
+	/** The jobs that ended since last asked and had a control row written for them. */
+	public Long[] takeEnded() {
+		List<Long> taken = new ArrayList<>(this.ended);
+		this.ended.removeAll(taken);
+		return taken.toArray(new Long[0]);
+	}
+
+	/**
+	 * One job's latest progress.
+	 * @param id the job's internal id
+	 * @param percent 0 to 100
+	 * @param message its note, or {@code null}
+	 */
+	public record Progress(long id, int percent, @Nullable String message) {
+	}
+
+	/** One running attempt, as its listener's {@link JobContext}. */
+	static final class Running implements JobContext {
+
+		final ClaimedJob claimed;
+
+		private final Watch watch;
+
+		private final Function<String, Supplier<Attempt>> onCancel;
+
+		private volatile boolean cancelRequested;
+
+		private int percent = -1;
+
+		private @Nullable String message;
+
+		private boolean changed;
+
+		private long writtenAt;
+
+		private volatile boolean written;
+
+		Running(ClaimedJob claimed, Watch watch, Function<String, Supplier<Attempt>> onCancel) {
+			this.claimed = claimed;
+			this.watch = watch;
+			this.onCancel = onCancel;
+		}
+
+		@Override
+		public Job job() {
+			return this.claimed.job();
+		}
+
+		@Override
+		public boolean isCancellationRequested() {
+			return this.cancelRequested;
+		}
+
+		@Override
+		public synchronized void progress(int percent, @Nullable String message) {
+			if (percent < 0 || percent > 100) {
+				throw new IllegalArgumentException("Progress of job " + this.claimed.job().id() + " must be 0 to 100 "
+						+ "percent, was " + percent);
+			}
+			this.percent = percent;
+			this.message = (message == null || message.length() <= MAX_MESSAGE_LENGTH) ? message
+					: message.substring(0, MAX_MESSAGE_LENGTH - 1) + "…";
+			this.changed = true;
+		}
+
+		boolean cancel(String by) {
+			this.cancelRequested = true;
+			this.written = true;
+			return this.watch.stop(this.onCancel.apply(by));
+		}
+
+		synchronized @Nullable Progress takeProgress(long now) {
+			if (!this.changed || (this.writtenAt != 0 && now - this.writtenAt < PROGRESS_INTERVAL_NANOS)) {
+				return null;
+			}
+			this.changed = false;
+			this.writtenAt = now;
+			this.written = true;
+			return new Progress(this.claimed.id(), this.percent, this.message);
+		}
+
+		boolean hasControlRow() {
+			return this.written;
+		}
+
+	}
+
+}

@@ -1,0 +1,234 @@
+package dev.pgqueue;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+import dev.pgqueue.engine.QueueEngine;
+import dev.pgqueue.engine.job.JobHandler;
+import dev.pgqueue.engine.settings.EngineSettings;
+import dev.pgqueue.engine.settings.QueueSettings;
+import dev.pgqueue.metrics.MicrometerQueueMetrics;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A running job cancelled through the admin API stops within a second on the instance running it,
+ * ends {@code cancelled} and is never retried: its database work rolled back in a transactional
+ * queue, its worker's slot freed in a leased one. A cancel that races the job's end leaves the job in
+ * exactly one state. One engine runs the jobs, with notifications on; another answers the cancel, as
+ * an operator's instance would.
+ */
+class CancelRunningJobsTests {
+
+	private static QueueFixture fixture;
+
+	private static QueueEngine worker;
+
+	private static QueueEngine operator;
+
+	private static final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+
+	/** Jobs whose listener has started, by id. */
+	private static final Map<UUID, CountDownLatch> started = new ConcurrentHashMap<>();
+
+	@BeforeAll
+	static void setUp() {
+		fixture = QueueFixture.create("cancel");
+		fixture.jdbc().execute("CREATE TABLE cancel_writes (job_id uuid)");
+		fixture.metrics(new MicrometerQueueMetrics(registry, List.of("cancel_tx", "cancel_leased")));
+		for (QueueMode mode : QueueMode.values()) {
+			String queue = queue(mode);
+			fixture.configure(QueueSettings.defaults(queue)
+				.withMode(mode)
+				.withConcurrency(2)
+				.withBatchSize(1)
+				.withPollInterval(Duration.ofMillis(50))
+				.withMaxAttempts(5));
+			// Writes, then blocks in a statement: only a cancelled statement or an interrupt ends it.
+			fixture.handle("cancel.blocked." + mode, queue, (job) -> {
+				fixture.jdbc().update("INSERT INTO cancel_writes VALUES (?)", job.id());
+				started.computeIfAbsent(job.id(), (id) -> new CountDownLatch(1)).countDown();
+				fixture.jdbc().execute("SELECT pg_sleep(60)");
+			});
+			// Busy without blocking, checking its context.
+			fixture.handlers().register(cooperative("cancel.cooperative." + mode, queue));
+			// A few milliseconds of work: what a cancel races.
+			fixture.handle("cancel.race." + mode, queue, (job) -> {
+				fixture.jdbc().update("INSERT INTO cancel_writes VALUES (?)", job.id());
+				Thread.sleep(ThreadLocalRandom.current().nextInt(0, 15));
+			});
+		}
+		EngineSettings settings = fixture.engineSettings().withNotifications(true, Duration.ZERO);
+		worker = fixture.engineBuilder().settings(settings).build();
+		worker.start();
+		operator = fixture.engineBuilder().settings(settings).processing(false).adminCaller(() -> "test").build();
+	}
+
+	@AfterAll
+	static void tearDown() {
+		worker.stop();
+		fixture.close();
+	}
+
+	private static String queue(QueueMode mode) {
+		return (mode == QueueMode.TRANSACTIONAL) ? "cancel_tx" : "cancel_leased";
+	}
+
+	@ParameterizedTest
+	@EnumSource(QueueMode.class)
+	void aRunningJobStopsWithinASecondEndsCancelledAndIsNeverRetried(QueueMode mode) throws Exception {
+		UUID id = operator.client().enqueue("cancel.blocked." + mode, null);
+		assertThat(started.computeIfAbsent(id, (k) -> new CountDownLatch(1)).await(30, TimeUnit.SECONDS)).isTrue();
+
+		long asked = System.nanoTime();
+		AdminResult result = operator.admin().cancel(id);
+		assertThat(result.outcome()).isEqualTo(AdminResult.Outcome.CANCEL_REQUESTED);
+		await().atMost(Duration.ofSeconds(5)).until(() -> operator.admin().find(id).orElseThrow().state() == JobState.CANCELLED);
+		long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - asked);
+		assertThat(tookMillis).as("from the request to the committed cancelled state").isLessThan(1500);
+
+		JobDetails job = operator.admin().find(id).orElseThrow();
+		assertThat(job.finishedAt()).isNotNull();
+		assertThat(job.lastError()).contains("cancelled by test").contains("not retried");
+		assertThat(operator.admin().attempts(id)).extracting(JobAttempt::outcome).containsExactly(JobAttempt.Outcome.CANCELLED);
+		long writes = fixture.jdbc().queryForObject("SELECT count(*) FROM cancel_writes WHERE job_id = ?", Long.class, id);
+		assertThat(writes).as("rolled back in a transactional queue; done in a leased one")
+			.isEqualTo((mode == QueueMode.TRANSACTIONAL) ? 0 : 1);
+		await().atMost(Duration.ofSeconds(5)).until(() -> counter("pgqueue.jobs.cancelled", mode) >= 1);
+		// Its worker's slot is free: the next job runs at once.
+		UUID next = operator.client().enqueue("cancel.race." + mode, null);
+		await().atMost(Duration.ofSeconds(10)).until(() -> operator.admin().find(next).orElseThrow().state() == JobState.COMPLETED);
+		// And the request leaves no row behind once the job ended.
+		await().atMost(Duration.ofSeconds(5)).until(() -> fixture.jdbc().queryForObject(
+				"SELECT count(*) FROM " + fixture.schema().name() + ".pgqueue_job_controls c JOIN " + fixture.table()
+						+ " j ON j.id = c.job_id WHERE j.public_id = ?", Long.class, id) == 0);
+	}
+
+	@Test
+	void aListenerThatChecksItsContextStopsCleanlyAndReportsProgress() throws Exception {
+		UUID id = operator.client().enqueue("cancel.cooperative.LEASED", null);
+		assertThat(started.computeIfAbsent(id, (k) -> new CountDownLatch(1)).await(30, TimeUnit.SECONDS)).isTrue();
+		String progress = "SELECT c.progress_percent || ' ' || c.progress_message FROM " + fixture.schema().name()
+				+ ".pgqueue_job_controls c JOIN " + fixture.table() + " j ON j.id = c.job_id WHERE j.public_id = ?";
+		await().atMost(Duration.ofSeconds(5))
+			.until(() -> fixture.jdbc().queryForList(progress, String.class, id), (rows) -> !rows.isEmpty()
+					&& rows.get(0).startsWith("10 "));
+
+		assertThat(operator.admin().cancel(id).outcome()).isEqualTo(AdminResult.Outcome.CANCEL_REQUESTED);
+		await().atMost(Duration.ofSeconds(5)).until(() -> operator.admin().find(id).orElseThrow().state() == JobState.CANCELLED);
+		assertThat(operator.admin().find(id).orElseThrow().attempt()).isEqualTo(1);
+	}
+
+	@ParameterizedTest
+	@EnumSource(QueueMode.class)
+	void aCancelThatRacesTheEndLeavesEachJobInExactlyOneState(QueueMode mode) {
+		List<JobRequest> requests = new ArrayList<>();
+		for (int i = 0; i < 150; i++) {
+			requests.add(JobRequest.of("cancel.race." + mode, i));
+		}
+		List<UUID> ids = operator.client().enqueueAll(requests);
+		Map<UUID, AdminResult.Outcome> answers = new ConcurrentHashMap<>();
+		for (UUID id : ids) {
+			answers.put(id, operator.admin().cancel(id).outcome());
+			try {
+				Thread.sleep(ThreadLocalRandom.current().nextInt(0, 4));
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		}
+		await().atMost(Duration.ofSeconds(60)).until(() -> ids.stream()
+			.allMatch((id) -> operator.admin().find(id).orElseThrow().state().isFinished()));
+
+		int cancelled = 0;
+		int completed = 0;
+		for (UUID id : ids) {
+			JobDetails job = operator.admin().find(id).orElseThrow();
+			long writes = fixture.jdbc().queryForObject("SELECT count(*) FROM cancel_writes WHERE job_id = ?", Long.class, id);
+			assertThat(job.state()).as("job %s", id).isIn(JobState.COMPLETED, JobState.CANCELLED);
+			if (job.state() == JobState.COMPLETED) {
+				completed++;
+				assertThat(answers.get(id)).as("a completed job was not cancelled while waiting")
+					.isNotEqualTo(AdminResult.Outcome.APPLIED);
+				assertThat(writes).as("completed job %s wrote once", id).isEqualTo(1);
+			}
+			else {
+				cancelled++;
+				if (mode == QueueMode.TRANSACTIONAL) {
+					assertThat(writes).as("cancelled job %s kept no write", id).isZero();
+				}
+				assertThat(writes).isLessThanOrEqualTo(1);
+			}
+		}
+		assertThat(cancelled + completed).isEqualTo(ids.size());
+		assertThat(cancelled).as("some cancels won").isPositive();
+	}
+
+	@Test
+	void aCancelOfAFinishedOrUnknownJobAnswersWithItsState() {
+		UUID id = operator.client().enqueue("cancel.race.LEASED", null);
+		await().atMost(Duration.ofSeconds(10)).until(() -> operator.admin().find(id).orElseThrow().state() == JobState.COMPLETED);
+		AdminResult finished = operator.admin().cancel(id);
+		assertThat(finished.outcome()).isEqualTo(AdminResult.Outcome.NOT_ALLOWED);
+		assertThat(finished.state()).isEqualTo(JobState.COMPLETED);
+		assertThat(operator.admin().cancel(UUID.randomUUID()).outcome()).isEqualTo(AdminResult.Outcome.NOT_FOUND);
+	}
+
+	private static double counter(String name, QueueMode mode) {
+		var found = registry.find(name).tag("queue", queue(mode)).counters();
+		return found.stream().mapToDouble((c) -> c.count()).sum();
+	}
+
+	private static JobHandler cooperative(String kind, String queue) {
+		return new JobHandler() {
+
+			@Override
+			public String kind() {
+				return kind;
+			}
+
+			@Override
+			public String queue() {
+				return queue;
+			}
+
+			@Override
+			public void handle(Job job) {
+				throw new IllegalStateException("runs with its context");
+			}
+
+			@Override
+			public Returned handleForResult(Job job, JobContext context) {
+				started.computeIfAbsent(job.id(), (id) -> new CountDownLatch(1)).countDown();
+				long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+				int step = 0;
+				while (!context.isCancellationRequested() && System.nanoTime() < until) {
+					context.progress(10, "step " + step++);
+					Thread.onSpinWait();
+				}
+				return Returned.NOTHING;
+			}
+
+			@Override
+			public String description() {
+				return "a cooperative listener";
+			}
+
+		};
+	}
+
+}
