@@ -43,8 +43,9 @@ final class DrainWorkload implements Workload {
 				if (only != null && !only.contains(mode.name().toLowerCase(Locale.ROOT))) {
 					continue;
 				}
-				for (int batchSize : profile.drainBatchSizes()) {
-					for (int concurrency : profile.drainConcurrency()) {
+				// -Dpgqueue.bench.drain.batch-sizes=10 and -Dpgqueue.bench.drain.concurrency=4 narrow the grid.
+				for (int batchSize : only("pgqueue.bench.drain.batch-sizes", profile.drainBatchSizes())) {
+					for (int concurrency : only("pgqueue.bench.drain.concurrency", profile.drainConcurrency())) {
 						results.addAll(measure(context, schema, mode, batchSize, concurrency,
 								profile.drainJobs(batchSize)));
 					}
@@ -52,6 +53,22 @@ final class DrainWorkload implements Workload {
 			}
 		}
 		return results;
+	}
+
+	/** The values of the profile that the system property lists (comma-separated), or all of them. */
+	private static List<Integer> only(String property, List<Integer> values) {
+		String listed = System.getProperty(property);
+		if (listed == null || listed.isBlank()) {
+			return values;
+		}
+		List<Integer> kept = new ArrayList<>();
+		for (String value : listed.split(",")) {
+			int parsed = Integer.parseInt(value.trim());
+			if (values.contains(parsed)) {
+				kept.add(parsed);
+			}
+		}
+		return kept;
 	}
 
 	/** Drains a few thousand jobs each way, unmeasured, so that neither side pays for the JIT. */

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -113,11 +114,14 @@ public final class RunningJobs {
 
 		private volatile boolean cancelRequested;
 
-		private int percent = -1;
+		/**
+		 * The listener's latest report. Set without a lock: a listener that reports in a tight loop
+		 * would otherwise keep the watch from ever taking the lock to read it.
+		 */
+		private final AtomicReference<@Nullable Progress> latest = new AtomicReference<>();
 
-		private @Nullable String message;
-
-		private boolean changed;
+		/** The report last written; read and written by the watch's thread only. */
+		private @Nullable Progress lastWritten;
 
 		private long writtenAt;
 
@@ -140,15 +144,14 @@ public final class RunningJobs {
 		}
 
 		@Override
-		public synchronized void progress(int percent, @Nullable String message) {
+		public void progress(int percent, @Nullable String message) {
 			if (percent < 0 || percent > 100) {
 				throw new IllegalArgumentException("Progress of job " + this.claimed.job().id() + " must be 0 to 100 "
 						+ "percent, was " + percent);
 			}
-			this.percent = percent;
-			this.message = (message == null || message.length() <= MAX_MESSAGE_LENGTH) ? message
+			String kept = (message == null || message.length() <= MAX_MESSAGE_LENGTH) ? message
 					: message.substring(0, MAX_MESSAGE_LENGTH - 1) + "…";
-			this.changed = true;
+			this.latest.set(new Progress(this.claimed.id(), percent, kept));
 		}
 
 		boolean cancel(String by) {
@@ -157,14 +160,17 @@ public final class RunningJobs {
 			return this.watch.stop(this.onCancel.apply(by));
 		}
 
-		synchronized @Nullable Progress takeProgress(long now) {
-			if (!this.changed || (this.writtenAt != 0 && now - this.writtenAt < PROGRESS_INTERVAL_NANOS)) {
+		/** The report to write now, if it changed and the last write is old enough; called by the watch only. */
+		@Nullable Progress takeProgress(long now) {
+			Progress report = this.latest.get();
+			if (report == null || report == this.lastWritten
+					|| (this.lastWritten != null && now - this.writtenAt < PROGRESS_INTERVAL_NANOS)) {
 				return null;
 			}
-			this.changed = false;
+			this.lastWritten = report;
 			this.writtenAt = now;
 			this.written = true;
-			return new Progress(this.claimed.id(), this.percent, this.message);
+			return report;
 		}
 
 		boolean hasControlRow() {
