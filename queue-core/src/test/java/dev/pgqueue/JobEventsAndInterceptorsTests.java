@@ -13,7 +13,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.pgqueue.engine.poll.JobPoller;
-import dev.pgqueue.engine.settings.MaintenanceSettings;
 import dev.pgqueue.engine.settings.QueueSettings;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -100,9 +99,7 @@ class JobEventsAndInterceptorsTests {
 			});
 		}
 		// Retried and snoozed jobs are scheduled: the promoter makes them due again.
-		maintenance = fixture.maintenance((m) -> new MaintenanceSettings(Duration.ofMillis(50), m.rescueInterval(),
-				m.cleanupInterval(), m.statsInterval(), m.completedRetention(), m.failedRetention(),
-				m.cleanupBatchSize(), m.deadRowsWarning()));
+		maintenance = fixture.promotingEvery(Duration.ofMillis(50));
 		maintenance.start();
 	}
 

@@ -340,6 +340,16 @@ public final class QueueFixture implements AutoCloseable {
 		return started;
 	}
 
+	/**
+	 * The background services of an engine of this fixture whose promoter runs every
+	 * {@code interval} (retries and snoozes become due that soon), the others at their defaults.
+	 */
+	public Maintenance promotingEvery(Duration interval) {
+		return maintenance((m) -> new MaintenanceSettings(interval, m.rescueInterval(), m.cleanupInterval(),
+				m.statsInterval(), m.completedRetention(), m.failedRetention(), m.cleanupBatchSize(),
+				m.deadRowsWarning()));
+	}
+
 	/** The background services of an engine of this fixture with these timings, unstarted. */
 	public Maintenance maintenance(UnaryOperator<MaintenanceSettings> customizer) {
 		return Maintenance.of(engine(customizer.apply(MaintenanceSettings.DEFAULT), null));

@@ -9,7 +9,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.pgqueue.JobAttempt.Outcome;
 import dev.pgqueue.engine.poll.JobPoller;
-import dev.pgqueue.engine.settings.MaintenanceSettings;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.settings.WorkerSettings;
 import dev.pgqueue.metrics.MicrometerQueueMetrics;
@@ -73,9 +72,7 @@ class SnoozeAndHistoryTests {
 				throw new IllegalStateException("broken on run " + run(job));
 			});
 		}
-		maintenance = fixture.maintenance((m) -> new MaintenanceSettings(Duration.ofMillis(50), m.rescueInterval(),
-				m.cleanupInterval(), m.statsInterval(), m.completedRetention(), m.failedRetention(),
-				m.cleanupBatchSize(), m.deadRowsWarning()));
+		maintenance = fixture.promotingEvery(Duration.ofMillis(50));
 		maintenance.start();
 	}
 
