@@ -61,6 +61,20 @@ public interface JobAdmin {
 	 */
 	JobPage list(JobQuery query);
 
+	/**
+	 * How many jobs the query matches, its cursor and limit ignored: what a bulk action on the same
+	 * query will touch, as the dashboard's confirmation states it. The count reads every matching row;
+	 * docs/operations.md ("Finding jobs") says which index serves each filter.
+	 */
+	long count(JobQuery query);
+
+	/**
+	 * The kinds this schema knows, sorted: those some instance's pollers handle (as they last
+	 * reported) and those its schedules enqueue. For suggestions; kinds of jobs enqueued but handled
+	 * nowhere are not among them.
+	 */
+	List<String> kinds();
+
 	/** How many jobs each queue holds in each state (finished ones included, until they are pruned). */
 	Map<String, Map<JobState, Long>> counts();
 
@@ -84,6 +98,29 @@ public interface JobAdmin {
 	 * @return how many jobs were made available
 	 */
 	int retryFailed(@Nullable String queue, @Nullable String kind);
+
+	/**
+	 * Retries every failed job the query matches (its cursor and limit ignored), as
+	 * {@link #retry(UUID)} does, in batches of 1,000, each its own statement. Jobs whose rows another
+	 * transaction holds at that moment are left as they are.
+	 * @param query the jobs to retry: it must name a queue, a kind, a tag, an error text or a finished
+	 * instant, and its state, if any, must be {@link JobState#FAILED}
+	 * @return how many jobs were made available
+	 * @throws IllegalArgumentException when the query names nothing but a state, or another state
+	 */
+	int retryAll(JobQuery query);
+
+	/**
+	 * Cancels every waiting job ({@link JobState#AVAILABLE} or {@link JobState#SCHEDULED}) the query
+	 * matches (its cursor and limit ignored), in batches of 1,000, each its own statement, publishing
+	 * a cancelled event for each. Jobs that pollers are claiming at that moment are left to run;
+	 * running jobs are not touched (cancel those one by one with {@link #cancel(UUID)}).
+	 * @param query the jobs to cancel: it must name a queue, a kind, a tag or an error text, and its
+	 * state, if any, must be available or scheduled
+	 * @return how many jobs were cancelled
+	 * @throws IllegalArgumentException when the query names nothing but a state, or another state
+	 */
+	int cancelAll(JobQuery query);
 
 	/**
 	 * Cancels a job that waits to run ({@link JobState#AVAILABLE} or {@link JobState#SCHEDULED}): it

@@ -1,14 +1,20 @@
 package dev.pgqueue;
 
+import java.time.Instant;
+
 import org.jspecify.annotations.Nullable;
 
 /**
- * Which jobs {@link JobAdmin#list} returns: those of a queue, a kind, a state and a tag (each
- * optional), newest first, at most {@code limit}, before a cursor from the previous page.
+ * Which jobs {@link JobAdmin#list} returns: those of a queue, a kind, a state, a tag, with an error
+ * text and finished since an instant (each optional), newest first, at most {@code limit}, before a
+ * cursor from the previous page. The same filters choose the jobs that {@link JobAdmin#count},
+ * {@link JobAdmin#retryAll} and {@link JobAdmin#cancelAll} count or act on; those ignore the cursor
+ * and the limit.
  *
  * <pre>{@code
  * JobPage page = admin.list(JobQuery.all().queue("mail").state(JobState.FAILED));
  * JobPage next = admin.list(JobQuery.all().queue("mail").state(JobState.FAILED).before(page.next()));
+ * int retried = admin.retryAll(JobQuery.all().kind("email.welcome").finishedSince(Instant.parse("2026-11-26T08:00:00Z")));
  * }</pre>
  *
  * @param queue only jobs of this queue, or {@code null} for every queue
@@ -18,9 +24,15 @@ import org.jspecify.annotations.Nullable;
  * or {@code null} for the newest
  * @param limit most jobs to return, 1 to {@value #MAX_LIMIT}
  * @param tag only jobs enqueued with this tag ({@link JobRequest#tags}), or {@code null} for any
+ * @param error only jobs whose last error contains this text, ignoring case, or {@code null} for any
+ * @param finishedSince only jobs that finished (completed, failed or were cancelled) at or after this
+ * instant, or {@code null} for any job
  */
 public record JobQuery(@Nullable String queue, @Nullable String kind, @Nullable JobState state, @Nullable String before,
-		int limit, @Nullable String tag) {
+		int limit, @Nullable String tag, @Nullable String error, @Nullable Instant finishedSince) {
+
+	/** Longest error text a query may search for. */
+	public static final int MAX_ERROR_TEXT = 200;
 
 	/** Jobs in a page unless the query says otherwise. */
 	public static final int DEFAULT_LIMIT = 50;
@@ -33,12 +45,21 @@ public record JobQuery(@Nullable String queue, @Nullable String kind, @Nullable 
 		this(queue, kind, state, before, limit, null);
 	}
 
+	public JobQuery(@Nullable String queue, @Nullable String kind, @Nullable JobState state, @Nullable String before,
+			int limit, @Nullable String tag) {
+		this(queue, kind, state, before, limit, tag, null, null);
+	}
+
 	public JobQuery {
 		if (limit < 1 || limit > MAX_LIMIT) {
 			throw new IllegalArgumentException("A page holds 1 to " + MAX_LIMIT + " jobs, not " + limit);
 		}
 		if (before != null && !isCursor(before)) {
 			throw new IllegalArgumentException("'" + before + "' is not a cursor: pass the next() of a JobPage");
+		}
+		if (error != null && (error.isBlank() || error.length() > MAX_ERROR_TEXT)) {
+			throw new IllegalArgumentException("An error text to search for holds 1 to " + MAX_ERROR_TEXT
+					+ " characters, not blank; got " + error.length());
 		}
 	}
 
@@ -61,28 +82,52 @@ public record JobQuery(@Nullable String queue, @Nullable String kind, @Nullable 
 	}
 
 	public JobQuery queue(@Nullable String queue) {
-		return new JobQuery(queue, this.kind, this.state, this.before, this.limit, this.tag);
+		return new JobQuery(queue, this.kind, this.state, this.before, this.limit, this.tag,
+				this.error, this.finishedSince);
 	}
 
 	public JobQuery kind(@Nullable String kind) {
-		return new JobQuery(this.queue, kind, this.state, this.before, this.limit, this.tag);
+		return new JobQuery(this.queue, kind, this.state, this.before, this.limit, this.tag,
+				this.error, this.finishedSince);
 	}
 
 	public JobQuery state(@Nullable JobState state) {
-		return new JobQuery(this.queue, this.kind, state, this.before, this.limit, this.tag);
+		return new JobQuery(this.queue, this.kind, state, this.before, this.limit, this.tag,
+				this.error, this.finishedSince);
 	}
 
 	public JobQuery before(@Nullable String cursor) {
-		return new JobQuery(this.queue, this.kind, this.state, cursor, this.limit, this.tag);
+		return new JobQuery(this.queue, this.kind, this.state, cursor, this.limit, this.tag,
+				this.error, this.finishedSince);
 	}
 
 	/** Only jobs enqueued with this tag; {@code null} for any. */
 	public JobQuery tag(@Nullable String tag) {
-		return new JobQuery(this.queue, this.kind, this.state, this.before, this.limit, tag);
+		return new JobQuery(this.queue, this.kind, this.state, this.before, this.limit, tag,
+				this.error, this.finishedSince);
+	}
+
+	/** Only jobs whose last error contains this text, ignoring case; {@code null} for any. */
+	public JobQuery error(@Nullable String text) {
+		return new JobQuery(this.queue, this.kind, this.state, this.before, this.limit, this.tag, text,
+				this.finishedSince);
+	}
+
+	/** Only jobs that finished at or after this instant; {@code null} for any job. */
+	public JobQuery finishedSince(@Nullable Instant instant) {
+		return new JobQuery(this.queue, this.kind, this.state, this.before, this.limit, this.tag, this.error,
+				instant);
+	}
+
+	/** Whether the query names anything but a state, a cursor and a limit. */
+	public boolean narrowed() {
+		return this.queue != null || this.kind != null || this.tag != null || this.error != null
+				|| this.finishedSince != null;
 	}
 
 	public JobQuery limit(int limit) {
-		return new JobQuery(this.queue, this.kind, this.state, this.before, limit, this.tag);
+		return new JobQuery(this.queue, this.kind, this.state, this.before, limit, this.tag,
+				this.error, this.finishedSince);
 	}
 
 }

@@ -87,10 +87,10 @@ class JobTagsTests {
 				+ "max_attempts, finished_at, tags) SELECT gen_random_uuid(), 'tags.bulk', 'bulk', '{}', 'completed', 1, "
 				+ "1, now(), CASE WHEN n % 1000 = 0 THEN ARRAY['rare'] END FROM generate_series(1, 100000) n");
 		fixture.jdbc().execute("ANALYZE " + table);
-		String list = new AdminStatements(SchemaName.of(fixture.schema().name()), false).listJobs(false, false, false,
-				true, false);
-		String plan = String.join("\n", fixture.jdbc().queryForList("EXPLAIN " + list.replaceFirst("\\?", "'rare'")
-			.replaceFirst("\\?", "50"), String.class));
+		AdminStatements.Statement list = new AdminStatements(SchemaName.of(fixture.schema().name()), false)
+			.listJobs(JobQuery.all().tag("rare"));
+		String plan = String.join("\n",
+				fixture.jdbc().queryForList("EXPLAIN " + list.sql(), String.class, list.argumentArray()));
 		assertThat(plan).contains("pgqueue_jobs_tags_idx").doesNotContain("Seq Scan");
 		fixture.jdbc().execute("DELETE FROM " + table + " WHERE kind = 'tags.bulk'");
 	}

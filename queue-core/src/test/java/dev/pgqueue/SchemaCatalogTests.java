@@ -134,11 +134,10 @@ class SchemaCatalogTests {
 				+ "ELSE 'busy' END, '{}', CASE WHEN n % 50 = 1 THEN 'failed' ELSE 'completed' END, 1, 1, now() "
 				+ "FROM generate_series(1, 50000) n");
 		fixture.jdbc().execute("ANALYZE " + table);
-		String list = new AdminStatements(SchemaName.of(fixture.schema().name()), false).listJobs(true, false, true,
-				false);
-		String plan = String.join("\n", fixture.jdbc().queryForList("EXPLAIN " + list.replaceFirst("\\?", "'rare'")
-			.replaceFirst("\\?", "'failed'")
-			.replaceFirst("\\?", "50"), String.class));
+		AdminStatements.Statement list = new AdminStatements(SchemaName.of(fixture.schema().name()), false)
+			.listJobs(JobQuery.all().queue("rare").state(JobState.FAILED));
+		String plan = String.join("\n",
+				fixture.jdbc().queryForList("EXPLAIN " + list.sql(), String.class, list.argumentArray()));
 		assertThat(plan).contains("pgqueue_jobs_failed_idx").doesNotContain("Seq Scan");
 		String definition = fixture.jdbc().queryForObject("SELECT pg_get_indexdef(?::regclass)", String.class,
 				fixture.schema().name() + ".pgqueue_jobs_failed_idx");

@@ -158,21 +158,90 @@ public class JdbcJobAdmin implements JobAdmin {
 	}
 
 	@Override
+	public long count(JobQuery query) {
+		Objects.requireNonNull(query, "query must not be null");
+		return this.repository.count(query);
+	}
+
+	@Override
+	public List<String> kinds() {
+		return this.repository.knownKinds();
+	}
+
+	@Override
 	public int retryFailed(@Nullable String queue, @Nullable String kind) {
 		if (queue == null && kind == null) {
 			throw new IllegalArgumentException("Name a queue, a kind or both: retrying every failed job of every "
 					+ "queue at once is not offered");
 		}
+		return retryAll(JobQuery.all().queue(queue).kind(kind));
+	}
+
+	@Override
+	public int retryAll(JobQuery query) {
+		Objects.requireNonNull(query, "query must not be null");
+		requireNarrowed(query, "retry");
+		if (query.state() != null && query.state() != JobState.FAILED) {
+			throw new IllegalArgumentException("Only failed jobs are retried, and the query asks for "
+					+ query.state().sqlValue() + " jobs: leave its state out or make it failed");
+		}
 		String who = who();
-		Map<String, Integer> retried = this.repository.retryFailed(queue, kind);
+		Map<String, Integer> retried = this.repository.retryMatching(query);
 		int total = retried.values().stream().mapToInt(Integer::intValue).sum();
 		if (total > 0) {
 			announce(retried.keySet());
 		}
-		logger.info("{} retried the failed jobs{}{}: {} made available again{}", who,
-				(queue != null) ? " of queue '" + queue + "'" : "", (kind != null) ? " of kind '" + kind + "'" : "", total,
+		logger.info("{} retried the failed jobs {}: {} made available again{}", who, describe(query), total,
 				retried.isEmpty() ? "" : " " + retried);
 		return total;
+	}
+
+	@Override
+	public int cancelAll(JobQuery query) {
+		Objects.requireNonNull(query, "query must not be null");
+		requireNarrowed(query, "cancel");
+		if (query.state() != null && query.state() != JobState.AVAILABLE && query.state() != JobState.SCHEDULED) {
+			throw new IllegalArgumentException("Only waiting jobs (available or scheduled) are cancelled together, "
+					+ "and the query asks for " + query.state().sqlValue() + " jobs: cancel a running job by its id");
+		}
+		String who = who();
+		int total = this.repository.cancelMatching(query, (batch) -> this.events.publishAfterCommit(() -> batch
+			.stream()
+			.map((job) -> (JobEvent) new JobEvent.Cancelled(job.id(), job.kind(), job.queue()))
+			.toList()));
+		logger.info("{} cancelled the waiting jobs {}: {} cancelled", who, describe(query), total);
+		return total;
+	}
+
+	private static void requireNarrowed(JobQuery query, String action) {
+		if (!query.narrowed()) {
+			throw new IllegalArgumentException("Name a queue, a kind, a tag, an error text or a finished instant to "
+					+ action + " jobs together: acting on every job of every queue at once is not offered");
+		}
+	}
+
+	/** The query's filters, for the log: "of queue 'mail' of kind 'x' tagged 'y'". */
+	private static String describe(JobQuery query) {
+		StringBuilder text = new StringBuilder();
+		if (query.queue() != null) {
+			text.append(" of queue '").append(query.queue()).append('\'');
+		}
+		if (query.kind() != null) {
+			text.append(" of kind '").append(query.kind()).append('\'');
+		}
+		if (query.state() != null) {
+			text.append(' ').append(query.state().sqlValue());
+		}
+		if (query.tag() != null) {
+			text.append(" tagged '").append(query.tag()).append('\'');
+		}
+		if (query.error() != null) {
+			text.append(" with an error containing '").append(query.error()).append('\'');
+		}
+		if (query.finishedSince() != null) {
+			text.append(" finished since ").append(query.finishedSince());
+		}
+		return text.toString().strip();
 	}
 
 	@Override

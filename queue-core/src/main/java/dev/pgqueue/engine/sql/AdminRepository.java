@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
+import java.util.function.Consumer;
 
 import dev.pgqueue.JobAttempt;
 import dev.pgqueue.JobDetails;
@@ -37,7 +38,7 @@ public class AdminRepository {
 	/** SQLSTATE of {@code lock_not_available}: {@code NOWAIT} found the row locked. */
 	public static final String LOCK_NOT_AVAILABLE = "55P03";
 
-	private static final int RETRY_BATCH = 1_000;
+	private static final int BULK_BATCH = 1_000;
 
 	private final JdbcTemplate jdbc;
 
@@ -80,26 +81,20 @@ public class AdminRepository {
 
 	/** Jobs matching the query, newest first, with the internal id of each (the cursor). */
 	public List<Listed> list(JobQuery query) {
-		List<Object> arguments = new ArrayList<>();
-		if (query.queue() != null) {
-			arguments.add(query.queue());
-		}
-		if (query.kind() != null) {
-			arguments.add(query.kind());
-		}
-		if (query.state() != null) {
-			arguments.add(query.state().sqlValue());
-		}
-		if (query.tag() != null) {
-			arguments.add(query.tag());
-		}
-		if (query.before() != null) {
-			arguments.add(Long.parseLong(query.before()));
-		}
-		arguments.add(query.limit());
-		String statement = this.sql.listJobs(query.queue() != null, query.kind() != null, query.state() != null,
-				query.tag() != null, query.before() != null);
-		return this.jdbc.query(statement, detailsMapper(false), arguments.toArray());
+		AdminStatements.Statement list = this.sql.listJobs(query);
+		return this.jdbc.query(list.sql(), detailsMapper(false), list.argumentArray());
+	}
+
+	/** How many jobs match the query, ignoring its cursor and limit. */
+	public long count(JobQuery query) {
+		AdminStatements.Statement count = this.sql.countJobs(query);
+		Long counted = this.jdbc.queryForObject(count.sql(), Long.class, count.argumentArray());
+		return (counted != null) ? counted : 0;
+	}
+
+	/** The kinds some instance's pollers handle or some schedule enqueues, sorted. */
+	public List<String> knownKinds() {
+		return this.jdbc.queryForList(this.sql.knownKinds, String.class);
 	}
 
 	/** Jobs by queue and state. */
@@ -174,21 +169,48 @@ public class AdminRepository {
 	}
 
 	/**
-	 * Retries failed jobs of a queue and/or a kind ({@code null} for any), in batches, each its own
-	 * statement. Returns how many jobs each queue got back.
+	 * Retries the failed jobs a query matches, in batches, each its own statement. Returns how many
+	 * jobs each queue got back.
 	 */
-	public Map<String, Integer> retryFailed(@Nullable String queue, @Nullable String kind) {
+	public Map<String, Integer> retryMatching(JobQuery query) {
 		Map<String, Integer> retried = new LinkedHashMap<>();
+		AdminStatements.Statement retry = this.sql.retryMatching(query, BULK_BATCH);
 		while (true) {
 			Map<String, Integer> batch = new LinkedHashMap<>();
-			this.jdbc.query(this.sql.retryFailed, (ResultSet rs) -> {
+			this.jdbc.query(retry.sql(), (ResultSet rs) -> {
 				batch.put(rs.getString(1), rs.getInt(2));
-			}, queue, queue, kind, kind, RETRY_BATCH);
+			}, retry.argumentArray());
 			batch.forEach((q, count) -> retried.merge(q, count, Integer::sum));
-			if (batch.values().stream().mapToInt(Integer::intValue).sum() < RETRY_BATCH) {
+			if (batch.values().stream().mapToInt(Integer::intValue).sum() < BULK_BATCH) {
 				return retried;
 			}
 		}
+	}
+
+	/**
+	 * Cancels the waiting jobs a query matches, in batches, each its own statement, handing each
+	 * batch's cancelled jobs to {@code cancelled} as it commits (or as the caller's transaction goes
+	 * on). Returns how many were cancelled.
+	 */
+	public int cancelMatching(JobQuery query, Consumer<List<Cancelled>> cancelled) {
+		AdminStatements.Statement cancel = this.sql.cancelMatching(query, BULK_BATCH);
+		int total = 0;
+		while (true) {
+			List<Cancelled> batch = this.jdbc.query(cancel.sql(),
+					(rs, i) -> new Cancelled(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3)),
+					cancel.argumentArray());
+			total += batch.size();
+			if (!batch.isEmpty()) {
+				cancelled.accept(batch);
+			}
+			if (batch.size() < BULK_BATCH) {
+				return total;
+			}
+		}
+	}
+
+	/** A job a bulk cancel cancelled. */
+	public record Cancelled(UUID id, String kind, String queue) {
 	}
 
 	/** Pauses a queue; returns whether it was running until now. */

@@ -1,5 +1,10 @@
 package dev.pgqueue.engine.sql;
 
+import java.sql.Timestamp;
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.pgqueue.JobQuery;
 import dev.pgqueue.schema.SchemaName;
 
 /**
@@ -38,11 +43,16 @@ public final class AdminStatements {
 	/** The output a job's listener returned, as JSON text (null for none). Parameter: public id. */
 	public final String jobOutput;
 
+	private final String table;
+
 	/**
-	 * Lists jobs newest first; one text per combination of filters, indexed by
-	 * {@link #listJobs(boolean, boolean, boolean, boolean)}.
+	 * The kinds this schema knows: those a poller of some instance handles (as last seen), and those
+	 * its schedules enqueue; sorted.
 	 */
-	private final String[] listJobs = new String[32];
+	public final String knownKinds;
+
+	/** The {@code UPDATE ... SET} of a retry, on the job aliased {@code j}. */
+	private final String retrySet;
 
 	/** Counts jobs by queue and state. */
 	public final String countJobs;
@@ -73,13 +83,6 @@ public final class AdminStatements {
 
 	/** A job's state as committed, without locking. Parameter: public id. */
 	public final String jobState;
-
-	/**
-	 * Retries up to a limit of failed jobs of a queue and a kind, as {@link #retryJob}, skipping rows
-	 * another transaction holds; one row per queue with the count. Parameters: queue, kind (each
-	 * optional: {@code null} matches any), limit.
-	 */
-	public final String retryFailed;
 
 	/**
 	 * Pauses a queue, notifying the change when it is one. Parameters: queue, who paused it. Returns a
@@ -118,32 +121,15 @@ public final class AdminStatements {
 				FROM %1$s j
 				WHERE j.public_id = ? AND j.state IN ('completed', 'running')
 				ORDER BY part, o""".formatted(table);
-		for (int i = 0; i < this.listJobs.length; i++) {
-			StringBuilder where = new StringBuilder();
-			if ((i & 1) != 0) {
-				where.append(" AND queue = ?");
-			}
-			if ((i & 2) != 0) {
-				where.append(" AND kind = ?");
-			}
-			if ((i & 4) != 0) {
-				where.append(" AND state = ?");
-			}
-			if ((i & 16) != 0) {
-				// Served by pgqueue_jobs_tags_idx, which holds only tagged jobs.
-				where.append(" AND tags @> ARRAY[?::text]");
-			}
-			if ((i & 8) != 0) {
-				where.append(" AND id < ?");
-			}
-			this.listJobs[i] = "SELECT " + DETAIL_COLUMNS + " FROM " + table + " WHERE true" + where
-					+ " ORDER BY id DESC LIMIT ?";
-		}
+		this.table = table;
+		this.knownKinds = "SELECT kind FROM " + schema.qualify("pgqueue_handled_kinds") + " UNION SELECT kind FROM "
+				+ schema.qualify("pgqueue_schedules") + " ORDER BY 1";
 		this.countJobs = "SELECT queue, state, count(*) FROM " + table + " GROUP BY queue, state";
 		this.countFinishedWithin = "SELECT queue, count(*) FROM " + table + " WHERE state IN ('completed', 'failed') "
 				+ "AND finished_at > now() - make_interval(secs => ?) GROUP BY queue";
 		String retry = "SET state = 'available', run_at = now(), finished_at = NULL, "
 				+ "max_attempts = greatest(j.max_attempts, j.attempt + 1)";
+		this.retrySet = retry;
 		this.retryJob = guarded(table, "UPDATE %1$s j " + retry + " FROM target WHERE j.id = target.id "
 				+ "AND j.state = 'failed' RETURNING j.id");
 		this.cancelJob = guarded(table, "UPDATE %1$s j SET state = 'cancelled', finished_at = clock_timestamp() "
@@ -151,18 +137,6 @@ public final class AdminStatements {
 		this.deleteJob = guarded(table, "DELETE FROM %1$s j USING target WHERE j.id = target.id "
 				+ "AND j.state IN ('completed', 'failed', 'cancelled') RETURNING j.id");
 		this.jobState = "SELECT state FROM " + table + " WHERE public_id = ?";
-		this.retryFailed = """
-				WITH retried AS (
-				    UPDATE %1$s j %2$s
-				    WHERE j.id IN (SELECT id FROM %1$s
-				                   WHERE state = 'failed' AND (?::text IS NULL OR queue = ?::text)
-				                     AND (?::text IS NULL OR kind = ?::text)
-				                   LIMIT ?
-				                   FOR UPDATE SKIP LOCKED)
-				      AND j.state = 'failed'
-				    RETURNING j.queue)
-				SELECT queue, count(*)::int FROM retried GROUP BY queue
-				""".formatted(table, retry);
 		String announce = notify ? "pg_notify('" + this.pausesChannel + "', queue)" : "NULL";
 		this.pauseQueue = """
 				WITH paused AS (
@@ -189,20 +163,110 @@ public final class AdminStatements {
 				""".formatted(table, change.formatted(table));
 	}
 
-	/**
-	 * Lists jobs newest first, with the filters given, each a parameter in this order: queue, kind,
-	 * state, the id to list before; then the limit. Returns {@link #DETAIL_COLUMNS}.
-	 */
-	public String listJobs(boolean queue, boolean kind, boolean state, boolean before) {
-		return listJobs(queue, kind, state, false, before);
+	/** Lists the jobs a query matches, newest first, one page. Returns {@link #DETAIL_COLUMNS}. */
+	public Statement listJobs(JobQuery query) {
+		List<Object> arguments = new ArrayList<>();
+		String where = conditions(query, arguments);
+		if (query.before() != null) {
+			where += " AND id < ?";
+			arguments.add(Long.parseLong(query.before()));
+		}
+		arguments.add(query.limit());
+		return new Statement("SELECT " + DETAIL_COLUMNS + " FROM " + this.table + " WHERE true" + where
+				+ " ORDER BY id DESC LIMIT ?", arguments);
+	}
+
+	/** Counts the jobs a query matches, ignoring its cursor and limit. Returns one bigint. */
+	public Statement countJobs(JobQuery query) {
+		List<Object> arguments = new ArrayList<>();
+		String where = conditions(query, arguments);
+		return new Statement("SELECT count(*) FROM " + this.table + " WHERE true" + where, arguments);
 	}
 
 	/**
-	 * Lists jobs newest first, with the filters given, each a parameter in this order: queue, kind,
-	 * state, tag, the id to list before; then the limit. Returns {@link #DETAIL_COLUMNS}.
+	 * Retries up to {@code batch} failed jobs a query matches, as {@link #retryJob} does, skipping rows
+	 * another transaction holds. Returns one row per queue: the queue and how many jobs it got back.
 	 */
-	public String listJobs(boolean queue, boolean kind, boolean state, boolean tag, boolean before) {
-		return this.listJobs[(queue ? 1 : 0) | (kind ? 2 : 0) | (state ? 4 : 0) | (before ? 8 : 0) | (tag ? 16 : 0)];
+	public Statement retryMatching(JobQuery query, int batch) {
+		List<Object> arguments = new ArrayList<>();
+		String where = conditions(query, arguments);
+		arguments.add(batch);
+		return new Statement("""
+				WITH retried AS (
+				    UPDATE %1$s j %2$s
+				    WHERE j.id IN (SELECT id FROM %1$s WHERE state = 'failed'%3$s LIMIT ? FOR UPDATE SKIP LOCKED)
+				      AND j.state = 'failed'
+				    RETURNING j.queue)
+				SELECT queue, count(*)::int FROM retried GROUP BY queue
+				""".formatted(this.table, this.retrySet, where), arguments);
+	}
+
+	/**
+	 * Cancels up to {@code batch} waiting (available or scheduled) jobs a query matches, skipping rows
+	 * another transaction holds (a poller claiming them). Returns each cancelled job's public id,
+	 * kind and queue.
+	 */
+	public Statement cancelMatching(JobQuery query, int batch) {
+		List<Object> arguments = new ArrayList<>();
+		String where = conditions(query, arguments);
+		arguments.add(batch);
+		return new Statement("""
+				UPDATE %1$s j SET state = 'cancelled', finished_at = clock_timestamp()
+				WHERE j.id IN (SELECT id FROM %1$s WHERE state IN ('available', 'scheduled')%2$s
+				               LIMIT ? FOR UPDATE SKIP LOCKED)
+				  AND j.state IN ('available', 'scheduled')
+				RETURNING j.public_id, j.kind, j.queue
+				""".formatted(this.table, where), arguments);
+	}
+
+	/**
+	 * The conditions of a query's filters, each {@code " AND ..."}, adding their parameters in order.
+	 * Indexes that serve them (docs/operations.md, "Finding jobs"): the state's partial indexes, the
+	 * failed jobs' (state, queue, id), the finished jobs' (state, finished_at), the tags' GIN index;
+	 * kind and error text filter the rows those choose.
+	 */
+	private static String conditions(JobQuery query, List<Object> arguments) {
+		StringBuilder where = new StringBuilder();
+		if (query.queue() != null) {
+			where.append(" AND queue = ?");
+			arguments.add(query.queue());
+		}
+		if (query.kind() != null) {
+			where.append(" AND kind = ?");
+			arguments.add(query.kind());
+		}
+		if (query.state() != null) {
+			where.append(" AND state = ?");
+			arguments.add(query.state().sqlValue());
+		}
+		if (query.tag() != null) {
+			// Served by pgqueue_jobs_tags_idx, which holds only tagged jobs.
+			where.append(" AND tags @> ARRAY[?::text]");
+			arguments.add(query.tag());
+		}
+		if (query.finishedSince() != null) {
+			where.append(" AND finished_at >= ?");
+			arguments.add(Timestamp.from(query.finishedSince()));
+		}
+		if (query.error() != null) {
+			where.append(" AND last_error ILIKE ? ESCAPE '\\'");
+			arguments.add("%" + likeLiteral(query.error()) + "%");
+		}
+		return where.toString();
+	}
+
+	/** The text with LIKE's wildcards and escape character escaped, to match itself. */
+	private static String likeLiteral(String text) {
+		return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_");
+	}
+
+	/** A statement's text and its parameters, in order. */
+	public record Statement(String sql, List<Object> arguments) {
+
+		public Object[] argumentArray() {
+			return this.arguments.toArray();
+		}
+
 	}
 
 }

@@ -84,7 +84,32 @@ class RecordingJobAdmin implements JobAdmin {
 
 	@Override
 	public int retryFailed(String queue, String kind) {
-		throw new UnsupportedOperationException("The dashboard does not retry jobs in bulk");
+		throw new UnsupportedOperationException("The dashboard retries jobs in bulk through retryAll");
+	}
+
+	/** What {@link #count} answers, and bulk actions report as done. */
+	volatile long matching;
+
+	@Override
+	public long count(JobQuery query) {
+		return this.matching;
+	}
+
+	@Override
+	public List<String> kinds() {
+		return List.of("email.welcome", "report.monthly");
+	}
+
+	@Override
+	public synchronized int retryAll(JobQuery query) {
+		this.operations.add("retry all " + query.limit(JobQuery.DEFAULT_LIMIT));
+		return (int) this.matching;
+	}
+
+	@Override
+	public synchronized int cancelAll(JobQuery query) {
+		this.operations.add("cancel all " + query.limit(JobQuery.DEFAULT_LIMIT));
+		return (int) this.matching;
 	}
 
 	@Override
