@@ -1,6 +1,8 @@
 package dev.pgqueue.autoconfigure;
 
 import java.time.Duration;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -46,8 +48,12 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  * <table>
  * <caption>Operations</caption>
  * <tr><td>{@code GET /actuator/pgqueue}</td><td>queues and their signals</td></tr>
- * <tr><td>{@code GET /actuator/pgqueue/jobs?queue=&kind=&state=&before=&limit=}</td><td>jobs, newest
- * first, a page at a time ({@code next} is the next page's {@code before})</td></tr>
+ * <tr><td>{@code GET /actuator/pgqueue/jobs?queue=&kind=&state=&tag=&error=&finishedSince=&before=&limit=&count=}</td>
+ * <td>jobs, newest first, a page at a time ({@code next} is the next page's {@code before}); with
+ * {@code count=true}, how many match in all</td></tr>
+ * <tr><td>{@code POST /actuator/pgqueue/jobs} {@code {"action": "retry"|"cancel", "kind": …}}</td><td>every
+ * failed (retry) or waiting (cancel) job the filters match</td></tr>
+ * <tr><td>{@code GET /actuator/pgqueue/kinds}</td><td>the kinds pollers handle and schedules enqueue</td></tr>
  * <tr><td>{@code GET /actuator/pgqueue/jobs/{id}?payload=true}</td><td>one job, its payload only when
  * asked for</td></tr>
  * <tr><td>{@code POST /actuator/pgqueue/jobs/{id}/retry}, {@code …/cancel}</td><td>one job</td></tr>
@@ -155,20 +161,28 @@ public class QueueEndpoint {
 		return writes;
 	}
 
-	/** Jobs newest first, filtered by queue, kind, state and tag; {@code before} is a page's {@code next}. */
+	/**
+	 * Jobs newest first, filtered by queue, kind, state, tag, error text and finish time; {@code before}
+	 * is a page's {@code next}; with {@code count=true}, also how many jobs match in all. {@code kinds}:
+	 * the kinds pollers handle and schedules enqueue. {@code schedules}: every schedule.
+	 */
 	@ReadOperation
 	public @Nullable Map<String, Object> jobs(@Selector String resource, @Nullable String queue, @Nullable String kind,
-			@Nullable String state, @Nullable String tag, @Nullable String before, @Nullable Integer limit) {
+			@Nullable String state, @Nullable String tag, @Nullable String error, @Nullable String finishedSince,
+			@Nullable String before, @Nullable Integer limit, @Nullable Boolean count) {
 		if ("schedules".equals(resource)) {
 			return schedules();
+		}
+		if ("kinds".equals(resource)) {
+			return Map.of("kinds", this.admin.kinds());
 		}
 		if (!"jobs".equals(resource)) {
 			return null;
 		}
 		JobQuery query;
 		try {
-			query = new JobQuery(blankToNull(queue), blankToNull(kind), state(state), blankToNull(before),
-					(limit != null) ? limit : JobQuery.DEFAULT_LIMIT, blankToNull(tag));
+			query = query(queue, kind, state, tag, error, finishedSince).before(blankToNull(before))
+				.limit((limit != null) ? limit : JobQuery.DEFAULT_LIMIT);
 		}
 		catch (IllegalArgumentException ex) {
 			throw new InvalidEndpointRequestException(ex.getMessage(), ex.getMessage());
@@ -177,7 +191,69 @@ public class QueueEndpoint {
 		Map<String, Object> body = new LinkedHashMap<>();
 		body.put("jobs", page.jobs().stream().map(QueueEndpoint::job).toList());
 		body.put("next", page.next());
+		if (Boolean.TRUE.equals(count)) {
+			body.put("matching", this.admin.count(query));
+		}
 		return body;
+	}
+
+	/**
+	 * {@code POST jobs} with {@code action} {@code retry} (every failed job the filters match) or
+	 * {@code cancel} (every waiting job they match), and the filters of {@link #jobs}: at least one of
+	 * queue, kind, tag, error and finishedSince. Answers how many jobs changed.
+	 */
+	@WriteOperation
+	public WebEndpointResponse<Map<String, Object>> actOnAll(@Selector String resource, String action,
+			@Nullable String queue, @Nullable String kind, @Nullable String state, @Nullable String tag,
+			@Nullable String error, @Nullable String finishedSince) {
+		if (!"jobs".equals(resource)) {
+			return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
+		}
+		int changed;
+		try {
+			JobQuery query = query(queue, kind, state, tag, error, finishedSince);
+			changed = switch (action) {
+				case "retry" -> this.admin.retryAll(query);
+				case "cancel" -> this.admin.cancelAll(query);
+				default -> throw new IllegalArgumentException(
+						"'" + action + "' is not an action on many jobs: use retry or cancel");
+			};
+		}
+		catch (IllegalArgumentException ex) {
+			throw new InvalidEndpointRequestException(ex.getMessage(), ex.getMessage());
+		}
+		Map<String, Object> body = new LinkedHashMap<>();
+		body.put("action", action);
+		body.put("changed", changed);
+		return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_OK);
+	}
+
+	/**
+	 * The filters of a request as a query of the first page.
+	 * @throws IllegalArgumentException naming a bad value
+	 */
+	private static JobQuery query(@Nullable String queue, @Nullable String kind, @Nullable String state,
+			@Nullable String tag, @Nullable String error, @Nullable String finishedSince) {
+		return JobQuery.all()
+			.queue(blankToNull(queue))
+			.kind(blankToNull(kind))
+			.state(state(state))
+			.tag(blankToNull(tag))
+			.error(blankToNull(error))
+			.finishedSince(instant("finishedSince", finishedSince));
+	}
+
+	private static @Nullable Instant instant(String name, @Nullable String value) {
+		if (value == null || value.isBlank()) {
+			return null;
+		}
+		try {
+			return Instant.parse(value.strip());
+		}
+		catch (DateTimeParseException ex) {
+			throw new IllegalArgumentException("'" + value + "' is not an instant for " + name
+					+ ": use ISO-8601 in UTC, such as 2026-11-26T08:00:00Z", ex);
+		}
 	}
 
 	/**

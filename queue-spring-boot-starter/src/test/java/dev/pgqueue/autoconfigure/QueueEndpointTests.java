@@ -239,7 +239,69 @@ class QueueEndpointTests {
 	}
 
 	@Test
+	void countsThenCancelsAndRetriesEveryJobAFilterMatches() {
+		List<UUID> later = new java.util.ArrayList<>();
+		for (int i = 0; i < 4; i++) {
+			later.add(this.jobs.enqueue(JobRequest.of("endpoint.work", "bulk-" + i)
+				.queue("endpoint")
+				.tags("bulk-check")
+				.delay(Duration.ofHours(1))));
+		}
+		Map<String, Object> counted = get("/jobs?tag=bulk-check&state=scheduled&count=true&limit=2").expectStatus()
+			.isOk()
+			.expectBody(JSON)
+			.returnResult()
+			.getResponseBody();
+		assertThat(list(counted.get("jobs"))).hasSize(2);
+		assertThat(counted).containsEntry("matching", 4);
+
+		Map<String, Object> cancelled = this.client.post()
+			.uri("/jobs")
+			.header("X-User", "ops-bulk")
+			.contentType(org.springframework.http.MediaType.APPLICATION_JSON)
+			.body(Map.of("action", "cancel", "tag", "bulk-check"))
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody(JSON)
+			.returnResult()
+			.getResponseBody();
+		assertThat(cancelled).containsEntry("action", "cancel").containsEntry("changed", 4);
+		this.jdbc.update("UPDATE " + SCHEMA.name() + ".pgqueue_jobs SET state = 'failed', last_error = 'Bulk Check' "
+				+ "WHERE public_id = ANY(?)", (Object) later.toArray(new UUID[0]));
+
+		Map<String, Object> retried = this.client.post()
+			.uri("/jobs")
+			.contentType(org.springframework.http.MediaType.APPLICATION_JSON)
+			.body(Map.of("action", "retry", "error", "bulk check", "finishedSince", "2000-01-01T00:00:00Z"))
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody(JSON)
+			.returnResult()
+			.getResponseBody();
+		assertThat(retried).containsEntry("changed", 4);
+		this.client.post()
+			.uri("/jobs")
+			.contentType(org.springframework.http.MediaType.APPLICATION_JSON)
+			.body(Map.of("action", "retry"))
+			.exchange()
+			.expectStatus()
+			.isBadRequest();
+		this.client.post()
+			.uri("/jobs")
+			.contentType(org.springframework.http.MediaType.APPLICATION_JSON)
+			.body(Map.of("action", "explode", "kind", "endpoint.work"))
+			.exchange()
+			.expectStatus()
+			.isBadRequest();
+		assertThat(get("/kinds").expectStatus().isOk().expectBody(JSON).returnResult().getResponseBody())
+			.containsEntry("kinds", List.of("endpoint.fail-once", "endpoint.work"));
+	}
+
+	@Test
 	void answersBadRequestsAndUnknownPaths() {
+		get("/jobs?finishedSince=yesterday").expectStatus().isBadRequest();
 		get("/jobs?state=lost").expectStatus().isBadRequest();
 		get("/jobs?before=abc").expectStatus().isBadRequest();
 		get("/jobs/not-a-uuid").expectStatus().isBadRequest();

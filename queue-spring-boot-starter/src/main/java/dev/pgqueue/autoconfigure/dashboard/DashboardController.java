@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
 import java.util.function.BiPredicate;
@@ -81,16 +82,90 @@ class DashboardController {
 	ResponseEntity<String> overview(@RequestParam(required = false) @Nullable String queue,
 			@RequestParam(required = false) @Nullable String kind,
 			@RequestParam(required = false) @Nullable String state,
+			@RequestParam(required = false) @Nullable String tag,
+			@RequestParam(required = false) @Nullable String error,
+			@RequestParam(required = false) @Nullable String finishedSince,
 			@RequestParam(required = false) @Nullable String before,
 			@RequestParam(required = false) @Nullable String schedule,
 			@RequestParam(required = false) @Nullable String did,
 			@RequestParam(required = false) @Nullable String outcome,
-			@RequestParam(required = false) @Nullable UUID job, HttpServletRequest request) {
+			@RequestParam(required = false) @Nullable UUID job,
+			@RequestParam(required = false) @Nullable Integer changed, HttpServletRequest request) {
 		this.access.checkRead(request);
-		JobQuery query = query(queue, kind, state, before);
+		JobQuery query = query(queue, kind, state, tag, error, finishedSince, before);
 		List<ScheduleDetails> schedules = (this.schedules != null) ? this.schedules.list() : List.of();
-		return html(this.pages.overview(viewer(request), this.queues.read(), schedules,
-				scheduleNotice(schedule, did, outcome, job), query, this.admin.list(query)));
+		DashboardPages.Viewer viewer = viewer(request);
+		// Counted only where the search allows an action on all its jobs, and the viewer may act.
+		JobsSection.Action allowed = viewer.mayWrite() ? JobsSection.Action.allowedBy(query) : null;
+		JobsSection.Bulk bulk = (allowed != null) ? new JobsSection.Bulk(allowed, this.admin.count(query)) : null;
+		JobsSection.Action done = JobsSection.Action.named(did);
+		String notice = (done != null && changed != null) ? bulkNotice(done, changed) : null;
+		return html(this.pages.overview(viewer, this.queues.read(), schedules, scheduleNotice(schedule, did, outcome, job),
+				new JobsSection.Listing(query, this.admin.list(query), this.admin.kinds(), bulk, notice)));
+	}
+
+	/** Opens the job of the id typed into the search; a text that is no id answers 400 saying so. */
+	@GetMapping("/jobs/find")
+	ResponseEntity<Void> find(@RequestParam(required = false) @Nullable String id, HttpServletRequest request) {
+		this.access.checkRead(request);
+		UUID parsed;
+		try {
+			parsed = UUID.fromString(Objects.requireNonNullElse(blankToNull(id), ""));
+		}
+		catch (IllegalArgumentException ex) {
+			throw new ResponseStatusException(HttpStatus.BAD_REQUEST,
+					"'" + id + "' is not a job id: paste the UUID JobClient returned at enqueue", ex);
+		}
+		return seeOther(UriComponentsBuilder.fromPath(base(request) + "/jobs/" + parsed));
+	}
+
+	/** Asks before an action on every job a search matches, stating how many it would touch now. */
+	@GetMapping("/jobs/bulk")
+	ResponseEntity<String> confirmBulk(@RequestParam String action,
+			@RequestParam(required = false) @Nullable String queue,
+			@RequestParam(required = false) @Nullable String kind,
+			@RequestParam(required = false) @Nullable String state,
+			@RequestParam(required = false) @Nullable String tag,
+			@RequestParam(required = false) @Nullable String error,
+			@RequestParam(required = false) @Nullable String finishedSince, HttpServletRequest request) {
+		this.access.checkWrite(request);
+		JobQuery query = query(queue, kind, state, tag, error, finishedSince, null);
+		JobsSection.Action bulk = bulkAction(action, query);
+		return html(this.pages.confirmBulk(viewer(request), query, bulk, this.admin.count(query)));
+	}
+
+	/** Retries or cancels every job a search matches, then shows the search with how many changed. */
+	@PostMapping("/jobs/bulk")
+	ResponseEntity<Void> actOnAll(@RequestParam String action, @RequestParam(required = false) @Nullable String queue,
+			@RequestParam(required = false) @Nullable String kind,
+			@RequestParam(required = false) @Nullable String state,
+			@RequestParam(required = false) @Nullable String tag,
+			@RequestParam(required = false) @Nullable String error,
+			@RequestParam(required = false) @Nullable String finishedSince, HttpServletRequest request) {
+		this.access.checkWrite(request);
+		JobQuery query = query(queue, kind, state, tag, error, finishedSince, null);
+		JobsSection.Action bulk = bulkAction(action, query);
+		int changed = (bulk == JobsSection.Action.RETRY) ? this.admin.retryAll(query) : this.admin.cancelAll(query);
+		return seeOther(UriComponentsBuilder.fromUriString(JobsSection.jobsUrl(viewer(request), query, null))
+			.queryParam("did", bulk.path)
+			.queryParam("changed", changed));
+	}
+
+	/** The action a search allows on all its jobs, if it is the one asked for; else 400 saying why. */
+	private static JobsSection.Action bulkAction(String action, JobQuery query) {
+		JobsSection.Action asked = JobsSection.Action.named(action);
+		if (asked == null || asked != JobsSection.Action.allowedBy(query)) {
+			throw new ResponseStatusException(HttpStatus.BAD_REQUEST, "'" + action + "' cannot be done to every job "
+					+ "of this search: retry needs state failed, cancel state available or scheduled, and either a "
+					+ "queue, kind, tag, error text or finish time");
+		}
+		return asked;
+	}
+
+	private static String bulkNotice(JobsSection.Action action, int changed) {
+		String jobs = (changed == 1) ? " job" : " jobs";
+		return (action == JobsSection.Action.RETRY) ? "Retried " + changed + jobs + ": available to run again."
+				: "Cancelled " + changed + jobs + ": they will not run.";
 	}
 
 	@GetMapping("/jobs/{id}")
@@ -247,12 +322,15 @@ class DashboardController {
 	}
 
 	private static JobQuery query(@Nullable String queue, @Nullable String kind, @Nullable String state,
-			@Nullable String before) {
+			@Nullable String tag, @Nullable String error, @Nullable String finishedSince, @Nullable String before) {
 		try {
 			return JobQuery.all()
 				.queue(blankToNull(queue))
 				.kind(blankToNull(kind))
 				.state((blankToNull(state) != null) ? JobState.fromSqlValue(state.trim()) : null)
+				.tag(blankToNull(tag))
+				.error(blankToNull(error))
+				.finishedSince(JobsSection.finishedSince(finishedSince))
 				.before(blankToNull(before));
 		}
 		catch (IllegalArgumentException ex) {

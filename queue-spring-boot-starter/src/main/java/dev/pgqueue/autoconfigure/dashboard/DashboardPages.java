@@ -16,7 +16,6 @@ import dev.pgqueue.AdminResult;
 import dev.pgqueue.JobAttempt;
 import dev.pgqueue.JobDetails;
 import dev.pgqueue.JobProgress;
-import dev.pgqueue.JobPage;
 import dev.pgqueue.JobQuery;
 import dev.pgqueue.JobState;
 import dev.pgqueue.ScheduleDetails;
@@ -62,7 +61,7 @@ final class DashboardPages {
 	}
 
 	String overview(Viewer viewer, List<QueueSummary> queues, List<ScheduleDetails> schedules,
-			@Nullable ScheduleNotice notice, JobQuery query, JobPage page) {
+			@Nullable ScheduleNotice notice, JobsSection.Listing jobs) {
 		StringBuilder html = new StringBuilder();
 		open(html, viewer, "pgqueue");
 		if (notice != null) {
@@ -79,19 +78,7 @@ final class DashboardPages {
 			html.append("</section>");
 		}
 		html.append("</div>");
-		html.append("<section><h2>Jobs</h2>");
-		filters(html, viewer, queues, query);
-		html.append("<div id=\"jobs\" data-live>");
-		jobTable(html, viewer, page.jobs());
-		html.append("<nav class=\"pages\">");
-		if (query.before() != null) {
-			html.append("<a href=\"").append(escape(jobsUrl(viewer, query, null))).append("\">Newest</a> ");
-		}
-		if (page.next() != null) {
-			html.append("<a rel=\"next\" href=\"").append(escape(jobsUrl(viewer, query, page.next())))
-				.append("\">Older</a>");
-		}
-		html.append("</nav></div></section>");
+		JobsSection.write(html, viewer, queues, jobs);
 		return close(html);
 	}
 
@@ -115,7 +102,7 @@ final class DashboardPages {
 		term(html, "Last started", time(job.startedAt()));
 		term(html, "Finished", time(job.finishedAt()));
 		if (job.runTime() != null) {
-			term(html, "Run time", escape(job.runTime().toString().substring(2).toLowerCase(Locale.ROOT)));
+			term(html, "Run time", escape(JobsSection.duration(job.runTime())));
 		}
 		if (progress != null && progress.percent() != null) {
 			term(html, "Progress", "<progress max=\"100\" value=\"" + progress.percent() + "\">" + progress.percent()
@@ -166,6 +153,14 @@ final class DashboardPages {
 		html.append("</tbody></table>");
 	}
 
+	/** Asks before an action on every job a search matches, stating how many it will touch. */
+	String confirmBulk(Viewer viewer, JobQuery query, JobsSection.Action action, long matching) {
+		StringBuilder html = new StringBuilder();
+		open(html, viewer, action.label + " jobs");
+		JobsSection.confirm(html, viewer, query, action, matching);
+		return close(html);
+	}
+
 	String notFound(Viewer viewer, UUID id) {
 		StringBuilder html = new StringBuilder();
 		open(html, viewer, "No such job");
@@ -174,7 +169,7 @@ final class DashboardPages {
 		return close(html);
 	}
 
-	private void open(StringBuilder html, Viewer viewer, String title) {
+	void open(StringBuilder html, Viewer viewer, String title) {
 		long refresh = this.refreshInterval.toSeconds();
 		html.append("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">")
 			.append("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">")
@@ -191,7 +186,7 @@ final class DashboardPages {
 			.append("</header><main>");
 	}
 
-	private static String close(StringBuilder html) {
+	static String close(StringBuilder html) {
 		return html.append("</main></body></html>").toString();
 	}
 
@@ -288,56 +283,11 @@ final class DashboardPages {
 		button(html, viewer, url + "/delete", "Delete");
 	}
 
-	private static void filters(StringBuilder html, Viewer viewer, List<QueueSummary> queues, JobQuery query) {
-		html.append("<form method=\"get\" action=\"").append(escape(viewer.base())).append("\" class=\"filters\">")
-			.append("<label>Queue <select name=\"queue\"><option value=\"\">any</option>");
-		for (QueueSummary queue : queues) {
-			option(html, queue.queue(), queue.queue().equals(query.queue()));
-		}
-		if (query.queue() != null && queues.stream().noneMatch((queue) -> queue.queue().equals(query.queue()))) {
-			option(html, query.queue(), true);
-		}
-		html.append("</select></label> <label>Kind <input name=\"kind\" value=\"")
-			.append(escape((query.kind() != null) ? query.kind() : ""))
-			.append("\"></label> <label>State <select name=\"state\"><option value=\"\">any</option>");
-		for (JobState state : JobState.values()) {
-			option(html, state.sqlValue(), state == query.state());
-		}
-		html.append("</select></label> <button type=\"submit\">Filter</button></form>");
-	}
-
-	private static void jobTable(StringBuilder html, Viewer viewer, List<JobDetails> jobs) {
-		if (jobs.isEmpty()) {
-			html.append("<p>No jobs.</p>");
-			return;
-		}
-		html.append("<table class=\"jobs\"><thead><tr><th>Job</th><th>Kind</th><th>Queue</th><th>State</th>")
-			.append("<th>Attempts</th><th>Enqueued</th><th>Last error</th><th></th></tr></thead><tbody>");
-		Instant now = Instant.now();
-		for (JobDetails job : jobs) {
-			String error = (job.lastError() != null) ? job.lastError().lines().findFirst().orElse("") : "";
-			html.append("<tr data-job=\"").append(job.id()).append("\"><td>")
-				.append(link(viewer.base() + "/jobs/" + job.id(), job.id().toString().substring(0, 8)))
-				.append("</td><td>").append(escape(job.kind()))
-				.append("</td><td>").append(escape(job.queue()))
-				.append("</td><td><span class=\"state ").append(job.state().sqlValue()).append("\">")
-				.append(job.state().sqlValue()).append("</span>")
-				.append("</td><td>").append(job.attempt()).append('/').append(job.maxAttempts())
-				.append("</td><td title=\"").append(time(job.createdAt())).append("\">")
-				.append(age(Duration.between(job.createdAt(), now))).append(" ago")
-				.append("</td><td class=\"error\">").append(escape(error))
-				.append("</td><td>");
-			actions(html, viewer, job);
-			html.append("</td></tr>");
-		}
-		html.append("</tbody></table>");
-	}
-
 	/**
 	 * The buttons for what can be done to the job in its state: retry a failed one, cancel a waiting
 	 * or running one.
 	 */
-	private static void actions(StringBuilder html, Viewer viewer, JobDetails job) {
+	static void actions(StringBuilder html, Viewer viewer, JobDetails job) {
 		if (!viewer.mayWrite()) {
 			return;
 		}
@@ -351,7 +301,7 @@ final class DashboardPages {
 		}
 	}
 
-	private static void button(StringBuilder html, Viewer viewer, String action, String label) {
+	static void button(StringBuilder html, Viewer viewer, String action, String label) {
 		html.append("<form method=\"post\" class=\"action\" action=\"").append(escape(action)).append("\">");
 		viewer.formFields()
 			.forEach((name, value) -> html.append("<input type=\"hidden\" name=\"")
@@ -398,23 +348,6 @@ final class DashboardPages {
 		return UriComponentsBuilder.fromPath(viewer.base()).queryParam("queue", queue).build().encode().toUriString();
 	}
 
-	private static String jobsUrl(Viewer viewer, JobQuery query, @Nullable String before) {
-		UriComponentsBuilder url = UriComponentsBuilder.fromPath(viewer.base());
-		if (query.queue() != null) {
-			url.queryParam("queue", query.queue());
-		}
-		if (query.kind() != null) {
-			url.queryParam("kind", query.kind());
-		}
-		if (query.state() != null) {
-			url.queryParam("state", query.state().sqlValue());
-		}
-		if (before != null) {
-			url.queryParam("before", before);
-		}
-		return url.build().encode().toUriString();
-	}
-
 	private static String here(QueueSummary queue) {
 		if (queue.mode() == null) {
 			return "not polled";
@@ -426,16 +359,16 @@ final class DashboardPages {
 		html.append("<dt>").append(term).append("</dt><dd>").append(definition).append("</dd>");
 	}
 
-	private static void option(StringBuilder html, String value, boolean selected) {
+	static void option(StringBuilder html, String value, boolean selected) {
 		html.append("<option value=\"").append(escape(value)).append('"').append(selected ? " selected" : "")
 			.append('>').append(escape(value)).append("</option>");
 	}
 
-	private static String link(String href, String text) {
+	static String link(String href, String text) {
 		return "<a href=\"" + escape(href) + "\">" + escape(text) + "</a>";
 	}
 
-	private static String time(@Nullable Instant instant) {
+	static String time(@Nullable Instant instant) {
 		return (instant != null) ? TIME.format(instant) : "–";
 	}
 
@@ -463,7 +396,7 @@ final class DashboardPages {
 		return UriUtils.encodePathSegment(segment, StandardCharsets.UTF_8);
 	}
 
-	private static String escape(String text) {
+	static String escape(String text) {
 		return HtmlUtils.htmlEscape(text);
 	}
 

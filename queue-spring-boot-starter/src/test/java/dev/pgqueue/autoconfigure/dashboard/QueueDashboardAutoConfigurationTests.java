@@ -108,7 +108,7 @@ class QueueDashboardAutoConfigurationTests {
 			assertThat(page).contains("<h3>Attempts</h3>")
 				.contains("java.lang.IllegalStateException: &lt;b&gt;printer&lt;/b&gt; on fire")
 				.contains("<span class=\"state failed\">failed</span>")
-				.contains("<dt>Run time</dt><dd>1s</dd>");
+				.contains("<dt>Run time</dt><dd>1.0 s</dd>");
 		});
 	}
 
@@ -159,6 +159,97 @@ class QueueDashboardAutoConfigurationTests {
 					.andExpect(status().isSeeOther())
 					.andExpect(header().string("Location", "/pgqueue?schedule=nightly&did=run-now&outcome=not_found"));
 			});
+	}
+
+	@Test
+	void searchesByEveryFilterAndActsOnAllItsJobsOnceTheCountIsConfirmed() {
+		this.contextRunner
+			.withPropertyValues("pgqueue.dashboard.enabled=true", "pgqueue.dashboard.allow-writes-without-security=true")
+			.run((context) -> {
+				RecordingJobAdmin admin = (RecordingJobAdmin) context.getBean(JobAdmin.class);
+				admin.matching = 1234;
+				String page = mvc(context)
+					.perform(get("/pgqueue").param("kind", "report.monthly")
+						.param("state", "failed")
+						.param("tag", "eu")
+						.param("error", "on fire")
+						.param("finishedSince", "2026-11-26T08:00"))
+					.andReturn()
+					.getResponse()
+					.getContentAsString();
+				assertThat(page).contains("<datalist id=\"kinds\"><option value=\"email.welcome\">")
+					.contains("name=\"tag\" value=\"eu\"")
+					.contains("name=\"error\" maxlength=\"200\" value=\"on fire\"")
+					.contains("name=\"finishedSince\" value=\"2026-11-26T08:00\"")
+					.contains("<th>Run time</th>")
+					.contains("<td class=\"run-time\">1.0 s</td>")
+					.contains("Retry all 1234 failed jobs this search matches")
+					.contains("href=\"/pgqueue/jobs/bulk?kind=report.monthly&amp;state=failed&amp;tag=eu&amp;error=on%20fire"
+							+ "&amp;finishedSince=2026-11-26T08:00:00Z&amp;action=retry\"");
+				// Only a search that names more than a state offers to act on all its jobs.
+				assertThat(mvc(context).perform(get("/pgqueue?state=failed")).andReturn().getResponse().getContentAsString())
+					.doesNotContain("Retry all");
+				assertThat(mvc(context).perform(get("/pgqueue?kind=report.monthly&state=completed"))
+					.andReturn()
+					.getResponse()
+					.getContentAsString()).doesNotContain("all 1234");
+
+				String confirm = mvc(context)
+					.perform(get("/pgqueue/jobs/bulk?action=retry&kind=report.monthly&state=failed&tag=eu"))
+					.andExpect(status().isOk())
+					.andReturn()
+					.getResponse()
+					.getContentAsString();
+				assertThat(confirm).contains("This will retry <strong id=\"matching\">1234</strong> failed jobs")
+					.contains("kind &#39;report.monthly&#39;, tag &#39;eu&#39;, state failed")
+					.contains("<button type=\"submit\" class=\"confirm-retry\">Retry 1234 jobs</button>");
+				assertThat(admin.operations).isEmpty();
+				mvc(context)
+					.perform(post("/pgqueue/jobs/bulk").param("action", "retry")
+						.param("kind", "report.monthly")
+						.param("state", "failed")
+						.param("tag", "eu"))
+					.andExpect(status().isSeeOther())
+					.andExpect(header().string("Location",
+							"/pgqueue?kind=report.monthly&state=failed&tag=eu&did=retry&changed=1234"));
+				mvc(context).perform(post("/pgqueue/jobs/bulk").param("action", "cancel").param("tag", "eu")
+					.param("state", "scheduled")).andExpect(status().isSeeOther());
+				assertThat(admin.operations).hasSize(2);
+				assertThat(admin.operations.get(0)).startsWith("retry all JobQuery[queue=null, kind=report.monthly, "
+						+ "state=FAILED");
+				assertThat(admin.operations.get(1)).startsWith("cancel all").contains("state=SCHEDULED", "tag=eu");
+				// An action the search does not allow is refused before anything is done.
+				mvc(context).perform(post("/pgqueue/jobs/bulk").param("action", "cancel").param("kind", "x")
+					.param("state", "failed")).andExpect(status().isBadRequest());
+				mvc(context).perform(post("/pgqueue/jobs/bulk").param("action", "retry").param("state", "failed"))
+					.andExpect(status().isBadRequest());
+				assertThat(admin.operations).hasSize(2);
+				assertThat(mvc(context).perform(get("/pgqueue?kind=report.monthly&state=failed&did=retry&changed=1234"))
+					.andReturn()
+					.getResponse()
+					.getContentAsString()).contains("Retried 1234 jobs: available to run again.");
+
+				mvc(context).perform(get("/pgqueue/jobs/find?id=" + FAILED_JOB))
+					.andExpect(status().isSeeOther())
+					.andExpect(header().string("Location", "/pgqueue/jobs/" + FAILED_JOB));
+				mvc(context).perform(get("/pgqueue/jobs/find?id=not-an-id")).andExpect(status().isBadRequest());
+				mvc(context).perform(get("/pgqueue?finishedSince=yesterday")).andExpect(status().isBadRequest());
+			});
+	}
+
+	@Test
+	void offersNoActionOnAllJobsToAReadOnlyViewer() {
+		this.contextRunner.withPropertyValues("pgqueue.dashboard.enabled=true").run((context) -> {
+			((RecordingJobAdmin) context.getBean(JobAdmin.class)).matching = 7;
+			assertThat(mvc(context).perform(get("/pgqueue?kind=report.monthly&state=failed"))
+				.andReturn()
+				.getResponse()
+				.getContentAsString()).doesNotContain("Retry all");
+			mvc(context).perform(get("/pgqueue/jobs/bulk?action=retry&kind=report.monthly&state=failed"))
+				.andExpect(status().isForbidden());
+			mvc(context).perform(post("/pgqueue/jobs/bulk").param("action", "retry").param("kind", "report.monthly")
+				.param("state", "failed")).andExpect(status().isForbidden());
+		});
 	}
 
 	@Test
