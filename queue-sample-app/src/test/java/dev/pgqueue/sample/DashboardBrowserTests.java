@@ -125,6 +125,9 @@ class DashboardBrowserTests {
 	@Autowired
 	private JdbcTemplate jdbc;
 
+	@Autowired
+	private DashboardListeners listeners;
+
 	@AfterEach
 	void resumeTheQueue() {
 		this.admin.resume("mail");
@@ -151,6 +154,45 @@ class DashboardBrowserTests {
 		await().atMost(TIMEOUT).until(() -> "completed".equals(stateOf(id)));
 		// Shown by the page the browser was sent to, or by its reload when the job ran after it loaded.
 		await().atMost(TIMEOUT).ignoreExceptions().until(() -> text("#job .state").equals("completed"));
+	}
+
+	@Test
+	void cancelsARunningJobWithItsButton() {
+		UUID id = this.jobs.enqueue(JobRequest.of("dashboard.runs-until-cancelled", "long").queue("mail"));
+		// The mail queue is transactional: the job's row shows it available until its batch commits.
+		await().atMost(TIMEOUT).until(() -> this.listeners.started.contains(id));
+
+		browser.get(dashboard() + "/jobs/" + id);
+		click("#job button.cancel");
+		await().atMost(TIMEOUT).ignoreExceptions().until(() -> text(".notice").startsWith("Cancel requested"));
+		await().atMost(TIMEOUT).until(() -> "cancelled".equals(stateOf(id)));
+		await().atMost(TIMEOUT).ignoreExceptions().until(() -> text("#job .state").equals("cancelled"));
+		assertThat(browser.findElements(By.cssSelector("#job button.cancel"))).isEmpty();
+	}
+
+	@Test
+	void retriesEveryFailedJobOfASearchAfterConfirmingHowMany() {
+		java.util.List<UUID> ids = new java.util.ArrayList<>();
+		for (int i = 0; i < 3; i++) {
+			ids.add(this.jobs.enqueue(JobRequest.of("dashboard.fails-once", "bulk " + i)
+				.queue("mail")
+				.maxAttempts(1)
+				.tags("browser-bulk")));
+		}
+		UUID other = this.jobs.enqueue(JobRequest.of("dashboard.fails-once", "other").queue("mail").maxAttempts(1));
+		await().atMost(TIMEOUT).until(() -> ids.stream().allMatch((id) -> "failed".equals(stateOf(id)))
+				&& "failed".equals(stateOf(other)));
+
+		browser.get(dashboard() + "?state=failed&tag=browser-bulk");
+		assertThat(browser.findElements(By.cssSelector("tr[data-job]"))).hasSize(3);
+		click("a.bulk-retry");
+		await().atMost(TIMEOUT).until(() -> browser.getCurrentUrl().contains("/pgqueue/jobs/bulk"));
+		assertThat(text("#matching")).isEqualTo("3");
+		assertThat(text(".confirm")).contains("tag 'browser-bulk'", "state failed");
+		click("button.confirm-retry");
+		awaitNotice("Retried 3 jobs: available to run again.");
+		await().atMost(TIMEOUT).until(() -> ids.stream().allMatch((id) -> "completed".equals(stateOf(id))));
+		assertThat(stateOf(other)).isEqualTo("failed");
 	}
 
 	@Test
@@ -248,6 +290,18 @@ class DashboardBrowserTests {
 
 		@JobListener(kind = "dashboard.works", queue = "mail")
 		void works(Job job) {
+		}
+
+		final Set<UUID> started = ConcurrentHashMap.newKeySet();
+
+		/** Runs until a cancel reaches it, or 60 s. */
+		@JobListener(kind = "dashboard.runs-until-cancelled", queue = "mail")
+		void runsUntilCancelled(Job job, dev.pgqueue.JobContext context) throws InterruptedException {
+			this.started.add(job.id());
+			long end = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+			while (!context.isCancellationRequested() && System.nanoTime() < end) {
+				Thread.sleep(20);
+			}
 		}
 
 	}
