@@ -99,8 +99,9 @@ class QueueAutoConfigurationTests {
 				.doesNotHaveBean(Flyway.class);
 			assertThat(context.getBean(QueueEngine.class).services()).extracting(EngineService::name)
 				.containsExactly("polling heartbeat", "notifications", "promoter", "rescuer", "cleaner",
-						"stats reader", "statistics refresher", "schedule ticker", "running-jobs watch");
-			assertThat(SCHEMA.tables(jdbc(context))).contains("pgqueue_jobs", "pgqueue_schema_history");
+						"stats reader", "statistics refresher", "schedule ticker", "running-jobs watch", "history flusher");
+			assertThat(SCHEMA.tables(jdbc(context))).contains("pgqueue_jobs", "pgqueue_schema_history",
+					"pgqueue_queue_history");
 		});
 	}
 
