@@ -303,6 +303,25 @@ class QueueAutoConfigurationTests {
 	}
 
 	@Test
+	void recordsTheQueuesHistoryUnlessDisabledAndKeepsItForTheConfiguredRetention() {
+		this.contextRunner.withPropertyValues("pgqueue.history.retention=3h").run((context) -> {
+			QueueEngine engine = context.getBean(QueueEngine.class);
+			assertThat(engine.historySettings().retention()).isEqualTo(Duration.ofHours(3));
+			assertThat(engine.historyRecorder().enabled()).isTrue();
+		});
+		this.contextRunner.withPropertyValues("pgqueue.history.enabled=false").run((context) -> {
+			QueueEngine engine = context.getBean(QueueEngine.class);
+			assertThat(engine.historyRecorder().enabled()).isFalse();
+			assertThat(engine.services()).extracting(EngineService::name).doesNotContain("history flusher");
+		});
+		this.contextRunner.withPropertyValues("pgqueue.history.retention=0s")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageContaining("pgqueue.history.retention must be positive"));
+	}
+
+	@Test
 	void throttlesNotificationsByDefaultAndNeitherNotifiesNorListensWhenTheyAreOff() {
 		this.contextRunner.run((context) -> {
 			QueueEngine engine = context.getBean(QueueEngine.class);
