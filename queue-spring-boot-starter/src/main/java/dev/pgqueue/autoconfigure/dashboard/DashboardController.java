@@ -16,6 +16,7 @@ import dev.pgqueue.JobDetails;
 import dev.pgqueue.JobQuery;
 import dev.pgqueue.JobSchedules;
 import dev.pgqueue.JobState;
+import dev.pgqueue.QueueHistory;
 import dev.pgqueue.ScheduleDetails;
 import dev.pgqueue.autoconfigure.dashboard.DashboardPages.ScheduleNotice;
 import dev.pgqueue.autoconfigure.dashboard.DashboardPages.ScheduleOutcome;
@@ -85,12 +86,28 @@ class DashboardController {
 			@RequestParam(required = false) @Nullable String schedule,
 			@RequestParam(required = false) @Nullable String did,
 			@RequestParam(required = false) @Nullable String outcome,
-			@RequestParam(required = false) @Nullable UUID job, HttpServletRequest request) {
+			@RequestParam(required = false) @Nullable UUID job,
+			@RequestParam(required = false) @Nullable Integer hours, HttpServletRequest request) {
 		this.access.checkRead(request);
 		JobQuery query = query(queue, kind, state, before);
 		List<ScheduleDetails> schedules = (this.schedules != null) ? this.schedules.list() : List.of();
 		return html(this.pages.overview(viewer(request), this.queues.read(), schedules,
-				scheduleNotice(schedule, did, outcome, job), query, this.admin.list(query)));
+				scheduleNotice(schedule, did, outcome, job), query, this.admin.list(query), history(hours)));
+	}
+
+	/**
+	 * The queues' history over the window the page asks for (one of {@link HistoryCharts#WINDOWS}): one
+	 * query for every queue. A history that cannot be read leaves the rest of the page as it is.
+	 */
+	private HistoryCharts.View history(@Nullable Integer hours) {
+		int window = HistoryCharts.hours(hours);
+		Duration duration = Duration.ofHours(window);
+		try {
+			return new HistoryCharts.View(window, this.admin.history(duration, QueueHistory.stepFor(duration)), null);
+		}
+		catch (IllegalArgumentException | UnsupportedOperationException ex) {
+			return new HistoryCharts.View(window, List.of(), ex.getMessage());
+		}
 	}
 
 	@GetMapping("/jobs/{id}")
