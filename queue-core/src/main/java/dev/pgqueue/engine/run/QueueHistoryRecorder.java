@@ -24,7 +24,10 @@ import org.jspecify.annotations.Nullable;
  * <p>The {@link JobRunner} feeds it on the workers' threads: {@link #waited} as an attempt starts,
  * {@link #ran} once its outcome stands. Recording takes no lock and touches no database: a map
  * lookup, then adders and a compare-and-set on the queue's current minute. It allocates only the
- * first time a queue is seen and once per queue per minute, when a new minute opens.
+ * first time a queue is seen and once per queue per minute, when a new minute opens (and the adders'
+ * cells, once each, when workers contend). A wait is recorded as its attempt starts, so a job that
+ * a transactional batch runs again after rolling back counts its wait again; the outcome and run
+ * time are recorded only once the outcome stands.
  *
  * <p>The minute is this instance's wall clock at the moment of recording, truncated to the minute.
  * Instances whose clocks are synchronised (NTP keeps them within milliseconds) put the same event
