@@ -86,6 +86,23 @@ public interface JobAdmin {
 	Map<String, Long> finishedWithin(Duration window);
 
 	/**
+	 * What each queue did over the last {@code window}, in steps of {@code step}, summed over every
+	 * instance: attempts completed, failed and retried, and the mean and longest wait and run time.
+	 * Read from the per-minute history the instances write every few seconds
+	 * ({@code pgqueue.history.enabled}), so it still counts jobs deleted as they complete; the last
+	 * point holds the current minute and lags by up to one flush. Queues that did nothing in the window
+	 * are left out.
+	 * @param window how far back, at most {@code pgqueue.history.retention}
+	 * @param step how long each point covers: whole minutes, at least one; at most
+	 * {@value #MAX_HISTORY_POINTS} points per queue
+	 * @throws IllegalArgumentException when the window or the step is out of those bounds
+	 */
+	List<QueueHistory> history(Duration window, Duration step);
+
+	/** Most points {@link #history} returns per queue. */
+	int MAX_HISTORY_POINTS = 500;
+
+	/**
 	 * Makes a failed job available to run again now, with one attempt more than it has used if it had
 	 * used them all. Its attempts so far still count, and its last error stays until it completes.
 	 */

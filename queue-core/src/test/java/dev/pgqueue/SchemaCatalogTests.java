@@ -147,6 +147,23 @@ class SchemaCatalogTests {
 	}
 
 	@Test
+	void queueHistoryHasOneRowPerQueueAndMinute() {
+		List<String> key = fixture.jdbc().queryForList("""
+				SELECT a.attname FROM pg_index i
+				JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
+				WHERE i.indrelid = ?::regclass AND i.indisprimary
+				ORDER BY array_position(i.indkey::int2[], a.attnum)
+				""", String.class, fixture.schema().name() + ".pgqueue_queue_history");
+		assertThat(key).containsExactly("queue", "minute");
+		List<String> columns = fixture.jdbc().queryForList("""
+				SELECT column_name FROM information_schema.columns
+				WHERE table_schema = ? AND table_name = 'pgqueue_queue_history' ORDER BY ordinal_position
+				""", String.class, fixture.schema().name());
+		assertThat(columns).containsExactly("queue", "minute", "completed", "failed", "retried", "waits",
+				"wait_ms_sum", "wait_ms_max", "runs", "run_ms_sum", "run_ms_max");
+	}
+
+	@Test
 	void migrationHistoryLivesInItsOwnTableInTheQueueSchema() {
 		List<Map<String, Object>> history = fixture.jdbc()
 			.queryForList("SELECT version, success FROM " + SchemaName.of(fixture.schema().name())
@@ -157,7 +174,7 @@ class SchemaCatalogTests {
 				Map.of("version", "6", "success", true), Map.of("version", "7", "success", true),
 				Map.of("version", "8", "success", true), Map.of("version", "9", "success", true),
 				Map.of("version", "10", "success", true), Map.of("version", "11", "success", true),
-				Map.of("version", "12", "success", true));
+				Map.of("version", "12", "success", true), Map.of("version", "13", "success", true));
 		assertThat(fixture.jdbc()
 			.queryForObject("SELECT to_regclass(?) IS NULL", Boolean.class,
 					fixture.schema().name() + ".flyway_schema_history"))
@@ -180,11 +197,11 @@ class SchemaCatalogTests {
 		try (TestSchema schema = TestDatabase.get().createSchema("catalog_app")) {
 			schema.jdbcTemplate().execute("CREATE TABLE orders (id bigint PRIMARY KEY)");
 			MigrateResult result = new QueueMigrator(schema.dataSource(), SchemaName.of(schema.name()), true).migrate();
-			assertThat(result.migrationsExecuted).isEqualTo(12);
+			assertThat(result.migrationsExecuted).isEqualTo(13);
 			assertThat(schema.jdbcTemplate()
 				.queryForList("SELECT version FROM " + SchemaName.of(schema.name()).qualify(QueueMigrator.HISTORY_TABLE)
 						+ " ORDER BY installed_rank", String.class))
-				.containsExactly("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12");
+				.containsExactly("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13");
 			assertThat(schema.jdbcTemplate()
 				.queryForObject("SELECT to_regclass(?) IS NOT NULL", Boolean.class,
 						SchemaName.of(schema.name()).qualify("pgqueue_jobs")))
@@ -220,7 +237,7 @@ class SchemaCatalogTests {
 
 			MigrateResult result = new QueueMigrator(schema.dataSource(), SchemaName.of(schema.name()), true).migrate();
 
-			assertThat(result.migrationsExecuted).isEqualTo(3);
+			assertThat(result.migrationsExecuted).isEqualTo(4);
 			assertThat(schema.jdbcTemplate().queryForObject("SELECT pg_relation_filenode(?::regclass)", Long.class,
 					table)).as("the table's file: not rewritten").isEqualTo(fileBefore);
 			assertThat(schema.jdbcTemplate().queryForObject("SELECT count(*) FROM " + table

@@ -19,8 +19,10 @@ import dev.pgqueue.JobPage;
 import dev.pgqueue.JobProgress;
 import dev.pgqueue.JobQuery;
 import dev.pgqueue.JobState;
+import dev.pgqueue.QueueHistory;
 import dev.pgqueue.engine.sql.AdminRepository;
 import dev.pgqueue.engine.sql.ControlRepository;
+import dev.pgqueue.engine.sql.HistoryRepository;
 import dev.pgqueue.engine.sql.AdminRepository.Change;
 import dev.pgqueue.engine.sql.AdminRepository.Listed;
 import dev.pgqueue.engine.sql.JobRepository;
@@ -58,6 +60,10 @@ public class JdbcJobAdmin implements JobAdmin {
 
 	private final @Nullable ControlRepository controls;
 
+	private final @Nullable HistoryRepository history;
+
+	private final Duration historyRetention;
+
 	/**
 	 * @param repository the operators' statements
 	 * @param jobs notifies the queues of retried jobs, when notifications are on
@@ -80,6 +86,18 @@ public class JdbcJobAdmin implements JobAdmin {
 	public JdbcJobAdmin(AdminRepository repository, JobRepository jobs, @Nullable QueuePauses pauses,
 			@Nullable PollerWakeUps wakeUps, AdminCaller caller, JobEvents events,
 			@Nullable ControlRepository controls) {
+		this(repository, jobs, pauses, wakeUps, caller, events, controls, null, Duration.ZERO);
+	}
+
+	/**
+	 * @param history the queues' per-minute history; {@code null} when it cannot be read here
+	 * @param historyRetention how long history minutes are kept, the longest window to ask for
+	 */
+	public JdbcJobAdmin(AdminRepository repository, JobRepository jobs, @Nullable QueuePauses pauses,
+			@Nullable PollerWakeUps wakeUps, AdminCaller caller, JobEvents events,
+			@Nullable ControlRepository controls, @Nullable HistoryRepository history, Duration historyRetention) {
+		this.history = history;
+		this.historyRetention = historyRetention;
 		this.controls = controls;
 		this.repository = repository;
 		this.jobs = jobs;
@@ -365,6 +383,35 @@ public class JdbcJobAdmin implements JobAdmin {
 	private String who() {
 		String name = this.caller.name();
 		return (name != null && !name.isBlank()) ? name : "unknown";
+	}
+
+	@Override
+	public List<QueueHistory> history(Duration window, Duration step) {
+		if (this.history == null) {
+			throw new UnsupportedOperationException("This JobAdmin was built without the queues' history");
+		}
+		Objects.requireNonNull(window, "window");
+		Objects.requireNonNull(step, "step");
+		if (step.compareTo(Duration.ofMinutes(1)) < 0 || step.toSecondsPart() != 0 || step.toNanosPart() != 0) {
+			throw new IllegalArgumentException("The history's step must be whole minutes, at least one, was " + step
+					+ ": the history holds one row per queue and minute.");
+		}
+		if (window.compareTo(step) < 0) {
+			throw new IllegalArgumentException("The history's window (" + window + ") must be at least its step ("
+					+ step + ").");
+		}
+		if (window.compareTo(this.historyRetention) > 0) {
+			throw new IllegalArgumentException("The history's window (" + window + ") is longer than "
+					+ "pgqueue.history.retention (" + this.historyRetention + "), past which minutes are deleted. Ask "
+					+ "for at most " + this.historyRetention + ", or raise pgqueue.history.retention.");
+		}
+		long steps = (window.toSeconds() + step.toSeconds() - 1) / step.toSeconds();
+		if (steps > MAX_HISTORY_POINTS) {
+			throw new IllegalArgumentException("The history's window (" + window + ") holds " + steps + " steps of "
+					+ step + ", more than " + MAX_HISTORY_POINTS + ". Ask for a longer step, at least "
+					+ Duration.ofMinutes((window.toMinutes() + MAX_HISTORY_POINTS - 1) / MAX_HISTORY_POINTS) + ".");
+		}
+		return this.history.read(step, (int) steps);
 	}
 
 }

@@ -22,6 +22,7 @@ import dev.pgqueue.JobRequest;
 import dev.pgqueue.engine.job.JobEvents;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.maintenance.Cleaner;
+import dev.pgqueue.engine.maintenance.HistoryFlusher;
 import dev.pgqueue.engine.maintenance.PollingHeartbeat;
 import dev.pgqueue.engine.maintenance.Promoter;
 import dev.pgqueue.engine.maintenance.Rescuer;
@@ -35,10 +36,12 @@ import dev.pgqueue.engine.poll.QueuePauses;
 import dev.pgqueue.engine.poll.QueueSignals;
 import dev.pgqueue.engine.run.Attempt;
 import dev.pgqueue.engine.run.JobRunner;
+import dev.pgqueue.engine.run.QueueHistoryRecorder;
 import dev.pgqueue.engine.run.RunningJobs;
 import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.service.PooledConnections;
 import dev.pgqueue.engine.settings.EngineSettings;
+import dev.pgqueue.engine.settings.HistorySettings;
 import dev.pgqueue.engine.settings.ScheduleSettings;
 import dev.pgqueue.engine.schedules.JdbcJobSchedules;
 import dev.pgqueue.engine.schedules.ScheduleTicker;
@@ -47,6 +50,7 @@ import dev.pgqueue.engine.settings.QueueCatalog;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.sql.ControlRepository;
+import dev.pgqueue.engine.sql.HistoryRepository;
 import dev.pgqueue.engine.sql.MaintenanceRepository;
 import dev.pgqueue.engine.sql.Repositories;
 import dev.pgqueue.engine.twophase.InDoubtResolver;
@@ -137,6 +141,12 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 
 	private final RunningJobsWatch runningJobsWatch;
 
+	private final HistorySettings historySettings;
+
+	private final QueueHistoryRecorder historyRecorder;
+
+	private final HistoryFlusher historyFlusher;
+
 	/** The background services and the notification listener, in the order they start. */
 	private final List<EngineService> services = new ArrayList<>();
 
@@ -166,12 +176,18 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 				this.settings.maxPayloadBytes(), this.wakeUps, this.throttle, builder.observations,
 				new UnpolledQueueWarnings(this.pollingHeartbeat::view), events);
 		ControlRepository controls = new ControlRepository(jdbc, schema, notify);
+		this.historySettings = builder.history;
+		HistoryRepository history = new HistoryRepository(jdbc, schema);
 		this.admin = new JdbcJobAdmin(sql.admin(), this.jobs, this.pauses, this.wakeUps, builder.adminCaller, events,
-				controls);
+				controls, history, this.historySettings.retention());
+		// Only an engine that runs its flusher records: counts nobody writes would pile up.
+		this.historyRecorder = (this.processing && this.historySettings.enabled()) ? new QueueHistoryRecorder()
+				: QueueHistoryRecorder.OFF;
+		this.historyFlusher = new HistoryFlusher(this.historyRecorder, history, this.historySettings.flushInterval());
 		this.twoPhaseResolverGiven = builder.inDoubtJobResolver != null;
 		this.runningJobs = new RunningJobs();
 		this.runner = new JobRunner(this.handlers, builder.metrics, builder.observations, this.settings.workers(),
-				builder.interceptors, events, this.runningJobs);
+				builder.interceptors, events, this.runningJobs, this.historyRecorder);
 		this.signals = (builder.signals != null) ? builder.signals
 				: new QueueSignals(this.jobs, builder.metrics, this.settings.slaWindow());
 		PlatformTransactionManager manager = builder.transactionManager;
@@ -196,7 +212,7 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		this.promoter = new Promoter(maintenance, timings.promoteInterval());
 		this.rescuer = new Rescuer(maintenance, builder.metrics, timings.rescueInterval(),
 				this.settings.workers().attemptHistory());
-		this.cleaner = new Cleaner(maintenance, sql.unique(), timings);
+		this.cleaner = new Cleaner(maintenance, sql.unique(), timings, history, this.historySettings.retention());
 		this.scheduleSettings = builder.schedules;
 		this.schedules = new JdbcJobSchedules(sql.schedules(), this.jobs, builder.jsonMapper, this.queues,
 				this.handlers::queueOf, builder.adminCaller::name);
@@ -215,6 +231,9 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 			}
 			this.services.addAll(List.of(this.promoter, this.rescuer, this.cleaner, this.statsReader,
 					this.statisticsRefresher, this.scheduleTicker, this.runningJobsWatch));
+			if (this.historyRecorder.enabled()) {
+				this.services.add(this.historyFlusher);
+			}
 			if (resolver != null) {
 				this.services.add(resolver);
 			}
@@ -307,7 +326,6 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		return this.rescuer;
 	}
 
-	/** Prunes finished jobs past their retention; started only when this engine processes jobs. */
 	/** Recurring jobs: create, change, pause, run and delete schedules. */
 	public JdbcJobSchedules schedules() {
 		return this.schedules;
@@ -323,8 +341,30 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		return this.scheduleSettings;
 	}
 
+	/** Prunes finished jobs past their retention; started only when this engine processes jobs. */
 	public Cleaner cleaner() {
 		return this.cleaner;
+	}
+
+	/**
+	 * Counts each queue's attempts, waits and run times per minute, in memory; records nothing unless
+	 * this engine processes jobs with the history enabled.
+	 */
+	public QueueHistoryRecorder historyRecorder() {
+		return this.historyRecorder;
+	}
+
+	/**
+	 * Writes what the {@link #historyRecorder() recorder} counted to the queues' history; started only
+	 * when this engine processes jobs with the history enabled.
+	 */
+	public HistoryFlusher historyFlusher() {
+		return this.historyFlusher;
+	}
+
+	/** Whether the queues' history is recorded, and how long it is kept. */
+	public HistorySettings historySettings() {
+		return this.historySettings;
 	}
 
 	/** Analyzes the jobs table when the planner's estimate of it is stale; started only when this engine processes jobs. */
@@ -353,7 +393,8 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 	/**
 	 * The services {@link #start()} starts, in that order: the polling heartbeat, the notification
 	 * listener (when notifications are on), promoter, rescuer, cleaner, stats reader, statistics
-	 * refresher and in-doubt resolver; only the polling heartbeat when this engine does not process
+	 * refresher, schedule ticker, running jobs watch, history flusher (when the history is enabled) and
+	 * in-doubt resolver; only the polling heartbeat when this engine does not process
 	 * jobs. The pollers come after them.
 	 */
 	public List<EngineService> services() {
@@ -529,7 +570,7 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		}
 		// Services a caller started by hand (tests, benchmarks) stop too.
 		for (EngineService service : List.of(this.promoter, this.rescuer, this.cleaner, this.statsReader,
-				this.pollingHeartbeat)) {
+				this.historyFlusher, this.pollingHeartbeat)) {
 			if (service.isRunning()) {
 				service.stop();
 			}

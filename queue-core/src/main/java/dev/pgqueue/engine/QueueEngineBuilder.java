@@ -17,6 +17,7 @@ import dev.pgqueue.engine.maintenance.PollingHeartbeat;
 import dev.pgqueue.engine.poll.QueuePauses;
 import dev.pgqueue.engine.poll.QueueSignals;
 import dev.pgqueue.engine.settings.EngineSettings;
+import dev.pgqueue.engine.settings.HistorySettings;
 import dev.pgqueue.engine.settings.ScheduleSettings;
 import dev.pgqueue.engine.settings.QueueCatalog;
 import dev.pgqueue.engine.sql.JobRepository;
@@ -79,6 +80,8 @@ public final class QueueEngineBuilder {
 
 	ScheduleSettings schedules = ScheduleSettings.DEFAULT;
 
+	HistorySettings history = HistorySettings.DEFAULT;
+
 	List<JobInterceptor> interceptors = List.of();
 
 	@Nullable Consumer<JobEvent> events;
@@ -90,6 +93,12 @@ public final class QueueEngineBuilder {
 	/** Recurring jobs: those declared, saved at start, and the ticker's timings. */
 	public QueueEngineBuilder schedules(ScheduleSettings schedules) {
 		this.schedules = schedules;
+		return this;
+	}
+
+	/** The queues' per-minute history: whether it is recorded, how long it is kept. */
+	public QueueEngineBuilder history(HistorySettings history) {
+		this.history = history;
 		return this;
 	}
 

@@ -113,6 +113,7 @@ public final class QueueAutoConfiguration {
 			.workerExecutor(workerExecutor.getIfAvailable())
 			.processing(properties.isEnabled())
 			.schedules(properties.toScheduleSettings())
+			.history(properties.toHistorySettings())
 			.interceptors(interceptors.orderedStream().toList())
 			.events(properties.getEvents().isEnabled() ? events::publishEvent : null)
 			.build();

@@ -20,6 +20,8 @@ import dev.pgqueue.JobQuery;
 import dev.pgqueue.JobSchedules;
 import dev.pgqueue.ScheduleDetails;
 import dev.pgqueue.JobState;
+import dev.pgqueue.QueueHistory;
+import dev.pgqueue.QueueHistory.Point;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.maintenance.StatsReader;
 import dev.pgqueue.engine.poll.ClaimProgress;
@@ -54,6 +56,9 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  * <tr><td>{@code POST /actuator/pgqueue/jobs} {@code {"action": "retry"|"cancel", "kind": …}}</td><td>every
  * failed (retry) or waiting (cancel) job the filters match</td></tr>
  * <tr><td>{@code GET /actuator/pgqueue/kinds}</td><td>the kinds pollers handle and schedules enqueue</td></tr>
+ * <tr><td>{@code GET /actuator/pgqueue/history?hours=&step=}</td><td>each queue's completed, failed and
+ * retried attempts, mean and longest wait and run time over the last hours (6 unless given), one point
+ * per step of minutes (about 72 points unless given), summed over every instance</td></tr>
  * <tr><td>{@code GET /actuator/pgqueue/jobs/{id}?payload=true}</td><td>one job, its payload only when
  * asked for</td></tr>
  * <tr><td>{@code POST /actuator/pgqueue/jobs/{id}/retry}, {@code …/cancel}</td><td>one job</td></tr>
@@ -164,14 +169,19 @@ public class QueueEndpoint {
 	/**
 	 * Jobs newest first, filtered by queue, kind, state, tag, error text and finish time; {@code before}
 	 * is a page's {@code next}; with {@code count=true}, also how many jobs match in all. {@code kinds}:
-	 * the kinds pollers handle and schedules enqueue. {@code schedules}: every schedule.
+	 * the kinds pollers handle and schedules enqueue. {@code schedules}: every schedule. {@code history}:
+	 * the queues' history over the last {@code hours}, in steps of {@code step} minutes.
 	 */
 	@ReadOperation
 	public @Nullable Map<String, Object> jobs(@Selector String resource, @Nullable String queue, @Nullable String kind,
 			@Nullable String state, @Nullable String tag, @Nullable String error, @Nullable String finishedSince,
-			@Nullable String before, @Nullable Integer limit, @Nullable Boolean count) {
+			@Nullable String before, @Nullable Integer limit, @Nullable Boolean count, @Nullable Integer hours,
+			@Nullable Integer step) {
 		if ("schedules".equals(resource)) {
 			return schedules();
+		}
+		if ("history".equals(resource)) {
+			return history(hours, step);
 		}
 		if ("kinds".equals(resource)) {
 			return Map.of("kinds", this.admin.kinds());
@@ -325,6 +335,41 @@ public class QueueEndpoint {
 			return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
 		}
 		return response(this.admin.delete(jobId(id)));
+	}
+
+	/** Each queue's points over the window, durations in milliseconds. */
+	private Map<String, Object> history(@Nullable Integer hours, @Nullable Integer step) {
+		Duration window = Duration.ofHours((hours != null) ? hours : 6);
+		Duration stepDuration = (step != null) ? Duration.ofMinutes(step) : QueueHistory.stepFor(window);
+		List<QueueHistory> histories;
+		try {
+			histories = this.admin.history(window, stepDuration);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new InvalidEndpointRequestException(ex.getMessage(), ex.getMessage());
+		}
+		Map<String, Object> queues = new TreeMap<>();
+		for (QueueHistory history : histories) {
+			queues.put(history.queue(), history.points().stream().map(QueueEndpoint::point).toList());
+		}
+		Map<String, Object> body = new LinkedHashMap<>();
+		body.put("window", window.toString());
+		body.put("step", stepDuration.toString());
+		body.put("queues", queues);
+		return body;
+	}
+
+	private static Map<String, Object> point(Point point) {
+		Map<String, Object> details = new LinkedHashMap<>();
+		details.put("start", point.start().toString());
+		details.put("completed", point.completed());
+		details.put("failed", point.failed());
+		details.put("retried", point.retried());
+		details.put("meanWaitMs", point.meanWait().toMillis());
+		details.put("maxWaitMs", point.maxWait().toMillis());
+		details.put("meanRunMs", point.meanRun().toMillis());
+		details.put("maxRunMs", point.maxRun().toMillis());
+		return details;
 	}
 
 	private @Nullable JobSchedules jobSchedules() {

@@ -15,6 +15,7 @@ import dev.pgqueue.RetryPolicy;
 import dev.pgqueue.Schedule;
 import dev.pgqueue.engine.settings.ConcurrencyLimits;
 import dev.pgqueue.engine.settings.EngineSettings;
+import dev.pgqueue.engine.settings.HistorySettings;
 import dev.pgqueue.engine.settings.ScheduleSettings;
 import dev.pgqueue.engine.settings.MaintenanceSettings;
 import dev.pgqueue.engine.settings.QueueSettings;
@@ -109,6 +110,8 @@ public class QueueProperties {
 	private Map<String, ScheduleEntry> schedules = new LinkedHashMap<>();
 
 	private final Scheduling scheduling = new Scheduling();
+
+	private final History history = new History();
 
 	public boolean isEnabled() {
 		return this.enabled;
@@ -212,6 +215,15 @@ public class QueueProperties {
 
 	public Scheduling getScheduling() {
 		return this.scheduling;
+	}
+
+	public History getHistory() {
+		return this.history;
+	}
+
+	/** The queues' per-minute history settings, validated; errors name the key. */
+	public HistorySettings toHistorySettings() {
+		return new HistorySettings(this.history.enabled, this.history.retention);
 	}
 
 	/** The declared schedules and the ticker's timings, validated; errors name the key. */
@@ -369,6 +381,36 @@ public class QueueProperties {
 
 		public void setMinInterval(Duration minInterval) {
 			this.minInterval = minInterval;
+		}
+
+	}
+
+	public static class History {
+
+		/**
+		 * Whether each instance counts its queues' attempts, waits and run times per minute and adds
+		 * them to the history table every 10 seconds, for the dashboard's charts and JobAdmin.history.
+		 * When false nothing is recorded or written; minutes past the retention are still pruned.
+		 */
+		private boolean enabled = HistorySettings.DEFAULT.enabled();
+
+		/** How long the per-minute history is kept before the cleaner prunes it. */
+		private Duration retention = HistorySettings.DEFAULT_RETENTION;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public Duration getRetention() {
+			return this.retention;
+		}
+
+		public void setRetention(Duration retention) {
+			this.retention = retention;
 		}
 
 	}

@@ -99,8 +99,9 @@ class QueueAutoConfigurationTests {
 				.doesNotHaveBean(Flyway.class);
 			assertThat(context.getBean(QueueEngine.class).services()).extracting(EngineService::name)
 				.containsExactly("polling heartbeat", "notifications", "promoter", "rescuer", "cleaner",
-						"stats reader", "statistics refresher", "schedule ticker", "running-jobs watch");
-			assertThat(SCHEMA.tables(jdbc(context))).contains("pgqueue_jobs", "pgqueue_schema_history");
+						"stats reader", "statistics refresher", "schedule ticker", "running-jobs watch", "history flusher");
+			assertThat(SCHEMA.tables(jdbc(context))).contains("pgqueue_jobs", "pgqueue_schema_history",
+					"pgqueue_queue_history");
 		});
 	}
 
@@ -299,6 +300,25 @@ class QueueAutoConfigurationTests {
 				UUID id = context.getBean(JobClient.class).enqueue("producer-only.greeting", new Greeting("Linus", 1));
 				assertThat(SCHEMA.stateOf(jdbc(context), id)).isEqualTo("available");
 			});
+	}
+
+	@Test
+	void recordsTheQueuesHistoryUnlessDisabledAndKeepsItForTheConfiguredRetention() {
+		this.contextRunner.withPropertyValues("pgqueue.history.retention=3h").run((context) -> {
+			QueueEngine engine = context.getBean(QueueEngine.class);
+			assertThat(engine.historySettings().retention()).isEqualTo(Duration.ofHours(3));
+			assertThat(engine.historyRecorder().enabled()).isTrue();
+		});
+		this.contextRunner.withPropertyValues("pgqueue.history.enabled=false").run((context) -> {
+			QueueEngine engine = context.getBean(QueueEngine.class);
+			assertThat(engine.historyRecorder().enabled()).isFalse();
+			assertThat(engine.services()).extracting(EngineService::name).doesNotContain("history flusher");
+		});
+		this.contextRunner.withPropertyValues("pgqueue.history.retention=0s")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageContaining("pgqueue.history.retention must be positive"));
 	}
 
 	@Test

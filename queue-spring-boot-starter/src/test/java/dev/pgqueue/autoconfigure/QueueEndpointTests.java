@@ -11,6 +11,7 @@ import dev.pgqueue.Job;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobListener;
 import dev.pgqueue.JobRequest;
+import dev.pgqueue.engine.QueueEngine;
 import jakarta.servlet.Filter;
 import jakarta.servlet.http.HttpServletRequest;
 import org.junit.jupiter.api.AfterAll;
@@ -82,6 +83,9 @@ class QueueEndpointTests {
 	@Autowired
 	private JdbcTemplate jdbc;
 
+	@Autowired
+	private QueueEngine engine;
+
 	private RestTestClient client;
 
 	@BeforeEach
@@ -110,6 +114,30 @@ class QueueEndpointTests {
 			assertThat(map(body.get("lockWaits"))).containsKeys("waiting", "applicationName");
 			assertThat(map(body.get("writes"))).containsEntry("enabled", true).doesNotContainKey("reason");
 		});
+	}
+
+	@Test
+	void readsEachQueuesHistoryInSteps() {
+		UUID id = this.jobs.enqueue(JobRequest.of("endpoint.work", "history").queue("endpoint"));
+		await().atMost(TIMEOUT).until(() -> "completed".equals(SCHEMA.stateOf(this.jdbc, id)));
+		this.engine.historyFlusher().flush();
+
+		Map<String, Object> body = get("/history?hours=1&step=1").expectStatus()
+			.isOk()
+			.expectBody(JSON)
+			.returnResult()
+			.getResponseBody();
+		assertThat(body).containsEntry("window", "PT1H").containsEntry("step", "PT1M");
+		List<Map<String, Object>> points = list(map(body.get("queues")).get("endpoint"));
+		assertThat(points).hasSize(60);
+		assertThat(points.get(0)).containsKeys("start", "completed", "failed", "retried", "meanWaitMs", "maxWaitMs",
+				"meanRunMs", "maxRunMs");
+		assertThat(points.stream().mapToLong((point) -> ((Number) point.get("completed")).longValue()).sum())
+			.isPositive();
+		assertThat(map(get("/history").expectStatus().isOk().expectBody(JSON).returnResult().getResponseBody()))
+			.containsEntry("window", "PT6H")
+			.containsEntry("step", "PT5M");
+		get("/history?hours=1&step=0").expectStatus().isBadRequest();
 	}
 
 	@Test

@@ -1,14 +1,20 @@
 package dev.pgqueue.engine.maintenance;
 
+import java.time.Duration;
+
 import dev.pgqueue.engine.service.PeriodicService;
 import dev.pgqueue.engine.settings.MaintenanceSettings;
+import dev.pgqueue.engine.sql.HistoryRepository;
 import dev.pgqueue.engine.sql.MaintenanceRepository;
 import dev.pgqueue.engine.sql.UniqueJobRepository;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Prunes finished jobs past their retention, in batches, each its own short transaction that takes
  * a transaction-scoped advisory lock, so that one instance at a time deletes; and the unique keys
- * whose period ended (rows locked with {@code SKIP LOCKED}, so instances never wait on each other).
+ * whose period ended (rows locked with {@code SKIP LOCKED}, so instances never wait on each other);
+ * and the queues' history minutes past their retention (one short delete: the table holds a row per
+ * queue and minute, a few thousand per queue).
  */
 public final class Cleaner extends PeriodicService {
 
@@ -18,17 +24,38 @@ public final class Cleaner extends PeriodicService {
 
 	private final MaintenanceSettings settings;
 
+	private final @Nullable HistoryRepository history;
+
+	private final Duration historyRetention;
+
 	public Cleaner(MaintenanceRepository repository, UniqueJobRepository uniqueKeys, MaintenanceSettings settings) {
+		this(repository, uniqueKeys, settings, null, Duration.ZERO);
+	}
+
+	/**
+	 * @param history the queues' history, pruned too; {@code null} to leave it alone
+	 * @param historyRetention how long history minutes are kept
+	 */
+	public Cleaner(MaintenanceRepository repository, UniqueJobRepository uniqueKeys, MaintenanceSettings settings,
+			@Nullable HistoryRepository history, Duration historyRetention) {
 		super("cleaner", settings.cleanupInterval());
 		this.repository = repository;
 		this.uniqueKeys = uniqueKeys;
 		this.settings = settings;
+		this.history = history;
+		this.historyRetention = historyRetention;
 	}
 
 	@Override
 	protected void runOnce() {
 		clean();
 		pruneEndedKeys();
+		pruneHistory();
+	}
+
+	/** Deletes the queues' history minutes past their retention; returns how many. */
+	public int pruneHistory() {
+		return (this.history != null) ? this.history.pruneOlderThan(this.historyRetention) : 0;
 	}
 
 	/** Deletes the unique keys whose period ended, in batches; returns how many. */

@@ -80,6 +80,9 @@ public class JobRunner {
 	/** The attempts running now, which cancel requests stop. */
 	private final RunningJobs running;
 
+	/** Counts waits, run times and outcomes per queue and minute, for the queues' history. */
+	private final QueueHistoryRecorder history;
+
 	public JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics) {
 		this(handlers, metrics, QueueObservations.NONE);
 	}
@@ -107,13 +110,23 @@ public class JobRunner {
 	 */
 	public JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics, QueueObservations observations,
 			WorkerSettings workers, List<JobInterceptor> interceptors, JobEvents events, RunningJobs running) {
+		this(handlers, metrics, observations, workers, interceptors, events, running, QueueHistoryRecorder.OFF);
+	}
+
+	/**
+	 * @param history counts each attempt's wait, run time and outcome for the queues' history
+	 */
+	public JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics, QueueObservations observations,
+			WorkerSettings workers, List<JobInterceptor> interceptors, JobEvents events, RunningJobs running,
+			QueueHistoryRecorder history) {
 		this(handlers, metrics, new JobTimeouts(handlers), observations, workers.maxSnoozes(), workers.maxOutputBytes(),
-				List.copyOf(interceptors), events, running);
+				List.copyOf(interceptors), events, running, history);
 	}
 
 	JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics, JobTimeouts timeouts, QueueObservations observations,
 			int maxSnoozes, long maxOutputBytes, List<JobInterceptor> interceptors, JobEvents events,
-			RunningJobs running) {
+			RunningJobs running, QueueHistoryRecorder history) {
+		this.history = history;
 		this.handlers = handlers;
 		this.metrics = metrics;
 		this.timeouts = timeouts;
@@ -133,7 +146,7 @@ public class JobRunner {
 	 */
 	public JobRunner alsoRecordingTo(Consumer<Attempt> recorded) {
 		return new JobRunner(this.handlers, this.metrics, this.timeouts, this.observations, this.maxSnoozes,
-				this.maxOutputBytes, this.interceptors, this.events, this.running) {
+				this.maxOutputBytes, this.interceptors, this.events, this.running, this.history) {
 
 			@Override
 			public void recordUnpublished(Attempt attempt) {
@@ -171,6 +184,7 @@ public class JobRunner {
 		Observation observation = this.observations
 			.startProcessing(() -> new JobProcessingContext(job, settings.mode(), claimed.traceContext()));
 		Attempt attempt = null;
+		this.history.waited(job.queue(), job.runAt(), claimed.claimedAt());
 		JobLogContext.put(job);
 		try (Observation.Scope scope = observation.openScope()) {
 			this.events.publish(() -> new JobEvent.Started(job.id(), job.kind(), job.queue(), job.attempt()));
@@ -251,6 +265,7 @@ public class JobRunner {
 	public void recordUnpublished(Attempt attempt) {
 		Job job = attempt.job();
 		this.metrics.jobFinished(job.queue(), job.kind(), attempt.outcome().kind(), attempt.nanos());
+		this.history.ran(job.queue(), attempt.outcome().kind(), attempt.nanos());
 		if (attempt.timedOut()) {
 			this.metrics.jobTimedOut(job.queue(), job.kind());
 		}

@@ -17,6 +17,7 @@ import dev.pgqueue.JobDetails;
 import dev.pgqueue.JobQuery;
 import dev.pgqueue.JobSchedules;
 import dev.pgqueue.JobState;
+import dev.pgqueue.QueueHistory;
 import dev.pgqueue.ScheduleDetails;
 import dev.pgqueue.autoconfigure.dashboard.DashboardPages.ScheduleNotice;
 import dev.pgqueue.autoconfigure.dashboard.DashboardPages.ScheduleOutcome;
@@ -90,7 +91,8 @@ class DashboardController {
 			@RequestParam(required = false) @Nullable String did,
 			@RequestParam(required = false) @Nullable String outcome,
 			@RequestParam(required = false) @Nullable UUID job,
-			@RequestParam(required = false) @Nullable Integer changed, HttpServletRequest request) {
+			@RequestParam(required = false) @Nullable Integer changed,
+			@RequestParam(required = false) @Nullable Integer hours, HttpServletRequest request) {
 		this.access.checkRead(request);
 		JobQuery query = query(queue, kind, state, tag, error, finishedSince, before);
 		List<ScheduleDetails> schedules = (this.schedules != null) ? this.schedules.list() : List.of();
@@ -101,7 +103,7 @@ class DashboardController {
 		JobsSection.Action done = JobsSection.Action.named(did);
 		String notice = (done != null && changed != null) ? bulkNotice(done, changed) : null;
 		return html(this.pages.overview(viewer, this.queues.read(), schedules, scheduleNotice(schedule, did, outcome, job),
-				new JobsSection.Listing(query, this.admin.list(query), this.admin.kinds(), bulk, notice)));
+				new JobsSection.Listing(query, this.admin.list(query), this.admin.kinds(), bulk, notice), history(hours)));
 	}
 
 	/** Opens the job of the id typed into the search; a text that is no id answers 400 saying so. */
@@ -166,6 +168,21 @@ class DashboardController {
 		String jobs = (changed == 1) ? " job" : " jobs";
 		return (action == JobsSection.Action.RETRY) ? "Retried " + changed + jobs + ": available to run again."
 				: "Cancelled " + changed + jobs + ": they will not run.";
+	}
+
+	/**
+	 * The queues' history over the window the page asks for (one of {@link HistoryCharts#WINDOWS}): one
+	 * query for every queue. A history that cannot be read leaves the rest of the page as it is.
+	 */
+	private HistoryCharts.View history(@Nullable Integer hours) {
+		int window = HistoryCharts.hours(hours);
+		Duration duration = Duration.ofHours(window);
+		try {
+			return new HistoryCharts.View(window, this.admin.history(duration, QueueHistory.stepFor(duration)), null);
+		}
+		catch (IllegalArgumentException | UnsupportedOperationException ex) {
+			return new HistoryCharts.View(window, List.of(), ex.getMessage());
+		}
 	}
 
 	@GetMapping("/jobs/{id}")

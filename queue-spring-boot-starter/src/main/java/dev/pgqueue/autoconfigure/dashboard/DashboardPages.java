@@ -37,6 +37,8 @@ final class DashboardPages {
 
 	private final Duration refreshInterval;
 
+	private final HistoryCharts historyCharts = new HistoryCharts();
+
 	DashboardPages(Duration refreshInterval) {
 		this.refreshInterval = refreshInterval;
 	}
@@ -60,8 +62,9 @@ final class DashboardPages {
 	record ScheduleNotice(String schedule, String did, ScheduleOutcome outcome, @Nullable UUID job) {
 	}
 
+	/** The overview, with the queues' history charts after the queues when {@code history} is given. */
 	String overview(Viewer viewer, List<QueueSummary> queues, List<ScheduleDetails> schedules,
-			@Nullable ScheduleNotice notice, JobsSection.Listing jobs) {
+			@Nullable ScheduleNotice notice, JobsSection.Listing jobs, HistoryCharts.@Nullable View history) {
 		StringBuilder html = new StringBuilder();
 		open(html, viewer, "pgqueue");
 		if (notice != null) {
@@ -70,6 +73,9 @@ final class DashboardPages {
 		html.append("<section><h2>Queues</h2><div id=\"queues\" data-live>");
 		queueTable(html, viewer, queues);
 		html.append("</div></section>");
+		if (history != null) {
+			this.historyCharts.append(html, viewer, queues.stream().map(QueueSummary::queue).toList(), history);
+		}
 		// The live part is there even when empty, so that a reload shows the first schedule and drops the last.
 		html.append("<div id=\"schedules\" data-live>");
 		if (!schedules.isEmpty()) {

@@ -32,6 +32,7 @@ import dev.pgqueue.JobRequest;
 import dev.pgqueue.JobSchedules;
 import dev.pgqueue.Schedule;
 import dev.pgqueue.ScheduleDetails;
+import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.test.TestDatabase;
 import dev.pgqueue.test.TestSchema;
 import org.junit.jupiter.api.AfterAll;
@@ -120,6 +121,9 @@ class DashboardSecurityTests {
 	@Autowired
 	private JdbcTemplate jdbc;
 
+	@Autowired
+	private QueueEngine engine;
+
 	private final CookieManager cookies = new CookieManager();
 
 	private final HttpClient http = HttpClient.newBuilder()
@@ -182,6 +186,37 @@ class DashboardSecurityTests {
 			.hasValue("/pgqueue/jobs/" + id + "?did=retry&outcome=applied");
 		await().atMost(TIMEOUT).until(() -> "completed".equals(stateOf(id)));
 		assertThat(output).contains("operator asked to retry job " + id);
+	}
+
+	@Test
+	void showsEachQueuesHistoryAsThreeChartsOverTheWindowTheUserPicks() throws Exception {
+		UUID id = this.jobs.enqueue(JobRequest.of("dashboard.fail-once", "history").queue("dashboard"));
+		await().atMost(TIMEOUT).until(() -> "completed".equals(stateOf(id)));
+		this.engine.historyFlusher().flush();
+
+		HttpResponse<String> page = send(request("/pgqueue", "viewer").GET());
+		assertThat(page.statusCode()).isEqualTo(200);
+		String history = historyBlock(page.body(), "dashboard");
+		assertThat(history.split("<svg ", -1)).as("three charts in:%n%s", history).hasSize(4);
+		assertThat(history).contains("<title id=\"h0-throughput-title\">Attempts of queue dashboard per 5 min, last 6 h</title>")
+			.contains("<polyline class=\"completed\"")
+			.contains("<polyline class=\"failed\"")
+			.contains(">6 h ago<")
+			.containsPattern("Latest: \\d+ completed, \\d+ failed, \\d+ retried per 5 min");
+		// The step where the job completed is the chart's highest point: at the top of the plot.
+		assertThat(history).containsPattern("<polyline class=\"completed\" points=\"[^\"]*,8\\.0 ");
+		assertThat(page.body()).contains("<strong aria-current=\"true\">6 h</strong>")
+			.contains("<a href=\"/pgqueue?hours=24\">24 h</a>");
+
+		HttpResponse<String> day = send(request("/pgqueue?hours=24", "viewer").GET());
+		assertThat(historyBlock(day.body(), "dashboard")).contains("per 20 min, last 24 h").contains(">24 h ago<");
+	}
+
+	/** The history block of a queue on the overview. */
+	private static String historyBlock(String page, String queue) {
+		int start = page.indexOf("<div class=\"history\" data-queue=\"" + queue + "\">");
+		assertThat(start).as("a history block of queue %s in:%n%s", queue, page).isNotNegative();
+		return page.substring(start, page.indexOf("</figure></div>", start));
 	}
 
 	@Test

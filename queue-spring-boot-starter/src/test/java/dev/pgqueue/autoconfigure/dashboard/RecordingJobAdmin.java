@@ -20,6 +20,7 @@ import dev.pgqueue.JobProgress;
 import dev.pgqueue.JobPage;
 import dev.pgqueue.JobQuery;
 import dev.pgqueue.JobState;
+import dev.pgqueue.QueueHistory;
 
 /**
  * A {@link JobAdmin} that holds one failed job, answers with counts it is given, and records the
@@ -138,6 +139,11 @@ class RecordingJobAdmin implements JobAdmin {
 	@Override
 	public Map<String, Long> finishedWithin(java.time.Duration window) {
 		return this.finishedLastMinute;
+	}
+
+	@Override
+	public List<QueueHistory> history(java.time.Duration window, java.time.Duration step) {
+		return List.of();
 	}
 
 	@Override
