@@ -1,9 +1,5 @@
 package dev.pgqueue.engine.run;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.UndeclaredThrowableException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -17,7 +13,6 @@ import dev.pgqueue.JobInterceptor;
 import dev.pgqueue.JobOutcome;
 import dev.pgqueue.JobSnoozedException;
 import dev.pgqueue.JobTimeoutException;
-import dev.pgqueue.NonRetryableJobException;
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.engine.run.JobTimeouts.TimeLimit;
 import dev.pgqueue.engine.run.JobTimeouts.Watch;
@@ -34,7 +29,6 @@ import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.settings.WorkerSettings;
 import io.micrometer.observation.Observation;
-import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -53,7 +47,6 @@ import org.slf4j.LoggerFactory;
 public class JobRunner {
 
 	/** Longest last error stored, in characters. */
-	static final int MAX_ERROR_LENGTH = 4000;
 
 	private static final Logger logger = LoggerFactory.getLogger(JobRunner.class);
 
@@ -330,7 +323,7 @@ public class JobRunner {
 	 * not as any failure of the handler would be.
 	 */
 	public Attempt effectFailed(Attempt returned, Throwable thrown, QueueSettings settings) {
-		Outcome outcome = failed(returned.job(), settings, unwrap(thrown),
+		Outcome outcome = Failures.failed(returned.job(), settings, Failures.unwrap(thrown),
 				"The external effect failed, so the job's prepared transaction was rolled back: ");
 		return new Attempt(returned.job(), outcome, returned.nanos());
 	}
@@ -349,14 +342,14 @@ public class JobRunner {
 		Returned result;
 		try {
 			result = this.interceptors.isEmpty() ? handler.handleForResult(job, context)
-					: intercepted(handler, job, context);
+					: InterceptorChain.run(this.interceptors, handler, job, context);
 		}
 		catch (Throwable thrown) {
-			Throwable failure = unwrap(thrown);
+			Throwable failure = Failures.unwrap(thrown);
 			if (failure instanceof JobSnoozedException snooze) {
 				return snoozed(claimed, snooze);
 			}
-			return failed(job, settings, failure);
+			return Failures.failed(job, settings, failure);
 		}
 		if (result.effect() != null && !settings.twoPhaseCommit()) {
 			// Run after a plain commit, the step could happen without the job completing, or twice.
@@ -380,54 +373,6 @@ public class JobRunner {
 		return Outcome.COMPLETED;
 	}
 
-	/** Runs the handler through the interceptors, outermost first; returns what the handler returned. */
-	private Returned intercepted(JobHandler handler, Job job, JobContext context) throws Throwable {
-		Returned[] result = { Returned.NOTHING };
-		new Chain(handler, job, context, result, 0).proceed();
-		return result[0];
-	}
-
-	/** The rest of an attempt from one interceptor on. */
-	private final class Chain implements JobInterceptor.Invocation {
-
-		private final JobHandler handler;
-
-		private final Job job;
-
-		private final JobContext context;
-
-		private final Returned[] result;
-
-		private final int next;
-
-		private boolean proceeded;
-
-		Chain(JobHandler handler, Job job, JobContext context, Returned[] result, int next) {
-			this.handler = handler;
-			this.job = job;
-			this.context = context;
-			this.result = result;
-			this.next = next;
-		}
-
-		@Override
-		public void proceed() throws Throwable {
-			if (this.proceeded) {
-				throw new IllegalStateException("A JobInterceptor called proceed() twice for job " + this.job.id()
-						+ " (kind '" + this.job.kind() + "'); an attempt runs its listener once");
-			}
-			this.proceeded = true;
-			if (this.next == JobRunner.this.interceptors.size()) {
-				this.result[0] = this.handler.handleForResult(this.job, this.context);
-			}
-			else {
-				JobRunner.this.interceptors.get(this.next)
-					.intercept(this.job, new Chain(this.handler, this.job, this.context, this.result, this.next + 1));
-			}
-		}
-
-	}
-
 	/** A snooze, or a failure for good when the job has snoozed as often as it may. */
 	private Outcome snoozed(ClaimedJob claimed, JobSnoozedException snooze) {
 		if (claimed.snoozes() < this.maxSnoozes) {
@@ -440,31 +385,15 @@ public class JobRunner {
 				+ "complete or fail the job when waiting no longer makes sense, or raise pgqueue.max-snoozes", snooze);
 	}
 
-	private static Outcome failed(Job job, QueueSettings settings, Throwable failure) {
-		return failed(job, settings, failure, "");
-	}
-
-	private static Outcome failed(Job job, QueueSettings settings, Throwable failure, String prefix) {
-		String error = bounded(prefix + describe(failure));
-		if (!isRetryable(failure, settings)) {
-			return Outcome.fail(error, failure);
-		}
-		if (job.isLastAttempt()) {
-			return Outcome.fail("Attempt " + job.attempt() + " of " + job.maxAttempts() + " was the last: " + error,
-					failure);
-		}
-		return Outcome.retry(settings.retry().delayAfter(job.attempt()), error, failure);
-	}
-
 	/**
 	 * Runs on the watchdog thread when an attempt passes its limit: the failed attempt, its error
 	 * carrying the handler thread's stack at this moment, handed to the mode's action.
 	 */
 	private static Attempt timedOut(Job job, QueueSettings settings, TimeLimit limit, Thread thread, long start,
 			OnTimeout onTimeout) {
-		JobTimeoutException failure = new JobTimeoutException(timeoutMessage(job, settings.mode(), limit));
+		JobTimeoutException failure = new JobTimeoutException(Failures.timeoutMessage(job, settings.mode(), limit));
 		failure.setStackTrace(thread.getStackTrace());
-		Attempt attempt = new Attempt(job, failed(job, settings, failure), System.nanoTime() - start, true);
+		Attempt attempt = new Attempt(job, Failures.failed(job, settings, failure), System.nanoTime() - start, true);
 		try {
 			onTimeout.timedOut(attempt, thread);
 		}
@@ -475,61 +404,15 @@ public class JobRunner {
 		return attempt;
 	}
 
-	private static String timeoutMessage(Job job, QueueMode mode, TimeLimit limit) {
-		String effect = (mode == QueueMode.TRANSACTIONAL)
-				? "its running statement was cancelled and its thread interrupted, and its database work is rolled back"
-				: "its thread was interrupted and its worker moved on to other jobs (a listener that ignores the "
-						+ "interruption keeps its thread until it returns, and whatever it returns then is discarded)";
-		return "Job " + job.id() + " of kind '" + job.kind() + "' in queue '" + job.queue() + "' ran past its time limit "
-				+ "of " + humanize(limit.duration()) + " (" + limit.setting() + ") on attempt " + job.attempt() + " of "
-				+ job.maxAttempts() + "; " + effect + ". The stack trace shows where the listener was at the limit. "
-				+ "Make the listener finish in time (check for interruption in long loops, give blocking calls "
-				+ "timeouts of their own), or " + limit.howToRaise() + ".";
-	}
-
-	/** Whether another attempt could succeed after this failure. */
-	static boolean isRetryable(Throwable failure, QueueSettings settings) {
-		if (failure instanceof NonRetryableJobException || failure instanceof ClassCastException
-				|| failure instanceof NoSuchMethodException) {
-			return false;
-		}
-		for (Class<? extends Throwable> type : settings.nonRetryable()) {
-			if (type.isInstance(failure)) {
-				return false;
-			}
-		}
-		return true;
-	}
-
-	private static Throwable unwrap(Throwable thrown) {
-		Throwable current = thrown;
-		while ((current instanceof InvocationTargetException || current instanceof UndeclaredThrowableException)
-				&& current.getCause() != null) {
-			current = current.getCause();
-		}
-		return current;
-	}
-
-	/** The exception's class, message and first frames, bounded in size. */
-	static String describe(Throwable failure) {
-		StringWriter text = new StringWriter();
-		failure.printStackTrace(new PrintWriter(text));
-		return bounded(text.toString());
-	}
-
-	private static String bounded(String error) {
-		return (error.length() <= MAX_ERROR_LENGTH) ? error : error.substring(0, MAX_ERROR_LENGTH - 1) + "…";
-	}
-
 	private static void log(Job job, Outcome outcome) {
 		switch (outcome.kind()) {
 			case RETRIED -> logger.warn("Job {} of kind '{}' in queue '{}' failed attempt {} of {}; retrying in {}: {}",
 					job.id(), job.kind(), job.queue(), job.attempt(), job.maxAttempts(),
-					humanize(outcome.retryDelay()), summary(outcome));
+					Failures.humanize(outcome.retryDelay()), Failures.summary(outcome));
 			case SNOOZED -> logger.info("Job {} of kind '{}' in queue '{}' snoozed on attempt {}; runs again in {}: {}",
-					job.id(), job.kind(), job.queue(), job.attempt(), humanize(outcome.retryDelay()), outcome.error());
+					job.id(), job.kind(), job.queue(), job.attempt(), Failures.humanize(outcome.retryDelay()), outcome.error());
 			case FAILED -> logger.error("Job {} of kind '{}' in queue '{}' failed for good on attempt {} of {}: {}",
-					job.id(), job.kind(), job.queue(), job.attempt(), job.maxAttempts(), summary(outcome),
+					job.id(), job.kind(), job.queue(), job.attempt(), job.maxAttempts(), Failures.summary(outcome),
 					outcome.cause());
 			default -> {
 				if (logger.isDebugEnabled()) {
@@ -538,15 +421,6 @@ public class JobRunner {
 				}
 			}
 		}
-	}
-
-	private static @Nullable String summary(Outcome outcome) {
-		Throwable cause = outcome.cause();
-		return (cause != null) ? cause.getClass().getName() + ": " + cause.getMessage() : outcome.error();
-	}
-
-	private static String humanize(Duration duration) {
-		return duration.toString().substring(2).toLowerCase(java.util.Locale.ROOT);
 	}
 
 }
