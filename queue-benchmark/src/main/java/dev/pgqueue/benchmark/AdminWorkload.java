@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -99,6 +100,9 @@ final class AdminWorkload implements Workload {
 				rows.add(row);
 				context.progress("%-36s page %s ms   deep %s ms   count %s ms (%,d rows)   %s", search.name(),
 						row.first(), row.deep(), row.count(), row.count().rows(), row.listPlan());
+				if (row.first().p50() > PAGE_TARGET_MS) {
+					explainSlowPage(context, pool, statements.listJobs(search.query()));
+				}
 				results.add(new Result(name(), search.name(), "first page p50", "ms", row.first().p50(), rawPage.p50(),
 						PAGE_BASELINE, false, Target.valueAtMost(PAGE_TARGET_MS)));
 				results.add(new Result(name(), search.name(), "deep page p50", "ms", row.deep().p50(), rawPage.p50(),
@@ -193,7 +197,7 @@ final class AdminWorkload implements Workload {
 	/**
 	 * The scans of the statement's plan for these values, in plan order: each index by name (with
 	 * "backward" when it is read from its end, "only" for an index-only scan, "bitmap" for a bitmap
-	 * scan), or "seq scan".
+	 * scan), or "seq scan"; "parallel" before a scan that workers share.
 	 */
 	private static String plan(DataSource pool, Statement statement) {
 		try (Connection connection = pool.getConnection();
@@ -209,14 +213,67 @@ final class AdminWorkload implements Workload {
 		}
 	}
 
+	/**
+	 * Prints what a page over the target did, run once more under {@code EXPLAIN (ANALYZE, BUFFERS)}:
+	 * planned for its values, as the timed runs were at first, and as a generic plan, which PostgreSQL
+	 * may choose for a statement prepared on the server once it has run five times (pgjdbc prepares on
+	 * the server from the fifth use on a connection).
+	 */
+	private static void explainSlowPage(Context context, DataSource pool, Statement statement) {
+		try (Connection connection = pool.getConnection()) {
+			context.progress("  EXPLAIN (ANALYZE, BUFFERS), planned for its values:");
+			try (PreparedStatement prepared = prepare(connection, "EXPLAIN (ANALYZE, BUFFERS) " + statement.sql(),
+					statement); ResultSet rs = prepared.executeQuery()) {
+				while (rs.next()) {
+					context.progress("    %s", rs.getString(1));
+				}
+			}
+			// EXPLAIN of a statement with parameters plans it for their values; only EXECUTE of a
+			// statement prepared in SQL shows the generic plan.
+			StringBuilder sql = new StringBuilder();
+			int parameter = 0;
+			for (char c : statement.sql().toCharArray()) {
+				sql.append((c == '?') ? "$" + (++parameter) : String.valueOf(c));
+			}
+			List<String> values = statement.arguments().stream().map(AdminWorkload::literal).toList();
+			try (java.sql.Statement plain = connection.createStatement()) {
+				plain.execute("SET plan_cache_mode = force_generic_plan");
+				plain.execute("PREPARE admin_slow_page AS " + sql);
+				context.progress("  EXPLAIN (ANALYZE, BUFFERS), generic plan:");
+				try (ResultSet rs = plain.executeQuery("EXPLAIN (ANALYZE, BUFFERS) EXECUTE admin_slow_page("
+						+ String.join(", ", values) + ")")) {
+					while (rs.next()) {
+						context.progress("    %s", rs.getString(1));
+					}
+				}
+				plain.execute("DEALLOCATE admin_slow_page");
+				plain.execute("RESET plan_cache_mode");
+			}
+		}
+		catch (SQLException ex) {
+			throw new IllegalStateException("Failed: " + ex.getMessage() + "\n" + statement.sql(), ex);
+		}
+	}
+
+	/** A parameter's value as an SQL literal, for {@code EXECUTE}. */
+	private static String literal(Object value) {
+		if (value instanceof Number) {
+			return value.toString();
+		}
+		String text = (value instanceof Timestamp timestamp) ? timestamp.toInstant().toString() : value.toString();
+		return "'" + text.replace("'", "''") + "'";
+	}
+
 	private static void scans(JsonNode node, Set<String> scans) {
 		String type = node.path("Node Type").asString();
 		String index = node.path("Index Name").asString();
+		// Worth naming: starting the workers of a parallel scan can cost a page more than its reading.
+		String parallel = node.path("Parallel Aware").asBoolean() ? "parallel " : "";
 		switch (type) {
-			case "Seq Scan" -> scans.add(node.path("Parallel Aware").asBoolean() ? "parallel seq scan" : "seq scan");
-			case "Index Scan" -> scans.add(index + ("Backward".equals(node.path("Scan Direction").asString())
-					? " backward" : ""));
-			case "Index Only Scan" -> scans.add(index + " only");
+			case "Seq Scan" -> scans.add(parallel + "seq scan");
+			case "Index Scan" -> scans.add(parallel + index
+					+ ("Backward".equals(node.path("Scan Direction").asString()) ? " backward" : ""));
+			case "Index Only Scan" -> scans.add(parallel + index + " only");
 			case "Bitmap Index Scan" -> scans.add("bitmap " + index);
 			default -> {
 			}
