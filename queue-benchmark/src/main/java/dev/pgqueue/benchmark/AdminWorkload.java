@@ -33,7 +33,8 @@ import tools.jackson.databind.json.JsonMapper;
  * connection for every call, every column of every row read. Each is run up to {@value #RUNS} times
  * (fewer when one takes seconds, never fewer than {@value #MIN_RUNS}); the median and the fastest and
  * slowest runs are reported. The deep page starts at a cursor in the middle of the ids the search can
- * match. The plan is PostgreSQL's {@code EXPLAIN} of the statement with the same values, taken once.
+ * match. The plan is PostgreSQL's {@code EXPLAIN} of the statement with the same values, taken once;
+ * a first page over the target is explained once more with {@code ANALYZE}, into the log.
  *
  * <p>The figures are absolute, not pgqueue against a raw loop of the same SQL (these statements
  * are the engine's whole cost). Beside each page stands the plainest page there is, the newest 50
