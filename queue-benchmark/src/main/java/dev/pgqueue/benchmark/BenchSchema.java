@@ -193,7 +193,7 @@ final class BenchSchema implements AutoCloseable {
 	 * Vacuums, and after a big load also checkpoints: otherwise the checkpoint that the load's WAL
 	 * triggers writes gigabytes while the next run is being timed.
 	 */
-	private void settle(long loaded) {
+	void settle(long loaded) {
 		vacuum();
 		if (loaded >= 100_000) {
 			try {

@@ -24,11 +24,11 @@ import java.util.Map;
  */
 public final class Benchmark {
 
-	/** Every workload, in the order they run: the long growth load last. */
+	/** Every workload, in the order they run: the long loads (admin, growth) last. */
 	static final List<Workload> WORKLOADS = List.of(new DrainWorkload(), new DeepBacklogWorkload(), new SlowJobsWorkload(),
 			new EnqueueWorkload(), new UniqueWorkload(), new SteadyStateWorkload(), new BurstWorkload(), new ScalingWorkload(),
 			new RebalanceWorkload(), new LimitsWorkload(), new RoundTripWorkload(), new TwoPhaseWorkload(),
-			new UserPathWorkload(), new SoakWorkload(), new GrowthWorkload());
+			new UserPathWorkload(), new SoakWorkload(), new AdminWorkload(), new GrowthWorkload());
 
 	/** Run only when named: they explain figures rather than produce them. */
 	static final List<Workload> DIAGNOSTICS = List.of(new WhatIfWorkload());

@@ -9,7 +9,7 @@ import dev.pgqueue.engine.settings.EngineSettings;
 /**
  * How big each workload is. {@code smoke} exercises every workload in well under a minute (for CI,
  * so the harness never rots); {@code full} is the run the targets are judged on and takes minutes,
- * most of them loading ten million rows for the growth workload.
+ * most of them loading ten million rows for the growth and admin workloads.
  *
  * @param name profile name
  * @param warmUpJobs jobs drained (both modes, both implementations) before anything is measured, so
@@ -40,13 +40,14 @@ import dev.pgqueue.engine.settings.EngineSettings;
  * @param soak sizes of the soak workload
  * @param buckets sizes of the bucket workloads (and of the burst's timing)
  * @param ticks sizes of the unique workload's tick pass
+ * @param adminFinishedRows finished jobs (completed, failed, cancelled) the admin workload searches
  */
 public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes, List<Integer> drainConcurrency,
 		List<Integer> drainJobsPerBatchSize, Duration drainTimeCap, List<Integer> slowWorkers, Duration slowJobDuration,
 		List<Integer> enqueueThreads, List<Integer> enqueueBatchSizes, int steadyRate, List<Integer> growthRunnable,
 		int growthFinished, int growthClaims, int burstJobs, int burstPollers, int roundTripJobs, int rounds,
 		Duration warmUp,
-		Duration measure, UserPath userPath, Soak soak, Buckets buckets, Ticks ticks) {
+		Duration measure, UserPath userPath, Soak soak, Buckets buckets, Ticks ticks, int adminFinishedRows) {
 
 	public static Profile smoke() {
 		return new Profile("smoke", 500, List.of(1, 100), List.of(1, 4), List.of(300, 1_000), Duration.ofSeconds(2),
@@ -57,7 +58,7 @@ public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes
 						List.of(1)),
 				new Buckets(Duration.ofSeconds(1), Duration.ofMillis(500), Duration.ofMillis(500), List.of(1, 2), 3_000,
 						2, 1_000, List.of(Duration.ofMillis(500)), 1, 0),
-				new Ticks(2_000, 200));
+				new Ticks(2_000, 200), 200_000);
 	}
 
 	public static Profile full() {
@@ -72,7 +73,7 @@ public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes
 				new Buckets(Duration.ofSeconds(8), Duration.ofSeconds(5), EngineSettings.DEFAULT_HEARTBEAT_INTERVAL,
 						List.of(1, 2, 4), 200_000, 4, 20_000,
 						List.of(Duration.ofMillis(500), EngineSettings.DEFAULT_HEARTBEAT_INTERVAL), 3, 0),
-				new Ticks(10_000, 1_000));
+				new Ticks(10_000, 1_000), 10_000_000);
 	}
 
 	public static Profile named(String name) {
@@ -194,7 +195,7 @@ public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes
 				this.drainJobsPerBatchSize, this.drainTimeCap, this.slowWorkers, this.slowJobDuration,
 				this.enqueueThreads, this.enqueueBatchSizes, this.steadyRate, this.growthRunnable, this.growthFinished,
 				this.growthClaims, this.burstJobs, this.burstPollers, this.roundTripJobs, rounds, this.warmUp,
-				this.measure, this.userPath, soak, buckets, this.ticks);
+				this.measure, this.userPath, soak, buckets, this.ticks, this.adminFinishedRows);
 	}
 
 	/** Jobs drained by one run of the drain workload at this batch size. */
