@@ -174,7 +174,8 @@ class SchemaCatalogTests {
 				Map.of("version", "6", "success", true), Map.of("version", "7", "success", true),
 				Map.of("version", "8", "success", true), Map.of("version", "9", "success", true),
 				Map.of("version", "10", "success", true), Map.of("version", "11", "success", true),
-				Map.of("version", "12", "success", true), Map.of("version", "13", "success", true));
+				Map.of("version", "12", "success", true), Map.of("version", "13", "success", true),
+				Map.of("version", "14", "success", true));
 		assertThat(fixture.jdbc()
 			.queryForObject("SELECT to_regclass(?) IS NULL", Boolean.class,
 					fixture.schema().name() + ".flyway_schema_history"))
@@ -197,11 +198,11 @@ class SchemaCatalogTests {
 		try (TestSchema schema = TestDatabase.get().createSchema("catalog_app")) {
 			schema.jdbcTemplate().execute("CREATE TABLE orders (id bigint PRIMARY KEY)");
 			MigrateResult result = new QueueMigrator(schema.dataSource(), SchemaName.of(schema.name()), true).migrate();
-			assertThat(result.migrationsExecuted).isEqualTo(13);
+			assertThat(result.migrationsExecuted).isEqualTo(14);
 			assertThat(schema.jdbcTemplate()
 				.queryForList("SELECT version FROM " + SchemaName.of(schema.name()).qualify(QueueMigrator.HISTORY_TABLE)
 						+ " ORDER BY installed_rank", String.class))
-				.containsExactly("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13");
+				.containsExactly("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14");
 			assertThat(schema.jdbcTemplate()
 				.queryForObject("SELECT to_regclass(?) IS NOT NULL", Boolean.class,
 						SchemaName.of(schema.name()).qualify("pgqueue_jobs")))
@@ -212,8 +213,8 @@ class SchemaCatalogTests {
 	/**
 	 * The columns of attempt history, output, snoozes and tags arrive without rewriting a table that
 	 * already holds jobs (the table keeps its file, so the ALTER held its lock only to update the
-	 * catalog), and the tags index is built without a transaction around it (concurrently), valid and
-	 * partial.
+	 * catalog), and the tags, kind and error indexes are built without a transaction around them
+	 * (concurrently), valid, the partial ones partial.
 	 */
 	@Test
 	void upgradingATableThatHoldsJobsRewritesNothingAndBuildsTheTagsIndexConcurrently() {
@@ -237,21 +238,58 @@ class SchemaCatalogTests {
 
 			MigrateResult result = new QueueMigrator(schema.dataSource(), SchemaName.of(schema.name()), true).migrate();
 
-			assertThat(result.migrationsExecuted).isEqualTo(4);
+			assertThat(result.migrationsExecuted).isEqualTo(5);
 			assertThat(schema.jdbcTemplate().queryForObject("SELECT pg_relation_filenode(?::regclass)", Long.class,
 					table)).as("the table's file: not rewritten").isEqualTo(fileBefore);
 			assertThat(schema.jdbcTemplate().queryForObject("SELECT count(*) FROM " + table
 					+ " WHERE snoozes = 0 AND attempts IS NULL AND output IS NULL AND tags IS NULL", Long.class))
 				.isEqualTo(20000);
-			Map<String, Object> index = schema.jdbcTemplate().queryForMap("""
-					SELECT i.indisvalid AS valid, pg_get_indexdef(i.indexrelid) AS definition
-					FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-					WHERE c.relname = 'pgqueue_jobs_tags_idx' AND c.relnamespace = ?::regnamespace
-					""", schema.name());
-			assertThat(index).containsEntry("valid", true);
-			assertThat((String) index.get("definition")).contains("USING gin (tags)")
+			assertThat(index(schema, "pgqueue_jobs_tags_idx")).containsEntry("valid", true)
+				.extractingByKey("definition", org.assertj.core.api.InstanceOfAssertFactories.STRING)
+				.contains("USING gin (tags)")
 				.endsWith("WHERE (tags IS NOT NULL)");
+			assertThat(index(schema, "pgqueue_jobs_kind_idx")).containsEntry("valid", true)
+				.extractingByKey("definition", org.assertj.core.api.InstanceOfAssertFactories.STRING)
+				.endsWith("USING btree (kind, id)");
+			assertThat(index(schema, "pgqueue_jobs_errors_idx")).containsEntry("valid", true)
+				.extractingByKey("definition", org.assertj.core.api.InstanceOfAssertFactories.STRING)
+				.endsWith("USING btree (id) WHERE (last_error IS NOT NULL)");
 		}
+	}
+
+	private static Map<String, Object> index(TestSchema schema, String name) {
+		return schema.jdbcTemplate().queryForMap("""
+				SELECT i.indisvalid AS valid, pg_get_indexdef(i.indexrelid) AS definition
+				FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+				WHERE c.relname = ? AND c.relnamespace = ?::regnamespace
+				""", name, schema.name());
+	}
+
+	/**
+	 * Searches by a rare kind and by error text read their own indexes rather than the table
+	 * backwards past every other job.
+	 */
+	@Test
+	void searchesByKindAndByErrorTextReadTheirOwnIndexes() {
+		String table = fixture.table();
+		fixture.jdbc().update("INSERT INTO " + table + " (public_id, kind, queue, payload, state, attempt, "
+				+ "max_attempts, finished_at, last_error) SELECT gen_random_uuid(), CASE WHEN n % 5000 = 0 THEN "
+				+ "'search.rare' ELSE 'search.common' END, 'search', '{}', CASE WHEN n % 100 = 0 THEN 'failed' ELSE "
+				+ "'completed' END, 1, 1, now(), CASE WHEN n % 100 = 0 THEN 'boom ' || (n % 7) END "
+				+ "FROM generate_series(1, 100000) n");
+		fixture.jdbc().execute("ANALYZE " + table);
+		AdminStatements statements = new AdminStatements(SchemaName.of(fixture.schema().name()), false);
+		AdminStatements.Statement byKind = statements.listJobs(JobQuery.all().kind("search.rare"));
+		AdminStatements.Statement byError = statements.listJobs(JobQuery.all().error("boom 3"));
+		assertThat(plan(byKind)).contains("pgqueue_jobs_kind_idx").doesNotContain("Seq Scan");
+		assertThat(plan(byError)).contains("pgqueue_jobs_errors_idx").doesNotContain("Seq Scan");
+		assertThat(plan(statements.countJobs(JobQuery.all().kind("search.rare")))).contains("pgqueue_jobs_kind_idx");
+		fixture.jdbc().execute("DELETE FROM " + table + " WHERE queue = 'search'");
+	}
+
+	private static String plan(AdminStatements.Statement statement) {
+		return String.join("\n",
+				fixture.jdbc().queryForList("EXPLAIN " + statement.sql(), String.class, statement.argumentArray()));
 	}
 
 	@Test

@@ -222,8 +222,8 @@ public final class AdminStatements {
 	/**
 	 * The conditions of a query's filters, each {@code " AND ..."}, adding their parameters in order.
 	 * Indexes that serve them (docs/operations.md, "Finding jobs"): the state's partial indexes, the
-	 * failed jobs' (state, queue, id), the finished jobs' (state, finished_at), the tags' GIN index;
-	 * kind and error text filter the rows those choose.
+	 * failed jobs' (state, queue, id), the finished jobs' (state, finished_at), the tags' GIN index,
+	 * (kind, id), and the jobs with an error; a queue alone filters the rows the primary key reads.
 	 */
 	private static String conditions(JobQuery query, List<Object> arguments) {
 		StringBuilder where = new StringBuilder();
@@ -249,7 +249,8 @@ public final class AdminStatements {
 			arguments.add(Timestamp.from(query.finishedSince()));
 		}
 		if (query.error() != null) {
-			where.append(" AND last_error ILIKE ? ESCAPE '\\'");
+			// Served by pgqueue_jobs_errors_idx, which holds only jobs with an error.
+			where.append(" AND last_error IS NOT NULL AND last_error ILIKE ? ESCAPE '\\'");
 			arguments.add("%" + likeLiteral(query.error()) + "%");
 		}
 		return where.toString();
