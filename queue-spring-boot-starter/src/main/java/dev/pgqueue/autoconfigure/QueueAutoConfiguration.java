@@ -24,6 +24,7 @@ import dev.pgqueue.schema.QueueMigrator;
 import dev.pgqueue.schema.SchemaName;
 import tools.jackson.databind.json.JsonMapper;
 
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -49,6 +50,9 @@ import org.springframework.transaction.PlatformTransactionManager;
  * Auto-configuration of pgqueue: the schema migrator, the repository, the {@link JobClient}, the
  * {@link JobAdmin}, the discovery of {@code @JobListener} methods and, unless
  * {@code pgqueue.enabled=false}, one {@link JobPoller} per queue plus the background services.
+ *
+ * <p>They run on the application's data source and transaction manager, or on the beans qualified
+ * with {@link QueueDataSource}, {@link QueueTransactionManager} and {@link QueueWorkerExecutor}.
  */
 @AutoConfiguration(after = { DataSourceAutoConfiguration.class, JdbcTemplateAutoConfiguration.class,
 		DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
@@ -61,13 +65,16 @@ public final class QueueAutoConfiguration {
 	/**
 	 * Name of an {@link Executor} bean that, when the application defines one, runs the workers of
 	 * every queue instead of a pool per queue. Each queue still runs at most its concurrency at once.
+	 * A bean qualified with {@link QueueWorkerExecutor} takes precedence.
 	 */
 	public static final String WORKER_EXECUTOR_BEAN_NAME = "pgqueueWorkerExecutor";
 
 	@Bean
 	@ConditionalOnMissingBean
-	QueueMigrator pgqueueMigrator(DataSource dataSource, QueueProperties properties) {
-		return new QueueMigrator(dataSource, SchemaName.of(properties.getSchema().getName()),
+	QueueMigrator pgqueueMigrator(@QueueDataSource ObjectProvider<DataSource> queueDataSource,
+			ObjectProvider<DataSource> dataSource, QueueProperties properties, ListableBeanFactory beans) {
+		DataSource queueData = new QueueInfrastructure(beans).dataSource(queueDataSource, dataSource);
+		return new QueueMigrator(queueData, SchemaName.of(properties.getSchema().getName()),
 				properties.getSchema().isMigrate());
 	}
 
@@ -92,25 +99,31 @@ public final class QueueAutoConfiguration {
 	 * administers jobs.
 	 */
 	@Bean
-	QueueEngine pgqueueEngine(DataSource dataSource, ObjectProvider<JdbcTemplate> jdbcTemplate,
+	QueueEngine pgqueueEngine(@QueueDataSource ObjectProvider<DataSource> queueDataSource,
+			ObjectProvider<DataSource> applicationDataSource, ObjectProvider<JdbcTemplate> jdbcTemplate,
+			@QueueTransactionManager ObjectProvider<PlatformTransactionManager> queueTransactionManager,
 			ObjectProvider<PlatformTransactionManager> transactionManager, ObjectProvider<JsonMapper> jsonMapper,
 			QueueProperties properties, Environment environment, QueueCatalog queues, JobHandlerRegistry handlers,
 			ObjectProvider<QueueMetrics> metrics, ObjectProvider<QueueObservations> observations,
 			ObjectProvider<InDoubtJobResolver> inDoubtJobResolver, ObjectProvider<AdminCaller> caller,
+			@QueueWorkerExecutor ObjectProvider<Executor> queueWorkerExecutor,
 			@Qualifier(WORKER_EXECUTOR_BEAN_NAME) ObjectProvider<Executor> workerExecutor,
-			ObjectProvider<JobInterceptor> interceptors, ApplicationEventPublisher events) {
+			ObjectProvider<JobInterceptor> interceptors, ApplicationEventPublisher events, ListableBeanFactory beans) {
+		QueueInfrastructure infrastructure = new QueueInfrastructure(beans);
+		DataSource dataSource = infrastructure.dataSource(queueDataSource, applicationDataSource);
 		return QueueEngine.builder(dataSource)
 			.settings(properties.toEngineSettings(Threading.VIRTUAL.isActive(environment)))
 			.queues(queues)
 			.handlers(handlers)
-			.jdbcTemplate(jdbcTemplate.getIfUnique(() -> new JdbcTemplate(dataSource)))
-			.transactionManager(transactionManager.getIfUnique())
+			.jdbcTemplate(QueueInfrastructure.jdbcTemplate(dataSource, jdbcTemplate))
+			.transactionManager(infrastructure.transactionManager(dataSource,
+					QueueInfrastructure.isDedicated(queueDataSource), queueTransactionManager, transactionManager))
 			.jsonMapper(jsonMapper.getIfAvailable(JsonMapper::new))
 			.metrics(metrics.getIfAvailable(() -> QueueMetrics.NONE))
 			.observations(observations.getIfAvailable(() -> QueueObservations.NONE))
 			.inDoubtJobResolver(inDoubtJobResolver.getIfUnique())
 			.adminCaller(caller.getIfUnique(() -> AdminCaller.SYSTEM))
-			.workerExecutor(workerExecutor.getIfAvailable())
+			.workerExecutor(QueueInfrastructure.workerExecutor(queueWorkerExecutor, workerExecutor))
 			.processing(properties.isEnabled())
 			.schedules(properties.toScheduleSettings())
 			.history(properties.toHistorySettings())

@@ -42,6 +42,15 @@ final class QueueFailureAnalyzers {
 
 	}
 
+	static class MisfittingBeans extends AbstractFailureAnalyzer<QueueInfrastructure.QueueBeansException> {
+
+		@Override
+		protected FailureAnalysis analyze(Throwable rootFailure, QueueInfrastructure.QueueBeansException cause) {
+			return new FailureAnalysis(cause.getMessage(), cause.action(), cause);
+		}
+
+	}
+
 	/**
 	 * Keys under {@code pgqueue} that {@link QueueProperties} does not bind, each with its value, where
 	 * it was set, and the key it is most likely a typo of. Ordered ahead of Spring Boot's own analyzer
