@@ -111,7 +111,8 @@ public interface JobAdmin {
 	/**
 	 * Retries every failed job of a queue, of a kind, or of a kind in a queue ({@code null} for either
 	 * leaves it open, not both), as {@link #retry(UUID)} does, in batches. Jobs whose rows another
-	 * transaction holds at that moment (the cleaner pruning them) are left as they are.
+	 * transaction holds at that moment (the cleaner pruning them) are left as they are. For a minimum
+	 * age, a batch size, a bound or other filters, use {@link #retryAll(JobQuery, RetryOptions)}.
 	 * @return how many jobs were made available
 	 */
 	int retryFailed(@Nullable String queue, @Nullable String kind);
@@ -125,7 +126,24 @@ public interface JobAdmin {
 	 * @return how many jobs were made available
 	 * @throws IllegalArgumentException when the query names nothing but a state, or another state
 	 */
-	int retryAll(JobQuery query);
+	default int retryAll(JobQuery query) {
+		return retryAll(query, RetryOptions.defaults());
+	}
+
+	/**
+	 * Retries the failed jobs the query matches (its cursor and limit ignored) as {@link #retry(UUID)}
+	 * does, with options: only those that failed at least some time ago (so that jobs failing right
+	 * now, during an outage, are left for later), a batch size, and a bound on the whole call.
+	 * Each batch is its own statement; jobs whose rows another transaction holds are left as they are.
+	 * @param query the jobs to retry: unless the options are {@linkplain RetryOptions#bounded()
+	 * bounded}, it must name a queue, a kind, a tag, an error text or a finished instant; its state,
+	 * if any, must be {@link JobState#FAILED}
+	 * @param options how many, how old, and how many per statement
+	 * @return how many jobs were made available
+	 * @throws IllegalArgumentException when an unbounded call's query names nothing but a state, or
+	 * when the query names another state
+	 */
+	int retryAll(JobQuery query, RetryOptions options);
 
 	/**
 	 * Cancels every waiting job ({@link JobState#AVAILABLE} or {@link JobState#SCHEDULED}) the query

@@ -86,6 +86,53 @@ class BulkActionsTests {
 	}
 
 	@Test
+	void retriesOnlyJobsThatFailedLongEnoughAgoInBatchesUpToTheBound() {
+		this.fixture = QueueFixture.create("bulk_retry_options");
+		JobAdmin admin = this.fixture.admin();
+		Instant now = Instant.now();
+		List<UUID> old = new ArrayList<>();
+		for (int i = 0; i < 10; i++) {
+			old.add(failed("payment.capture", now.minus(Duration.ofHours(1)).plusSeconds(i), "gateway down"));
+		}
+		List<UUID> recent = new ArrayList<>();
+		for (int i = 0; i < 5; i++) {
+			recent.add(failed("payment.capture", now.minusSeconds(30), "gateway down"));
+		}
+		StatementCounter statements = StatementCounter.on(this.fixture);
+		JobQuery query = JobQuery.all().kind("payment.capture");
+		RetryOptions options = RetryOptions.defaults().failedFor(Duration.ofMinutes(10)).batchSize(3);
+
+		assertThat(admin.retryAll(query, options.atMost(7))).isEqualTo(7);
+		assertThat(statements.count()).as("UPDATE statements of 3, 3 and 1 jobs").isEqualTo(3);
+		assertThat(old.stream().filter((id) -> state(id) == JobState.AVAILABLE)).hasSize(7);
+		assertThat(recent).allSatisfy((id) -> assertThat(state(id)).isEqualTo(JobState.FAILED));
+
+		assertThat(admin.retryAll(query, options)).isEqualTo(3);
+		assertThat(old).allSatisfy((id) -> assertThat(state(id)).isEqualTo(JobState.AVAILABLE));
+		assertThat(recent).allSatisfy((id) -> assertThat(state(id)).isEqualTo(JobState.FAILED));
+		assertThat(admin.retryAll(query, RetryOptions.defaults())).isEqualTo(5);
+	}
+
+	@Test
+	void retriesFailedJobsOfEveryQueueOnlyWhenTheCallIsBounded() {
+		this.fixture = QueueFixture.create("bulk_retry_bounded");
+		JobAdmin admin = this.fixture.admin();
+		for (int i = 0; i < 4; i++) {
+			failed("kind.a", Instant.now().minusSeconds(600), "down");
+			failed("kind.b", Instant.now().minusSeconds(600), "down");
+		}
+
+		assertThatIllegalArgumentException().isThrownBy(() -> admin.retryAll(JobQuery.all(), RetryOptions.defaults()))
+			.withMessageContaining("Name a queue, a kind");
+		assertThat(admin.retryAll(JobQuery.all(), RetryOptions.defaults().atMost(5))).isEqualTo(5);
+		assertThat(this.fixture.countByState()).containsEntry("available", 5L).containsEntry("failed", 3L);
+		assertThatIllegalArgumentException().isThrownBy(() -> RetryOptions.defaults().batchSize(0))
+			.withMessageContaining("batchSize");
+		assertThatIllegalArgumentException().isThrownBy(() -> RetryOptions.defaults().failedFor(Duration.ofSeconds(-1)))
+			.withMessageContaining("failedFor");
+	}
+
+	@Test
 	void cancelsTheWaitingJobsOfATagAndPublishesAnEventForEach() {
 		this.fixture = QueueFixture.create("bulk_cancel").events(this.events::add);
 		JobAdmin admin = this.fixture.engine().admin();

@@ -20,6 +20,7 @@ import dev.pgqueue.JobProgress;
 import dev.pgqueue.JobQuery;
 import dev.pgqueue.JobState;
 import dev.pgqueue.QueueHistory;
+import dev.pgqueue.RetryOptions;
 import dev.pgqueue.engine.sql.AdminRepository;
 import dev.pgqueue.engine.sql.ControlRepository;
 import dev.pgqueue.engine.sql.HistoryRepository;
@@ -196,21 +197,24 @@ public class JdbcJobAdmin implements JobAdmin {
 	}
 
 	@Override
-	public int retryAll(JobQuery query) {
+	public int retryAll(JobQuery query, RetryOptions options) {
 		Objects.requireNonNull(query, "query must not be null");
-		requireNarrowed(query, "retry");
+		Objects.requireNonNull(options, "options must not be null");
+		if (!options.bounded()) {
+			requireNarrowed(query, "retry");
+		}
 		if (query.state() != null && query.state() != JobState.FAILED) {
 			throw new IllegalArgumentException("Only failed jobs are retried, and the query asks for "
 					+ query.state().sqlValue() + " jobs: leave its state out or make it failed");
 		}
 		String who = who();
-		Map<String, Integer> retried = this.repository.retryMatching(query);
+		Map<String, Integer> retried = this.repository.retryMatching(query, options);
 		int total = retried.values().stream().mapToInt(Integer::intValue).sum();
 		if (total > 0) {
 			announce(retried.keySet());
 		}
-		logger.info("{} retried the failed jobs {}: {} made available again{}", who, describe(query), total,
-				retried.isEmpty() ? "" : " " + retried);
+		logger.info("{} retried the failed jobs {}{}: {} made available again{}", who, describe(query),
+				describe(options), total, retried.isEmpty() ? "" : " " + retried);
 		return total;
 	}
 
@@ -236,6 +240,21 @@ public class JdbcJobAdmin implements JobAdmin {
 			throw new IllegalArgumentException("Name a queue, a kind, a tag, an error text or a finished instant to "
 					+ action + " jobs together: acting on every job of every queue at once is not offered");
 		}
+	}
+
+	/** The options that differ from the defaults, for the log: " that failed 10m ago or earlier, at most 500". */
+	private static String describe(RetryOptions options) {
+		StringBuilder text = new StringBuilder();
+		if (!options.failedFor().isZero()) {
+			text.append(" that failed ").append(options.failedFor()).append(" ago or earlier");
+		}
+		if (options.batchSize() != RetryOptions.DEFAULT_BATCH_SIZE) {
+			text.append(", ").append(options.batchSize()).append(" per statement");
+		}
+		if (options.bounded()) {
+			text.append(", at most ").append(options.atMost());
+		}
+		return text.toString();
 	}
 
 	/** The query's filters, for the log: "of queue 'mail' of kind 'x' tagged 'y'". */

@@ -22,6 +22,7 @@ import dev.pgqueue.JobAttempt;
 import dev.pgqueue.JobDetails;
 import dev.pgqueue.JobQuery;
 import dev.pgqueue.JobState;
+import dev.pgqueue.RetryOptions;
 import dev.pgqueue.schema.SchemaName;
 import org.jspecify.annotations.Nullable;
 
@@ -169,22 +170,27 @@ public class AdminRepository {
 	}
 
 	/**
-	 * Retries the failed jobs a query matches, in batches, each its own statement. Returns how many
-	 * jobs each queue got back.
+	 * Retries the failed jobs a query matches, in batches of the options' size, each its own
+	 * statement, up to the options' bound. Returns how many jobs each queue got back.
 	 */
-	public Map<String, Integer> retryMatching(JobQuery query) {
+	public Map<String, Integer> retryMatching(JobQuery query, RetryOptions options) {
 		Map<String, Integer> retried = new LinkedHashMap<>();
-		AdminStatements.Statement retry = this.sql.retryMatching(query, BULK_BATCH);
-		while (true) {
+		int total = 0;
+		while (total < options.atMost()) {
+			int size = Math.min(options.batchSize(), options.atMost() - total);
+			AdminStatements.Statement retry = this.sql.retryMatching(query, options.failedFor(), size);
 			Map<String, Integer> batch = new LinkedHashMap<>();
 			this.jdbc.query(retry.sql(), (ResultSet rs) -> {
 				batch.put(rs.getString(1), rs.getInt(2));
 			}, retry.argumentArray());
 			batch.forEach((q, count) -> retried.merge(q, count, Integer::sum));
-			if (batch.values().stream().mapToInt(Integer::intValue).sum() < BULK_BATCH) {
-				return retried;
+			int done = batch.values().stream().mapToInt(Integer::intValue).sum();
+			total += done;
+			if (done < size) {
+				break;
 			}
 		}
+		return retried;
 	}
 
 	/**

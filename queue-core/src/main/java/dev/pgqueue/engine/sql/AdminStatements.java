@@ -1,6 +1,7 @@
 package dev.pgqueue.engine.sql;
 
 import java.sql.Timestamp;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -187,16 +188,22 @@ public final class AdminStatements {
 	 * Retries up to {@code batch} failed jobs a query matches, as {@link #retryJob} does, skipping rows
 	 * another transaction holds. Returns one row per queue: the queue and how many jobs it got back.
 	 */
-	public Statement retryMatching(JobQuery query, int batch) {
+	public Statement retryMatching(JobQuery query, Duration failedFor, int batch) {
 		List<Object> arguments = new ArrayList<>();
 		String where = conditions(query, arguments);
+		if (!failedFor.isZero()) {
+			// A failed job's finished_at is when it failed; (state, finished_at) serves the range.
+			where += " AND finished_at <= now() - ? * interval '1 millisecond'";
+			arguments.add(failedFor.toMillis());
+		}
 		arguments.add(batch);
 		return new Statement("""
-				WITH retried AS (
-				    UPDATE %1$s j %2$s
-				    WHERE j.id IN (SELECT id FROM %1$s WHERE state = 'failed'%3$s LIMIT ? FOR UPDATE SKIP LOCKED)
-				      AND j.state = 'failed'
-				    RETURNING j.queue)
+				WITH target AS MATERIALIZED (
+				         SELECT id FROM %1$s WHERE state = 'failed'%3$s LIMIT ? FOR UPDATE SKIP LOCKED),
+				     retried AS (
+				         UPDATE %1$s j %2$s FROM target
+				         WHERE j.id = target.id AND j.state = 'failed'
+				         RETURNING j.queue)
 				SELECT queue, count(*)::int FROM retried GROUP BY queue
 				""".formatted(this.table, this.retrySet, where), arguments);
 	}
@@ -211,10 +218,12 @@ public final class AdminStatements {
 		String where = conditions(query, arguments);
 		arguments.add(batch);
 		return new Statement("""
+				WITH target AS MATERIALIZED (
+				         SELECT id FROM %1$s WHERE state IN ('available', 'scheduled')%2$s
+				         LIMIT ? FOR UPDATE SKIP LOCKED)
 				UPDATE %1$s j SET state = 'cancelled', finished_at = clock_timestamp()
-				WHERE j.id IN (SELECT id FROM %1$s WHERE state IN ('available', 'scheduled')%2$s
-				               LIMIT ? FOR UPDATE SKIP LOCKED)
-				  AND j.state IN ('available', 'scheduled')
+				FROM target
+				WHERE j.id = target.id AND j.state IN ('available', 'scheduled')
 				RETURNING j.public_id, j.kind, j.queue
 				""".formatted(this.table, where), arguments);
 	}

@@ -113,7 +113,7 @@ public class CoordinationRepository {
 	 * of the bucket claim index when there are none.
 	 */
 	public int foldStrayJobs(String queue, int count, int limit) {
-		return this.jdbc.update(this.sql.foldStrayJobs, count, queue, count, limit);
+		return this.jdbc.update(this.sql.foldStrayJobs, queue, count, limit, count);
 	}
 
 	/**

@@ -126,11 +126,13 @@ final class CoordinationStatements {
 				DELETE FROM %s WHERE queue = ? AND kinds_hash = ? AND bucket >= ?
 				""".formatted(buckets);
 		this.foldStrayJobs = """
-				UPDATE %1$s SET bucket = bucket %% ?
-				WHERE id IN (SELECT id FROM %1$s
-				             WHERE queue = ? AND bucket >= ? AND state = 'available'
-				             LIMIT ?
-				             FOR UPDATE SKIP LOCKED)
+				WITH stray AS MATERIALIZED (
+				         SELECT id FROM %1$s
+				         WHERE queue = ? AND bucket >= ? AND state = 'available'
+				         LIMIT ?
+				         FOR UPDATE SKIP LOCKED)
+				UPDATE %1$s j SET bucket = j.bucket %% ?
+				FROM stray WHERE j.id = stray.id
 				""".formatted(jobs);
 		this.owned = """
 				SELECT b.bucket, b.owner, b.next_owner, b.generation FROM %s b

@@ -138,14 +138,17 @@ public final class MaintenanceStatements {
 		this.countRowsUpTo = "SELECT count(*) FROM (SELECT 1 FROM %s LIMIT ?) AS r".formatted(table);
 		this.analyzeJobs = "ANALYZE (SKIP_LOCKED) " + table;
 		this.promoteDue = """
-				WITH promoted AS (
-				    UPDATE %1$s SET state = 'available'
-				    WHERE id IN (SELECT id FROM %1$s
-				                 WHERE state = 'scheduled' AND run_at <= now()
-				                 ORDER BY run_at
-				                 LIMIT ?
-				                 FOR UPDATE SKIP LOCKED)
-				    RETURNING queue)
+				WITH due AS MATERIALIZED (
+				         SELECT id FROM %1$s
+				         WHERE state = 'scheduled' AND run_at <= now()
+				         ORDER BY run_at
+				         LIMIT ?
+				         FOR UPDATE SKIP LOCKED),
+				     promoted AS (
+				         UPDATE %1$s j SET state = 'available'
+				         FROM due
+				         WHERE j.id = due.id
+				         RETURNING j.queue)
 				SELECT count(*)::int, %2$s FROM promoted GROUP BY queue
 				""".formatted(table, notify ? "pg_notify('" + channel + "', queue)" : "NULL");
 		this.rescueExpired = """
@@ -169,12 +172,13 @@ public final class MaintenanceStatements {
 				"'expired'", "NULL", "'lease held by ' || coalesce(j.lease_owner, '?') || ' expired at ' || j.lease_until"));
 		this.pruneFinished = """
 				WITH cleaner_lock AS (SELECT pg_try_advisory_xact_lock(hashtext(?)) AS held),
+				     old AS MATERIALIZED (
+				         SELECT id FROM %1$s
+				         WHERE state = ? AND finished_at < clock_timestamp() - ? * interval '1 millisecond'
+				           AND (SELECT held FROM cleaner_lock)
+				         LIMIT ? FOR UPDATE SKIP LOCKED),
 				     pruned AS (
-				         DELETE FROM %1$s
-				         WHERE id IN (SELECT id FROM %1$s
-				                      WHERE state = ? AND finished_at < clock_timestamp() - ? * interval '1 millisecond'
-				                        AND (SELECT held FROM cleaner_lock)
-				                      LIMIT ? FOR UPDATE SKIP LOCKED)
+				         DELETE FROM %1$s j USING old WHERE j.id = old.id
 				         RETURNING 1)
 				SELECT (SELECT held FROM cleaner_lock), (SELECT count(*) FROM pruned)::int
 				""".formatted(table);

@@ -21,6 +21,7 @@ import dev.pgqueue.JobPage;
 import dev.pgqueue.JobQuery;
 import dev.pgqueue.JobState;
 import dev.pgqueue.QueueHistory;
+import dev.pgqueue.RetryOptions;
 
 /**
  * A {@link JobAdmin} that holds one failed job, answers with counts it is given, and records the
@@ -102,7 +103,7 @@ class RecordingJobAdmin implements JobAdmin {
 	}
 
 	@Override
-	public synchronized int retryAll(JobQuery query) {
+	public synchronized int retryAll(JobQuery query, RetryOptions options) {
 		this.operations.add("retry all " + query.limit(JobQuery.DEFAULT_LIMIT));
 		return (int) this.matching;
 	}
