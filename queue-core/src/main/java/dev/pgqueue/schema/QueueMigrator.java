@@ -1,5 +1,6 @@
 package dev.pgqueue.schema;
 
+import java.util.List;
 import java.util.Map;
 
 import javax.sql.DataSource;
@@ -8,6 +9,7 @@ import dev.pgqueue.InvalidQueueConfigurationException;
 
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.output.MigrateResult;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,6 +37,14 @@ public class QueueMigrator implements InitializingBean {
 	 */
 	static final String TABLE_EXISTS = """
 			SELECT to_regclass(?) IS NOT NULL""";
+
+	/**
+	 * The version of the last migration this migrator applied with success, read from its history
+	 * table. Parameter: none (the table's schema-qualified name is part of the text). Returns at most
+	 * one row.
+	 */
+	static final String SCHEMA_VERSION = """
+			SELECT version FROM %s WHERE success AND version IS NOT NULL ORDER BY installed_rank DESC LIMIT 1""";
 
 	private static final Logger logger = LoggerFactory.getLogger(QueueMigrator.class);
 
@@ -95,6 +105,21 @@ public class QueueMigrator implements InitializingBean {
 					"Apply the migrations under " + LOCATION.substring(10) + " (in the queue-core jar) to schema '"
 							+ this.schema.value() + "', or set pgqueue.schema.migrate=true to let pgqueue create it.");
 		}
+	}
+
+	/**
+	 * The version of pgqueue's schema as its own migrations left it (such as {@code 14}), read from
+	 * {@value #HISTORY_TABLE}; {@code null} when that table does not exist, as where the DDL is
+	 * applied by other means ({@code pgqueue.schema.migrate=false}).
+	 */
+	public @Nullable String schemaVersion() {
+		JdbcTemplate jdbc = new JdbcTemplate(this.dataSource);
+		String table = this.schema.qualify(HISTORY_TABLE);
+		if (!Boolean.TRUE.equals(jdbc.queryForObject(TABLE_EXISTS, Boolean.class, table))) {
+			return null;
+		}
+		List<String> versions = jdbc.queryForList(SCHEMA_VERSION.formatted(table), String.class);
+		return versions.isEmpty() ? null : versions.get(0);
 	}
 
 	public SchemaName schema() {

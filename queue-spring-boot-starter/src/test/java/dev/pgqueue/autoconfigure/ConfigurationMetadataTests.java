@@ -84,6 +84,20 @@ class ConfigurationMetadataTests {
 	}
 
 	@Test
+	void theEndpointsValuesAndTheInfoContributorsSwitchAreDocumented() {
+		Map<String, JsonNode> byName = properties().stream()
+			.collect(Collectors.toMap((property) -> property.path("name").asString(), (property) -> property));
+		assertThat(byName.get("management.endpoint.pgqueue.show-values")).as("show-values").isNotNull();
+		assertThat(byName.get("management.endpoint.pgqueue.show-values").path("defaultValue").asString())
+			.isEqualTo("never");
+		assertThat(byName.get("management.endpoint.pgqueue.roles")).as("roles").isNotNull();
+		JsonNode info = byName.get("management.info.pgqueue.enabled");
+		assertThat(info).as("management.info.pgqueue.enabled").isNotNull();
+		assertThat(info.path("defaultValue").asBoolean(false)).isTrue();
+		assertThat(info.path("type").asString()).isEqualTo("java.lang.Boolean");
+	}
+
+	@Test
 	void enumKeysOfferTheirValuesAndExceptionsCompleteAsClasses() {
 		Map<String, JsonNode> hints = StreamSupport.stream(metadata().path("hints").spliterator(), false)
 			.collect(Collectors.toMap((hint) -> hint.path("name").asString(), (hint) -> hint));

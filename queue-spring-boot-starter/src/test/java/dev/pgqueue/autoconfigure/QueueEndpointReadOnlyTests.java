@@ -1,6 +1,11 @@
 package dev.pgqueue.autoconfigure;
 
+import java.time.Duration;
 import java.util.Map;
+import java.util.UUID;
+
+import dev.pgqueue.JobClient;
+import dev.pgqueue.JobRequest;
 
 import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.AfterAll;
@@ -17,10 +22,11 @@ import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.servlet.client.RestTestClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
- * The {@code pgqueue} endpoint exposed without a word about its access: it reads, refuses every
- * write, and says why where it reads the queues.
+ * The {@code pgqueue} endpoint exposed without a word about its access or values: it reads, refuses
+ * every write, says why where it reads the queues, and masks payloads and outputs.
  */
 @SpringBootTest(classes = QueueEndpointTests.EndpointApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "management.endpoints.web.exposure.include=pgqueue", "pgqueue.shutdown-timeout=5s",
@@ -50,6 +56,26 @@ class QueueEndpointReadOnlyTests {
 
 	@Autowired
 	private JdbcTemplate jdbc;
+
+	@Autowired
+	private JobClient jobs;
+
+	@Test
+	void masksPayloadsAndOutputsByDefault() {
+		UUID id = this.jobs.enqueue(JobRequest.of("endpoint.work", Map.of("secret", "s3cr3t")).queue("endpoint"));
+		await().atMost(Duration.ofSeconds(20)).until(() -> "completed".equals(SCHEMA.stateOf(this.jdbc, id)));
+		this.jdbc.update("UPDATE " + SCHEMA.name() + ".pgqueue_jobs SET output = '{\"receipt\": 1}' WHERE public_id = ?",
+				id);
+		RestTestClient client = RestTestClient.bindToServer()
+			.baseUrl("http://localhost:" + this.port + "/actuator/pgqueue")
+			.build();
+		Map<String, Object> job = client.get().uri("/jobs/" + id + "?payload=true&output=true").exchange()
+			.expectStatus().isOk().expectBody(JSON).returnResult().getResponseBody();
+		assertThat(job).containsEntry("payload", "******").containsEntry("output", "******")
+			.containsEntry("state", "completed");
+		assertThat(client.get().uri("/jobs/" + id).exchange().expectBody(JSON).returnResult().getResponseBody())
+			.doesNotContainKeys("payload", "output");
+	}
 
 	@Test
 	void readsButRefusesToPauseAQueueByDefault() {

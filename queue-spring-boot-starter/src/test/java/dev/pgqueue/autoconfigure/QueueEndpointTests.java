@@ -1,5 +1,6 @@
 package dev.pgqueue.autoconfigure;
 
+import java.security.Principal;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -14,6 +15,7 @@ import dev.pgqueue.JobRequest;
 import dev.pgqueue.engine.QueueEngine;
 import jakarta.servlet.Filter;
 import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -41,13 +43,16 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The {@code pgqueue} endpoint over real HTTP, in an application that runs a queue with the starter
- * and Actuator, its writes allowed ({@code management.endpoint.pgqueue.access=unrestricted}). A
- * servlet filter stands in for Spring Security's: it authenticates the request as the user its
- * {@code X-User} header names, so that the log and the pause table name who asked.
+ * and Actuator, its writes allowed ({@code management.endpoint.pgqueue.access=unrestricted}) and
+ * payloads shown to callers in role {@code OPS}. A servlet filter stands in for Spring Security's: it
+ * authenticates the request as the user its {@code X-User} header names, in the roles of its
+ * {@code X-Roles} header ({@code OPS} unless given), so that the log and the pause table name who
+ * asked and Actuator sees the request's principal.
  */
 @SpringBootTest(classes = QueueEndpointTests.EndpointApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "management.endpoints.web.exposure.include=health,pgqueue",
 				"management.endpoint.pgqueue.access=unrestricted", "management.endpoint.health.show-details=always",
+				"management.endpoint.pgqueue.show-values=when-authorized", "management.endpoint.pgqueue.roles=OPS",
 				"pgqueue.queues.endpoint.poll-interval=100ms", "pgqueue.maintenance.stats-interval=200ms",
 				"pgqueue.shutdown-timeout=5s", "pgqueue.schedules.endpoint-tick.cron=0 0 3 * * *",
 				"pgqueue.schedules.endpoint-tick.kind=endpoint.work",
@@ -165,8 +170,13 @@ class QueueEndpointTests {
 		Map<String, Object> job = get("/jobs/" + id).expectStatus().isOk().expectBody(JSON).returnResult().getResponseBody();
 		assertThat(job).containsEntry("state", "failed").containsEntry("kind", "endpoint.fail-once").doesNotContainKey("payload");
 		assertThat((String) job.get("lastError")).contains("first run fails");
+		assertThat(getAs("/jobs/" + id + "?payload=true", "ops-day", "OPS").expectBody(JSON).returnResult()
+			.getResponseBody()).containsEntry("payload", "{\"secret\": \"s3cr3t\"}");
+		// show-values=when-authorized with roles=OPS: anyone else sees it masked, as Boot masks values.
+		assertThat(getAs("/jobs/" + id + "?payload=true", "visitor", "GUEST").expectBody(JSON).returnResult()
+			.getResponseBody()).containsEntry("payload", "******");
 		assertThat(get("/jobs/" + id + "?payload=true").expectBody(JSON).returnResult().getResponseBody())
-			.containsEntry("payload", "{\"secret\": \"s3cr3t\"}");
+			.containsEntry("payload", "******");
 
 		Map<String, Object> retried = post("/jobs/" + id + "/retry", "ops-day").expectStatus()
 			.isOk()
@@ -345,6 +355,10 @@ class QueueEndpointTests {
 		return this.client.get().uri(path).exchange();
 	}
 
+	private RestTestClient.ResponseSpec getAs(String path, String user, String roles) {
+		return this.client.get().uri(path).header("X-User", user).header("X-Roles", roles).exchange();
+	}
+
 	private RestTestClient.ResponseSpec post(String path, String user) {
 		return this.client.post().uri(path).header("X-User", user).exchange();
 	}
@@ -364,14 +378,34 @@ class QueueEndpointTests {
 	@Import(EndpointListener.class)
 	static class EndpointApplication {
 
-		/** Authenticates a request as the user of its {@code X-User} header, as a security filter would. */
+		/**
+		 * Authenticates a request as the user of its {@code X-User} header, in the roles of its
+		 * {@code X-Roles} header, as a security filter would: in the thread's security context and as
+		 * the request's principal.
+		 */
 		@Bean
 		Filter authenticatesTheUserOfTheHeader() {
 			return (request, response, chain) -> {
-				String user = ((HttpServletRequest) request).getHeader("X-User");
+				HttpServletRequest http = (HttpServletRequest) request;
+				String user = http.getHeader("X-User");
 				if (user != null) {
-					SecurityContextHolder.getContext()
-						.setAuthentication(new TestingAuthenticationToken(user, "n/a", "ROLE_OPS"));
+					String roles = (http.getHeader("X-Roles") != null) ? http.getHeader("X-Roles") : "OPS";
+					TestingAuthenticationToken authentication = new TestingAuthenticationToken(user, "n/a",
+							List.of(roles.split(",")).stream().map((role) -> "ROLE_" + role).toArray(String[]::new));
+					SecurityContextHolder.getContext().setAuthentication(authentication);
+					request = new HttpServletRequestWrapper(http) {
+
+						@Override
+						public Principal getUserPrincipal() {
+							return authentication;
+						}
+
+						@Override
+						public boolean isUserInRole(String role) {
+							return List.of(roles.split(",")).contains(role);
+						}
+
+					};
 				}
 				try {
 					chain.doFilter(request, response);
