@@ -14,6 +14,7 @@ import dev.pgqueue.JobQuery;
 import dev.pgqueue.JobSchedules;
 import dev.pgqueue.JobState;
 import dev.pgqueue.QueueHistory;
+import dev.pgqueue.RetryOptions;
 import dev.pgqueue.autoconfigure.ActionDescriptors.BulkActionDescriptor;
 import dev.pgqueue.autoconfigure.ActionDescriptors.JobActionDescriptor;
 import dev.pgqueue.autoconfigure.ActionDescriptors.QueueActionDescriptor;
@@ -36,6 +37,7 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
+import org.springframework.boot.convert.DurationStyle;
 
 /**
  * The {@code pgqueue} Actuator endpoint: the queues with their depth, oldest age, running jobs,
@@ -157,12 +159,15 @@ public class QueueEndpoint {
 	/**
 	 * {@code POST jobs} with {@code action} {@code retry} (every failed job the filters match) or
 	 * {@code cancel} (every waiting job they match), and the filters of {@link #jobs}: at least one of
-	 * queue, kind, tag, error and finishedSince. Answers how many jobs changed.
+	 * queue, kind, tag, error and finishedSince, unless a retry names {@code atMost}. A retry also
+	 * takes {@code failedFor} (a duration such as {@code 10m} or {@code PT10M}), {@code batchSize} and
+	 * {@code atMost}, as {@link RetryOptions}. Answers how many jobs changed.
 	 */
 	@WriteOperation
 	public WebEndpointResponse<BulkActionDescriptor> actOnAll(@Selector String resource, String action,
 			@Nullable String queue, @Nullable String kind, @Nullable String state, @Nullable String tag,
-			@Nullable String error, @Nullable String finishedSince) {
+			@Nullable String error, @Nullable String finishedSince, @Nullable String failedFor,
+			@Nullable Integer batchSize, @Nullable Integer atMost) {
 		if (!"jobs".equals(resource)) {
 			return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
 		}
@@ -170,7 +175,7 @@ public class QueueEndpoint {
 		try {
 			JobQuery query = query(queue, kind, state, tag, error, finishedSince);
 			changed = switch (action) {
-				case "retry" -> this.admin.retryAll(query);
+				case "retry" -> this.admin.retryAll(query, retryOptions(failedFor, batchSize, atMost));
 				case "cancel" -> this.admin.cancelAll(query);
 				default -> throw new IllegalArgumentException(
 						"'" + action + "' is not an action on many jobs: use retry or cancel");
@@ -180,6 +185,31 @@ public class QueueEndpoint {
 			throw new InvalidEndpointRequestException(ex.getMessage(), ex.getMessage());
 		}
 		return new WebEndpointResponse<>(new BulkActionDescriptor(action, changed), WebEndpointResponse.STATUS_OK);
+	}
+
+	/**
+	 * A retry's options from a request, the defaults where it leaves them out.
+	 * @throws IllegalArgumentException naming a bad value
+	 */
+	private static RetryOptions retryOptions(@Nullable String failedFor, @Nullable Integer batchSize,
+			@Nullable Integer atMost) {
+		RetryOptions options = RetryOptions.defaults();
+		if (failedFor != null && !failedFor.isBlank()) {
+			try {
+				options = options.failedFor(DurationStyle.detectAndParse(failedFor.strip()));
+			}
+			catch (IllegalArgumentException ex) {
+				throw new IllegalArgumentException(
+						"failedFor '" + failedFor + "' is not a duration: write it as 10m, 2h or PT10M", ex);
+			}
+		}
+		if (batchSize != null) {
+			options = options.batchSize(batchSize);
+		}
+		if (atMost != null) {
+			options = options.atMost(atMost);
+		}
+		return options;
 	}
 
 	/**

@@ -323,6 +323,22 @@ class QueueEndpointTests {
 			.returnResult()
 			.getResponseBody();
 		assertThat(retried).containsEntry("changed", 4);
+		// Retry options, on failed jobs of a queue no poller runs.
+		this.jdbc.update("INSERT INTO " + SCHEMA.name() + ".pgqueue_jobs (public_id, kind, queue, payload, state, "
+				+ "attempt, max_attempts, finished_at, last_error) SELECT gen_random_uuid(), 'endpoint.unpolled', "
+				+ "'unpolled', '{}', 'failed', 1, 1, now(), 'options check' FROM generate_series(1, 4)");
+		assertThat(postJobs(Map.of("action", "retry", "error", "options check", "failedFor", "1h")).expectStatus()
+			.isOk()
+			.expectBody(JSON)
+			.returnResult()
+			.getResponseBody()).as("jobs that failed just now are not an hour old").containsEntry("changed", 0);
+		assertThat(postJobs(Map.of("action", "retry", "error", "options check", "atMost", 3)).expectStatus()
+			.isOk()
+			.expectBody(JSON)
+			.returnResult()
+			.getResponseBody()).containsEntry("changed", 3);
+		postJobs(Map.of("action", "retry", "kind", "endpoint.unpolled", "failedFor", "soon")).expectStatus()
+			.isBadRequest();
 		this.client.post()
 			.uri("/jobs")
 			.contentType(org.springframework.http.MediaType.APPLICATION_JSON)
@@ -339,6 +355,14 @@ class QueueEndpointTests {
 			.isBadRequest();
 		assertThat(get("/kinds").expectStatus().isOk().expectBody(JSON).returnResult().getResponseBody())
 			.containsEntry("kinds", List.of("endpoint.fail-once", "endpoint.work"));
+	}
+
+	private RestTestClient.ResponseSpec postJobs(Map<String, Object> body) {
+		return this.client.post()
+			.uri("/jobs")
+			.contentType(org.springframework.http.MediaType.APPLICATION_JSON)
+			.body(body)
+			.exchange();
 	}
 
 	@Test
