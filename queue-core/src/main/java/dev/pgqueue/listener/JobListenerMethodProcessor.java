@@ -70,14 +70,24 @@ public class JobListenerMethodProcessor implements SmartInitializingSingleton, B
 		}
 	}
 
-	private void processBean(String beanName, Class<?> targetType) {
-		if (this.classesWithoutListeners.contains(targetType)
-				|| !AnnotationUtils.isCandidateClass(targetType, JobListener.class)) {
-			return;
+	/**
+	 * The {@code @JobListener} methods of a bean class, each with its annotation; empty when it has
+	 * none. The one search for them, at runtime and ahead of time alike.
+	 */
+	static Map<Method, JobListener> listenerMethods(Class<?> targetType) {
+		if (!AnnotationUtils.isCandidateClass(targetType, JobListener.class)) {
+			return Map.of();
 		}
-		Map<Method, JobListener> annotated = MethodIntrospector.selectMethods(targetType,
+		return MethodIntrospector.selectMethods(targetType,
 				(MethodIntrospector.MetadataLookup<JobListener>) (method) -> AnnotatedElementUtils
 					.findMergedAnnotation(method, JobListener.class));
+	}
+
+	private void processBean(String beanName, Class<?> targetType) {
+		if (this.classesWithoutListeners.contains(targetType)) {
+			return;
+		}
+		Map<Method, JobListener> annotated = listenerMethods(targetType);
 		if (annotated.isEmpty()) {
 			this.classesWithoutListeners.add(targetType);
 			return;

@@ -8,12 +8,15 @@ import javax.sql.DataSource;
 import dev.pgqueue.InvalidQueueConfigurationException;
 
 import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.ResourceProvider;
+import org.flywaydb.core.api.configuration.FluentConfiguration;
 import org.flywaydb.core.api.output.MigrateResult;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import org.springframework.beans.factory.InitializingBean;
+import org.springframework.core.NativeDetector;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
@@ -24,6 +27,9 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * Boot's own Flyway support backs off when one exists, which would silently stop the application's
  * migrations. With migration turned off it only checks that the jobs table exists, so that a
  * missing table fails at start-up rather than on the first poll.
+ *
+ * <p>In a native image, where Flyway cannot list class path resources, the migrations are listed by
+ * {@link NativeImageMigrations}.
  */
 public class QueueMigrator implements InitializingBean {
 
@@ -72,7 +78,13 @@ public class QueueMigrator implements InitializingBean {
 
 	/** Applies pending migrations to the schema, creating it if needed. */
 	public MigrateResult migrate() {
-		Flyway flyway = Flyway.configure(getClass().getClassLoader())
+		ClassLoader classLoader = getClass().getClassLoader();
+		return migrate(NativeDetector.inNativeImage() ? new NativeImageMigrations(classLoader) : null);
+	}
+
+	/** Migrates with the given migrations, or those Flyway finds itself when {@code null}. */
+	MigrateResult migrate(@Nullable ResourceProvider migrations) {
+		FluentConfiguration configuration = Flyway.configure(getClass().getClassLoader())
 			.dataSource(this.dataSource)
 			.schemas(this.schema.value())
 			.createSchemas(true)
@@ -86,9 +98,11 @@ public class QueueMigrator implements InitializingBean {
 			// The schema usually holds the application's own tables already.
 			.baselineOnMigrate(true)
 			.baselineVersion("0")
-			.cleanDisabled(true)
-			.load();
-		MigrateResult result = flyway.migrate();
+			.cleanDisabled(true);
+		if (migrations != null) {
+			configuration.resourceProvider(migrations);
+		}
+		MigrateResult result = configuration.load().migrate();
 		if (result.migrationsExecuted > 0) {
 			logger.info("pgqueue schema '{}' migrated to version {} ({} migrations)", this.schema,
 					result.targetSchemaVersion, result.migrationsExecuted);

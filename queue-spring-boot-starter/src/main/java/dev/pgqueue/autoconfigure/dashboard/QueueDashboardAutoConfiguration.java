@@ -22,6 +22,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.ImportRuntimeHints;
 import org.springframework.web.method.HandlerTypePredicate;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.config.annotation.PathMatchConfigurer;
@@ -41,6 +42,7 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 @ConditionalOnBooleanProperty("pgqueue.dashboard.enabled")
 @ConditionalOnBean(JobAdmin.class)
 @EnableConfigurationProperties(QueueProperties.class)
+@ImportRuntimeHints(DashboardRuntimeHints.class)
 public final class QueueDashboardAutoConfiguration {
 
 	/** The bean Spring Security's filter chain is registered under, by {@code @EnableWebSecurity}. */
