@@ -16,6 +16,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.ImportRuntimeHints;
 
 /**
  * Contributes the {@code pgqueue} Actuator endpoint ({@link QueueEndpoint}) when Actuator is on the
@@ -27,6 +28,7 @@ import org.springframework.context.annotation.Bean;
 @ConditionalOnBean(JobAdmin.class)
 @ConditionalOnAvailableEndpoint(QueueEndpoint.class)
 @EnableConfigurationProperties(QueueEndpointProperties.class)
+@ImportRuntimeHints(QueueEndpointRuntimeHints.class)
 public final class QueueEndpointAutoConfiguration {
 
 	@Bean

@@ -10,6 +10,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.ImportRuntimeHints;
 
 /**
  * Contributes pgqueue's entry to the {@code info} endpoint ({@link QueueInfoContributor}) when
@@ -20,6 +21,7 @@ import org.springframework.context.annotation.Bean;
 @ConditionalOnClass({ InfoContributor.class, ConditionalOnEnabledInfoContributor.class })
 @ConditionalOnBean({ QueueEngine.class, QueueMigrator.class })
 @ConditionalOnEnabledInfoContributor("pgqueue")
+@ImportRuntimeHints(QueueEndpointRuntimeHints.class)
 public final class QueueInfoContributorAutoConfiguration {
 
 	@Bean
