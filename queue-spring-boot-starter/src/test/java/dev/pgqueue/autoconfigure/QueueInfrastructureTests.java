@@ -3,9 +3,7 @@ package dev.pgqueue.autoconfigure;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -14,7 +12,8 @@ import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pgqueue.JobClient;
-import dev.pgqueue.JobListener;
+import dev.pgqueue.autoconfigure.QueueAutoConfigurationTests.ThreadProbe;
+import dev.pgqueue.autoconfigure.QueueAutoConfigurationTests.ThreadProbeConfiguration;
 import dev.pgqueue.test.TestDatabase;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -65,12 +64,13 @@ class QueueInfrastructureTests {
 
 	@Test
 	void runsEverythingOnTheQueueDataSourceWhileTheApplicationsIsPrimary() {
-		this.contextRunner.withUserConfiguration(DedicatedDataSourceConfiguration.class, ProbeConfiguration.class)
+		this.contextRunner.withUserConfiguration(DedicatedDataSourceConfiguration.class,
+				ThreadProbeConfiguration.class)
 			.run((context) -> {
 				assertThat(context).hasNotFailed();
-				UUID id = context.getBean(JobClient.class).enqueue("infra.probe", "hello");
-				Probe probe = context.getBean(Probe.class);
-				await().atMost(TIMEOUT).until(() -> probe.threads.containsKey(id));
+				UUID id = context.getBean(JobClient.class).enqueue("thread.probe", "hello");
+				ThreadProbe probe = context.getBean(ThreadProbe.class);
+				await().atMost(TIMEOUT).until(() -> probe.threadNameByJob.containsKey(id));
 				HikariDataSource queue = context.getBean("queueDataSource", HikariDataSource.class);
 				assertThat(SCHEMA.tables(new JdbcTemplate(queue))).contains("pgqueue_jobs");
 				assertThat(context.getBean(UnusableDataSource.class).attempts).hasValue(0);
@@ -81,13 +81,14 @@ class QueueInfrastructureTests {
 	void runsTransactionalQueuesOnTheQualifiedTransactionManager() {
 		this.contextRunner
 			.withUserConfiguration(DedicatedDataSourceConfiguration.class, QueueTransactionManagerConfiguration.class,
-					ProbeConfiguration.class)
+					ThreadProbeConfiguration.class)
 			.run((context) -> {
 				assertThat(context).hasNotFailed();
 				CountingTransactionManager manager = context.getBean(CountingTransactionManager.class);
 				int before = manager.begun.get();
-				UUID id = context.getBean(JobClient.class).enqueue("infra.probe", "hello");
-				await().atMost(TIMEOUT).until(() -> context.getBean(Probe.class).threads.containsKey(id));
+				UUID id = context.getBean(JobClient.class).enqueue("thread.probe", "hello");
+				ThreadProbe probe = context.getBean(ThreadProbe.class);
+				await().atMost(TIMEOUT).until(() -> probe.threadNameByJob.containsKey(id));
 				assertThat(manager.begun.get()).isGreaterThan(before);
 			});
 	}
@@ -122,12 +123,12 @@ class QueueInfrastructureTests {
 
 	@Test
 	void runsWorkersOnTheQualifiedExecutor() {
-		this.contextRunner.withUserConfiguration(ProbeConfiguration.class, QualifiedExecutorConfiguration.class)
+		this.contextRunner.withUserConfiguration(ThreadProbeConfiguration.class, QualifiedExecutorConfiguration.class)
 			.run((context) -> {
-				UUID id = context.getBean(JobClient.class).enqueue("infra.probe", "which thread?");
-				Probe probe = context.getBean(Probe.class);
-				await().atMost(TIMEOUT).until(() -> probe.threads.containsKey(id));
-				assertThat(probe.threads.get(id)).startsWith("qualified-jobs-");
+				UUID id = context.getBean(JobClient.class).enqueue("thread.probe", "which thread?");
+				ThreadProbe probe = context.getBean(ThreadProbe.class);
+				await().atMost(TIMEOUT).until(() -> probe.threadNameByJob.containsKey(id));
+				assertThat(probe.threadNameByJob.get(id)).startsWith("qualified-jobs-");
 			});
 	}
 
@@ -271,27 +272,6 @@ class QueueInfrastructureTests {
 		@Bean(destroyMethod = "shutdownNow")
 		Executor applicationExecutor() {
 			return Executors.newCachedThreadPool(new CustomizableThreadFactory("application-"));
-		}
-
-	}
-
-	@Configuration(proxyBeanMethods = false)
-	static class ProbeConfiguration {
-
-		@Bean
-		Probe probe() {
-			return new Probe();
-		}
-
-	}
-
-	static class Probe {
-
-		final Map<UUID, String> threads = new ConcurrentHashMap<>();
-
-		@JobListener(kind = "infra.probe")
-		void handle(String text, dev.pgqueue.Job job) {
-			this.threads.put(job.id(), Thread.currentThread().getName());
 		}
 
 	}
