@@ -11,6 +11,7 @@ import dev.pgqueue.JobClient;
 import dev.pgqueue.JobInterceptor;
 import dev.pgqueue.JobSchedules;
 import dev.pgqueue.JobRequest;
+import dev.pgqueue.NotificationConnectionFactory;
 import dev.pgqueue.RetryPolicy;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
@@ -68,7 +69,7 @@ public final class QueueAutoConfiguration {
 	@ConditionalOnMissingBean
 	QueueMigrator pgqueueMigrator(DataSource dataSource, QueueProperties properties) {
 		return new QueueMigrator(dataSource, SchemaName.of(properties.getSchema().getName()),
-				properties.getSchema().isMigrate());
+				properties.getSchema().isMigrate(), properties.getNotifications().isTrigger());
 	}
 
 	@Bean
@@ -98,7 +99,8 @@ public final class QueueAutoConfiguration {
 			ObjectProvider<QueueMetrics> metrics, ObjectProvider<QueueObservations> observations,
 			ObjectProvider<InDoubtJobResolver> inDoubtJobResolver, ObjectProvider<AdminCaller> caller,
 			@Qualifier(WORKER_EXECUTOR_BEAN_NAME) ObjectProvider<Executor> workerExecutor,
-			ObjectProvider<JobInterceptor> interceptors, ApplicationEventPublisher events) {
+			ObjectProvider<JobInterceptor> interceptors, ObjectProvider<NotificationConnectionFactory> notificationConnections,
+			ApplicationEventPublisher events) {
 		return QueueEngine.builder(dataSource)
 			.settings(properties.toEngineSettings(Threading.VIRTUAL.isActive(environment)))
 			.queues(queues)
@@ -112,6 +114,7 @@ public final class QueueAutoConfiguration {
 			.adminCaller(caller.getIfUnique(() -> AdminCaller.SYSTEM))
 			.workerExecutor(workerExecutor.getIfAvailable())
 			.processing(properties.isEnabled())
+			.notificationConnections(notificationConnections.getIfUnique())
 			.schedules(properties.toScheduleSettings())
 			.history(properties.toHistorySettings())
 			.interceptors(interceptors.orderedStream().toList())
