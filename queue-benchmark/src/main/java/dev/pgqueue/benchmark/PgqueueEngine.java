@@ -186,8 +186,8 @@ final class PgqueueEngine implements AutoCloseable {
 	}
 
 	/**
-	 * Starts listening for notifications on a connection of {@code listenerPool} and wakes the given
-	 * pollers with them, as the starter does by default. Stopped on close.
+	 * Starts listening for notifications on a connection of its own, opened with {@code listenerPool}'s
+	 * settings, and wakes the given pollers with them, as the starter does by default. Stopped on close.
 	 */
 	void listen(DataSource listenerPool, JobPoller... pollers) {
 		NotificationListener listener = new NotificationListener(listenerPool, new JobStatements(this.schema).channel);

@@ -14,8 +14,9 @@ import org.springframework.util.ReflectionUtils;
 
 /**
  * Warns when a transactional queue may run more batches at once than its connection pool has
- * connections. Each batch holds a connection until it commits, the notification listener keeps
- * one, and the background services borrow one now and then: a pool smaller than that makes batches
+ * connections. Each batch holds a connection until it commits, and the background services borrow
+ * connections now and then (the notification listener holds a session of its own, outside a HikariCP
+ * pool: {@link NotificationConnections}): a pool smaller than that makes batches
  * wait for each other (fewer jobs run at once than configured), and a listener that needs a
  * connection of its own besides the batch's can wait until the pool gives up.
  *
@@ -26,7 +27,7 @@ final class ConnectionPoolCheck {
 
 	private static final Logger logger = LoggerFactory.getLogger(ConnectionPoolCheck.class);
 
-	/** The notification listener's connection and one for the background services. */
+	/** Headroom for the background services' statements, and for the rare moment two run at once. */
 	static final int RESERVED = 2;
 
 	private ConnectionPoolCheck() {
@@ -45,7 +46,7 @@ final class ConnectionPoolCheck {
 		String key = "pgqueue.queues." + settings.name() + ".concurrency";
 		logger.warn("Queue '{}' runs up to {} transactional batches at once (concurrency {}), each holding a database "
 				+ "connection until it commits, but its connection pool has at most {} connections, which the "
-				+ "notification listener and the background services share. Batches will wait for connections, so "
+				+ "background services share. Batches will wait for connections, so "
 				+ "fewer jobs run at once than configured, and a listener that opens a connection outside its job's "
 				+ "transaction (REQUIRES_NEW, another DataSource) can wait until the pool's connection timeout and fail. "
 				+ "Give the pool at least {} connections (concurrency + {}; spring.datasource.hikari.maximum-pool-size), "

@@ -195,7 +195,10 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 				(manager != null) ? new TransactionTemplate(manager) : null, builder.metrics, this.signals,
 				builder.workerExecutor, builder.claimFloors, PooledConnections.of(builder.dataSource));
 		this.notifications = (this.processing && notify)
-				? new NotificationListener(builder.dataSource, this.jobs.channel(), this.wakeUps,
+				? new NotificationListener(
+						(builder.notificationConnections != null) ? builder.notificationConnections
+								: NotificationConnections.of(builder.dataSource),
+						this.settings.livenessTimeout(), this.jobs.channel(), this.wakeUps,
 						builder.pauseNotifications ? this.pauses : null, ControlRepository.channel(schema),
 						this::cancelAnnounced)
 				: null;

@@ -12,6 +12,7 @@ import dev.pgqueue.InDoubtJobResolver;
 import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobEvent;
 import dev.pgqueue.JobInterceptor;
+import dev.pgqueue.NotificationConnectionFactory;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.maintenance.PollingHeartbeat;
 import dev.pgqueue.engine.poll.QueuePauses;
@@ -75,6 +76,8 @@ public final class QueueEngineBuilder {
 	@Nullable JobRepository jobs;
 
 	boolean pauseNotifications = true;
+
+	@Nullable NotificationConnectionFactory notificationConnections;
 
 	Duration pollingHeartbeat = PollingHeartbeat.INTERVAL;
 
@@ -210,6 +213,15 @@ public final class QueueEngineBuilder {
 	 */
 	public QueueEngineBuilder pauseNotifications(boolean pauseNotifications) {
 		this.pauseNotifications = pauseNotifications;
+		return this;
+	}
+
+	/**
+	 * Opens the sessions the notification listener holds; unless given, sessions of its own made
+	 * after the data source's settings ({@link NotificationConnections}).
+	 */
+	public QueueEngineBuilder notificationConnections(@Nullable NotificationConnectionFactory connections) {
+		this.notificationConnections = connections;
 		return this;
 	}
 

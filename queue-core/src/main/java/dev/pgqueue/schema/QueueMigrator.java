@@ -26,7 +26,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * application's {@code flyway_schema_history}, and is never exposed as a {@code Flyway} bean: Spring
  * Boot's own Flyway support backs off when one exists, which would silently stop the application's
  * migrations. With migration turned off it only checks that the jobs table exists, so that a
- * missing table fails at start-up rather than on the first poll.
+ * missing table fails at start-up rather than on the first poll. Given a setting for the
+ * {@link NotifyTrigger notify trigger}, it then enables or disables that trigger to match.
  *
  * <p>In a native image, where Flyway cannot list class path resources, the migrations are listed by
  * {@link NativeImageMigrations}.
@@ -60,10 +61,22 @@ public class QueueMigrator implements InitializingBean {
 
 	private final boolean migrate;
 
+	private final @Nullable Boolean notifyTrigger;
+
+	/** A migrator that leaves the notify trigger as it is. */
 	public QueueMigrator(DataSource dataSource, SchemaName schema, boolean migrate) {
+		this(dataSource, schema, migrate, null);
+	}
+
+	/**
+	 * @param notifyTrigger whether the trigger notifying the queues of jobs inserted by plain SQL is
+	 * to be enabled or disabled once the table is there; {@code null} leaves it as it is
+	 */
+	public QueueMigrator(DataSource dataSource, SchemaName schema, boolean migrate, @Nullable Boolean notifyTrigger) {
 		this.dataSource = dataSource;
 		this.schema = schema;
 		this.migrate = migrate;
+		this.notifyTrigger = notifyTrigger;
 	}
 
 	@Override
@@ -73,6 +86,9 @@ public class QueueMigrator implements InitializingBean {
 		}
 		else {
 			verify();
+		}
+		if (this.notifyTrigger != null) {
+			new NotifyTrigger(this.dataSource, this.schema).set(this.notifyTrigger);
 		}
 	}
 

@@ -11,6 +11,7 @@ import dev.pgqueue.JobClient;
 import dev.pgqueue.JobInterceptor;
 import dev.pgqueue.JobSchedules;
 import dev.pgqueue.JobRequest;
+import dev.pgqueue.NotificationConnectionFactory;
 import dev.pgqueue.RetryPolicy;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
@@ -75,7 +76,7 @@ public final class QueueAutoConfiguration {
 			ObjectProvider<DataSource> dataSource, QueueProperties properties, ListableBeanFactory beans) {
 		DataSource queueData = new QueueInfrastructure(beans).dataSource(queueDataSource, dataSource);
 		return new QueueMigrator(queueData, SchemaName.of(properties.getSchema().getName()),
-				properties.getSchema().isMigrate());
+				properties.getSchema().isMigrate(), properties.getNotifications().isTrigger());
 	}
 
 	@Bean
@@ -108,7 +109,9 @@ public final class QueueAutoConfiguration {
 			ObjectProvider<InDoubtJobResolver> inDoubtJobResolver, ObjectProvider<AdminCaller> caller,
 			@QueueWorkerExecutor ObjectProvider<Executor> queueWorkerExecutor,
 			@Qualifier(WORKER_EXECUTOR_BEAN_NAME) ObjectProvider<Executor> workerExecutor,
-			ObjectProvider<JobInterceptor> interceptors, ApplicationEventPublisher events, ListableBeanFactory beans) {
+			ObjectProvider<JobInterceptor> interceptors,
+			ObjectProvider<NotificationConnectionFactory> notificationConnections, ApplicationEventPublisher events,
+			ListableBeanFactory beans) {
 		QueueInfrastructure infrastructure = new QueueInfrastructure(beans);
 		DataSource dataSource = infrastructure.dataSource(queueDataSource, applicationDataSource);
 		return QueueEngine.builder(dataSource)
@@ -125,6 +128,7 @@ public final class QueueAutoConfiguration {
 			.adminCaller(caller.getIfUnique(() -> AdminCaller.SYSTEM))
 			.workerExecutor(QueueInfrastructure.workerExecutor(queueWorkerExecutor, workerExecutor))
 			.processing(properties.isEnabled())
+			.notificationConnections(notificationConnections.getIfUnique())
 			.schedules(properties.toScheduleSettings())
 			.history(properties.toHistorySettings())
 			.interceptors(interceptors.orderedStream().toList())

@@ -268,7 +268,8 @@ public class QueueProperties {
 				(this.maxOutputSize != null) ? this.maxOutputSize.toBytes() : 0);
 		MaintenanceSettings maintenance = toMaintenanceSettings();
 		return new EngineSettings(SchemaName.of(this.schema.name), workers, maintenance, toTwoPhaseSettings(),
-				this.notifications.enabled, this.notifications.minInterval, this.buckets.heartbeatInterval,
+				this.notifications.enabled, this.notifications.minInterval, this.notifications.livenessTimeout,
+				this.buckets.heartbeatInterval,
 				(this.maxPayloadSize != null) ? this.maxPayloadSize.toBytes() : 0,
 				// A queue counts as slipping its SLA for two stats intervals after a job missed it, so that
 				// the health component shows it between two reads.
@@ -367,6 +368,21 @@ public class QueueProperties {
 		 */
 		private Duration minInterval = EngineSettings.DEFAULT_NOTIFY_INTERVAL;
 
+		/**
+		 * Longest time the listening connection may be deaf (a half-open socket after a failover)
+		 * without the listener noticing. After half of it without a notification the listener checks
+		 * the connection, which must answer within the other half; otherwise it is closed and a new one
+		 * opened, and every poller polls once.
+		 */
+		private Duration livenessTimeout = EngineSettings.DEFAULT_LIVENESS_TIMEOUT;
+
+		/**
+		 * Whether the jobs table's trigger notifies the queues of jobs inserted by plain SQL, not only
+		 * through JobClient: enabled or disabled at start-up to match (the last instance to start wins).
+		 * Every committed insert of due jobs then notifies, at a cost to each insert statement.
+		 */
+		private boolean trigger;
+
 		public boolean isEnabled() {
 			return this.enabled;
 		}
@@ -381,6 +397,22 @@ public class QueueProperties {
 
 		public void setMinInterval(Duration minInterval) {
 			this.minInterval = minInterval;
+		}
+
+		public Duration getLivenessTimeout() {
+			return this.livenessTimeout;
+		}
+
+		public void setLivenessTimeout(Duration livenessTimeout) {
+			this.livenessTimeout = livenessTimeout;
+		}
+
+		public boolean isTrigger() {
+			return this.trigger;
+		}
+
+		public void setTrigger(boolean trigger) {
+			this.trigger = trigger;
 		}
 
 	}

@@ -32,8 +32,10 @@ import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.settings.ConcurrencyLimits;
+import dev.pgqueue.engine.settings.EngineSettings;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.metrics.QueueMetrics;
+import dev.pgqueue.schema.NotifyTrigger;
 import dev.pgqueue.schema.QueueMigrator;
 import dev.pgqueue.schema.SchemaName;
 import dev.pgqueue.test.TestDatabase;
@@ -334,6 +336,29 @@ class QueueAutoConfigurationTests {
 			assertThat(context.getBean(QueueEngine.class).settings().notifications()).isFalse();
 			assertThat(context.getBean(QueueEngine.class).jobs().notifies()).isFalse();
 		});
+	}
+
+	@Test
+	void bindsTheLivenessTimeoutAndFailsStartupOnOneTooShortNamingTheSetting() {
+		this.contextRunner.run((context) -> assertThat(context.getBean(QueueEngine.class).settings().livenessTimeout())
+			.isEqualTo(EngineSettings.DEFAULT_LIVENESS_TIMEOUT));
+		this.contextRunner.withPropertyValues("pgqueue.notifications.liveness-timeout=3s")
+			.run((context) -> assertThat(context.getBean(QueueEngine.class).settings().livenessTimeout())
+				.isEqualTo(Duration.ofSeconds(3)));
+		this.contextRunner.withPropertyValues("pgqueue.notifications.liveness-timeout=0s")
+			.run((context) -> assertThat(failureMessages(context)).contains("pgqueue.notifications.liveness-timeout"));
+	}
+
+	@Test
+	void enablesTheNotifyTriggerWhenAskedAndDisablesItByDefault() {
+		this.contextRunner.withPropertyValues("pgqueue.notifications.trigger=true")
+			.run((context) -> assertThat(trigger(context).enabled()).isTrue());
+		this.contextRunner.run((context) -> assertThat(trigger(context).enabled()).isFalse());
+	}
+
+	private static NotifyTrigger trigger(AssertableApplicationContext context) {
+		assertThat(context).hasNotFailed();
+		return new NotifyTrigger(context.getBean(DataSource.class), SchemaName.of(SCHEMA.name()));
 	}
 
 	@Test

@@ -19,16 +19,22 @@ import dev.pgqueue.schema.SchemaName;
  * and this application listens
  * @param notifyInterval least time between two notifications of one queue from this application;
  * zero notifies on every enqueue
+ * @param livenessTimeout longest time the notification listener may be deaf without noticing: after
+ * half of it without a notification it checks its connection, which must answer within the other half,
+ * else it is closed and a new one opened
  * @param heartbeatInterval how often members of a bucket coordinator heartbeat
  * @param maxPayloadBytes largest serialized payload accepted, in bytes of UTF-8 JSON
  * @param slaWindow how long a queue counts as slipping its latency target after a job missed it
  */
 public record EngineSettings(SchemaName schema, WorkerSettings workers, MaintenanceSettings maintenance,
-		TwoPhaseSettings twoPhase, boolean notifications, Duration notifyInterval, Duration heartbeatInterval,
+		TwoPhaseSettings twoPhase, boolean notifications, Duration notifyInterval, Duration livenessTimeout, Duration heartbeatInterval,
 		long maxPayloadBytes, Duration slaWindow) {
 
 	/** Least time between two notifications of one queue, unless configured. */
 	public static final Duration DEFAULT_NOTIFY_INTERVAL = Duration.ofMillis(2);
+
+	/** Longest time the notification listener may be deaf without noticing, unless configured. */
+	public static final Duration DEFAULT_LIVENESS_TIMEOUT = Duration.ofSeconds(10);
 
 	/** How often members of a bucket coordinator heartbeat, unless configured. */
 	public static final Duration DEFAULT_HEARTBEAT_INTERVAL = Duration.ofSeconds(2);
@@ -45,7 +51,8 @@ public record EngineSettings(SchemaName schema, WorkerSettings workers, Maintena
 	/** Every default, on the given schema. */
 	public static EngineSettings defaults(SchemaName schema) {
 		return new EngineSettings(schema, WorkerSettings.DEFAULT, MaintenanceSettings.DEFAULT, TwoPhaseSettings.DEFAULT,
-				true, DEFAULT_NOTIFY_INTERVAL, DEFAULT_HEARTBEAT_INTERVAL, DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_SLA_WINDOW);
+				true, DEFAULT_NOTIFY_INTERVAL, DEFAULT_LIVENESS_TIMEOUT, DEFAULT_HEARTBEAT_INTERVAL,
+				DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_SLA_WINDOW);
 	}
 
 	public EngineSettings {
@@ -54,6 +61,13 @@ public record EngineSettings(SchemaName schema, WorkerSettings workers, Maintena
 					"pgqueue.notifications.min-interval must be zero or positive, was " + notifyInterval,
 					"Set pgqueue.notifications.min-interval to a duration such as 2ms, or to 0 to notify on every "
 							+ "enqueue.");
+		}
+		if (livenessTimeout == null || livenessTimeout.toMillis() < 2) {
+			throw new InvalidQueueConfigurationException("pgqueue.notifications.liveness-timeout",
+					"pgqueue.notifications.liveness-timeout must be at least 2ms, was " + livenessTimeout,
+					"Set pgqueue.notifications.liveness-timeout to a duration such as 10s: how long the listener may "
+							+ "go without hearing from the server before it checks (half) and gives up on (all of it) "
+							+ "its connection.");
 		}
 		SettingRules.positive("pgqueue.buckets.heartbeat-interval", heartbeatInterval);
 		SettingRules.positive("pgqueue.maintenance.stats-interval", slaWindow);
@@ -66,38 +80,44 @@ public record EngineSettings(SchemaName schema, WorkerSettings workers, Maintena
 
 	public EngineSettings withWorkers(WorkerSettings workers) {
 		return new EngineSettings(this.schema, workers, this.maintenance, this.twoPhase, this.notifications,
-				this.notifyInterval, this.heartbeatInterval, this.maxPayloadBytes, this.slaWindow);
+				this.notifyInterval, this.livenessTimeout, this.heartbeatInterval, this.maxPayloadBytes, this.slaWindow);
 	}
 
 	public EngineSettings withMaintenance(MaintenanceSettings maintenance) {
 		return new EngineSettings(this.schema, this.workers, maintenance, this.twoPhase, this.notifications,
-				this.notifyInterval, this.heartbeatInterval, this.maxPayloadBytes, this.slaWindow);
+				this.notifyInterval, this.livenessTimeout, this.heartbeatInterval, this.maxPayloadBytes, this.slaWindow);
 	}
 
 	public EngineSettings withTwoPhase(TwoPhaseSettings twoPhase) {
 		return new EngineSettings(this.schema, this.workers, this.maintenance, twoPhase, this.notifications,
-				this.notifyInterval, this.heartbeatInterval, this.maxPayloadBytes, this.slaWindow);
+				this.notifyInterval, this.livenessTimeout, this.heartbeatInterval, this.maxPayloadBytes, this.slaWindow);
 	}
 
 	/** Notifications on, at most one per queue per {@code interval}, or off when {@code notifications} is false. */
 	public EngineSettings withNotifications(boolean notifications, Duration interval) {
 		return new EngineSettings(this.schema, this.workers, this.maintenance, this.twoPhase, notifications, interval,
-				this.heartbeatInterval, this.maxPayloadBytes, this.slaWindow);
+				this.livenessTimeout, this.heartbeatInterval, this.maxPayloadBytes, this.slaWindow);
+	}
+
+	/** The notification listener's liveness timeout (see {@link #livenessTimeout()}). */
+	public EngineSettings withLivenessTimeout(Duration livenessTimeout) {
+		return new EngineSettings(this.schema, this.workers, this.maintenance, this.twoPhase, this.notifications,
+				this.notifyInterval, livenessTimeout, this.heartbeatInterval, this.maxPayloadBytes, this.slaWindow);
 	}
 
 	public EngineSettings withHeartbeatInterval(Duration heartbeatInterval) {
 		return new EngineSettings(this.schema, this.workers, this.maintenance, this.twoPhase, this.notifications,
-				this.notifyInterval, heartbeatInterval, this.maxPayloadBytes, this.slaWindow);
+				this.notifyInterval, this.livenessTimeout, heartbeatInterval, this.maxPayloadBytes, this.slaWindow);
 	}
 
 	public EngineSettings withMaxPayloadBytes(long maxPayloadBytes) {
 		return new EngineSettings(this.schema, this.workers, this.maintenance, this.twoPhase, this.notifications,
-				this.notifyInterval, this.heartbeatInterval, maxPayloadBytes, this.slaWindow);
+				this.notifyInterval, this.livenessTimeout, this.heartbeatInterval, maxPayloadBytes, this.slaWindow);
 	}
 
 	public EngineSettings withSlaWindow(Duration slaWindow) {
 		return new EngineSettings(this.schema, this.workers, this.maintenance, this.twoPhase, this.notifications,
-				this.notifyInterval, this.heartbeatInterval, this.maxPayloadBytes, slaWindow);
+				this.notifyInterval, this.livenessTimeout, this.heartbeatInterval, this.maxPayloadBytes, slaWindow);
 	}
 
 }

@@ -1,6 +1,7 @@
 package dev.pgqueue.engine.sql;
 
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 
@@ -22,6 +23,31 @@ public final class NotificationRepository {
 			for (String channel : channels) {
 				statement.execute(NotificationStatements.listen(channel));
 			}
+		}
+	}
+
+	/** Names the session on {@code con} ({@code application_name}), whatever it was opened with. */
+	public static void nameSession(Connection con, String name) throws SQLException {
+		try (PreparedStatement statement = con.prepareStatement(NotificationStatements.NAME_SESSION)) {
+			statement.setString(1, name);
+			statement.execute();
+		}
+	}
+
+	/**
+	 * Asks the server for an answer on {@code con}; throws when none comes within the connection's
+	 * network timeout ({@link Connection#setNetworkTimeout}) or the session is gone.
+	 */
+	public static void ping(Connection con) throws SQLException {
+		try (Statement statement = con.createStatement()) {
+			statement.execute(NotificationStatements.PING);
+		}
+	}
+
+	/** Stops listening on every channel and restores the session's name, before {@code con} is closed. */
+	public static void release(Connection con) throws SQLException {
+		try (Statement statement = con.createStatement()) {
+			statement.execute(NotificationStatements.RELEASE);
 		}
 	}
 
