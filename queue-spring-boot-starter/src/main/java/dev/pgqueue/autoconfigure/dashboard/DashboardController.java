@@ -148,7 +148,7 @@ class DashboardController {
 		JobQuery query = query(queue, kind, state, tag, error, finishedSince, null);
 		JobsSection.Action bulk = bulkAction(action, query);
 		int changed = (bulk == JobsSection.Action.RETRY) ? this.admin.retryAll(query) : this.admin.cancelAll(query);
-		return seeOther(UriComponentsBuilder.fromUriString(JobsSection.jobsUrl(viewer(request), query, null))
+		return seeOther(JobsSection.searchUrl(base(request), query)
 			.queryParam("did", bulk.path)
 			.queryParam("changed", changed));
 	}
@@ -330,7 +330,7 @@ class DashboardController {
 	}
 
 	private static ResponseEntity<Void> seeOther(UriComponentsBuilder location) {
-		return ResponseEntity.status(HttpStatus.SEE_OTHER).location(URI.create(location.build().encode().toUriString()))
+		return ResponseEntity.status(HttpStatus.SEE_OTHER).location(URI.create(DashboardPages.href(location)))
 			.build();
 	}
 

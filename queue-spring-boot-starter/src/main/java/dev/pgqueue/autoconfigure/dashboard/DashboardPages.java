@@ -351,7 +351,7 @@ final class DashboardPages {
 	}
 
 	private static String queueUrl(Viewer viewer, String queue) {
-		return UriComponentsBuilder.fromPath(viewer.base()).queryParam("queue", queue).build().encode().toUriString();
+		return href(UriComponentsBuilder.fromPath(viewer.base()).queryParam("queue", queue));
 	}
 
 	private static String here(QueueSummary queue) {
@@ -396,6 +396,14 @@ final class DashboardPages {
 		// Not counted where completed jobs are deleted as they finish: their rows are gone.
 		return (lastMinute != null) ? String.valueOf(lastMinute)
 				: "<span title=\"completed jobs are deleted as they finish (retention.completed: 0)\">–</span>";
+	}
+
+	/**
+	 * The builder's URI, encoded, with a {@code +} in it encoded too: a literal {@code +} in a query
+	 * is read back as a space, so an error text such as {@code a+b} would not survive a link.
+	 */
+	static String href(UriComponentsBuilder builder) {
+		return builder.build().encode().toUriString().replace("+", "%2B");
 	}
 
 	private static String encode(String segment) {

@@ -72,8 +72,7 @@ final class HistoryCharts {
 				html.append("<strong aria-current=\"true\">").append(hours).append(" h</strong>");
 			}
 			else {
-				String url = UriComponentsBuilder.fromPath(viewer.base()).queryParam("hours", hours).build().encode()
-					.toUriString();
+				String url = DashboardPages.href(UriComponentsBuilder.fromPath(viewer.base()).queryParam("hours", hours));
 				html.append("<a href=\"").append(escape(url)).append("\">").append(hours).append(" h</a>");
 			}
 		}

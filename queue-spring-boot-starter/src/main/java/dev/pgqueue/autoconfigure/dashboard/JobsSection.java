@@ -97,11 +97,8 @@ final class JobsSection {
 		if (listing.bulk() != null && viewer.mayWrite()) {
 			Bulk bulk = listing.bulk();
 			html.append("<p class=\"bulk\"><a class=\"bulk-").append(bulk.action().path).append("\" href=\"")
-				.append(DashboardPages.escape(url(viewer.base() + "/jobs/bulk", query, null)
-					.queryParam("action", bulk.action().path)
-					.build()
-					.encode()
-					.toUriString()))
+				.append(DashboardPages.escape(DashboardPages.href(url(viewer.base() + "/jobs/bulk", query, null)
+					.queryParam("action", bulk.action().path))))
 				.append("\">").append(bulk.action().label).append(" all ").append(bulk.matching()).append(' ')
 				.append(query.state().sqlValue()).append(" jobs this search matches…</a></p>");
 		}
@@ -277,10 +274,15 @@ final class JobsSection {
 	}
 
 	static String jobsUrl(Viewer viewer, JobQuery query, @Nullable String before) {
-		return url(viewer.base(), query, before).build().encode().toUriString();
+		return DashboardPages.href(url(viewer.base(), query, before));
 	}
 
 	/** The overview's address for a search, at the page before {@code before}. */
+	/** The overview's URL for a search, unencoded, for more parameters to be added. */
+	static UriComponentsBuilder searchUrl(String base, JobQuery query) {
+		return url(base, query, null);
+	}
+
 	private static UriComponentsBuilder url(String path, JobQuery query, @Nullable String before) {
 		UriComponentsBuilder url = UriComponentsBuilder.fromPath(path);
 		if (query.queue() != null) {

@@ -162,6 +162,29 @@ class QueueDashboardAutoConfigurationTests {
 	}
 
 	@Test
+	void keepsAPlusAndASpaceOfASearchThroughItsLinksAndRedirects() {
+		this.contextRunner
+			.withPropertyValues("pgqueue.dashboard.enabled=true", "pgqueue.dashboard.allow-writes-without-security=true")
+			.run((context) -> {
+				((RecordingJobAdmin) context.getBean(JobAdmin.class)).matching = 7;
+				String page = mvc(context)
+					.perform(get("/pgqueue").param("state", "failed").param("error", "C++ parser failed"))
+					.andReturn()
+					.getResponse()
+					.getContentAsString();
+				assertThat(page).contains("href=\"/pgqueue/jobs/bulk?state=failed&amp;error=C%2B%2B%20parser%20failed"
+						+ "&amp;action=retry\"");
+				mvc(context)
+					.perform(post("/pgqueue/jobs/bulk").param("action", "retry")
+						.param("state", "failed")
+						.param("error", "C++ parser failed"))
+					.andExpect(status().isSeeOther())
+					.andExpect(header().string("Location",
+							"/pgqueue?state=failed&error=C%2B%2B%20parser%20failed&did=retry&changed=7"));
+			});
+	}
+
+	@Test
 	void searchesByEveryFilterAndActsOnAllItsJobsOnceTheCountIsConfirmed() {
 		this.contextRunner
 			.withPropertyValues("pgqueue.dashboard.enabled=true", "pgqueue.dashboard.allow-writes-without-security=true")
