@@ -1,6 +1,7 @@
 package dev.pgqueue;
 
 import java.time.Instant;
+import java.util.StringJoiner;
 
 import org.jspecify.annotations.Nullable;
 
@@ -74,6 +75,34 @@ public record JobQuery(@Nullable String queue, @Nullable String kind, @Nullable 
 		catch (NumberFormatException ex) {
 			return false;
 		}
+	}
+
+	/**
+	 * The filters in words, for a log line or a confirmation: {@code queue 'mail', tag 'eu', state
+	 * failed}, or {@code every job} when there is none. The cursor and the limit are left out.
+	 */
+	public String describe() {
+		StringJoiner text = new StringJoiner(", ");
+		text.setEmptyValue("every job");
+		if (this.queue != null) {
+			text.add("queue '" + this.queue + "'");
+		}
+		if (this.kind != null) {
+			text.add("kind '" + this.kind + "'");
+		}
+		if (this.tag != null) {
+			text.add("tag '" + this.tag + "'");
+		}
+		if (this.error != null) {
+			text.add("an error containing '" + this.error + "'");
+		}
+		if (this.finishedSince != null) {
+			text.add("finished since " + this.finishedSince);
+		}
+		if (this.state != null) {
+			text.add("state " + this.state.sqlValue());
+		}
+		return text.toString();
 	}
 
 	/** The newest jobs of every queue, kind and state. */

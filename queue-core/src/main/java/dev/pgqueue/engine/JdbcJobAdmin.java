@@ -213,7 +213,7 @@ public class JdbcJobAdmin implements JobAdmin {
 		if (total > 0) {
 			announce(retried.keySet());
 		}
-		logger.info("{} retried the failed jobs {}{}: {} made available again{}", who, describe(query),
+		logger.info("{} retried the failed jobs that match {}{}: {} made available again{}", who, query.describe(),
 				describe(options), total, retried.isEmpty() ? "" : " " + retried);
 		return total;
 	}
@@ -231,7 +231,7 @@ public class JdbcJobAdmin implements JobAdmin {
 			.stream()
 			.map((job) -> (JobEvent) new JobEvent.Cancelled(job.id(), job.kind(), job.queue()))
 			.toList()));
-		logger.info("{} cancelled the waiting jobs {}: {} cancelled", who, describe(query), total);
+		logger.info("{} cancelled the waiting jobs that match {}: {} cancelled", who, query.describe(), total);
 		return total;
 	}
 
@@ -255,30 +255,6 @@ public class JdbcJobAdmin implements JobAdmin {
 			text.append(", at most ").append(options.atMost());
 		}
 		return text.toString();
-	}
-
-	/** The query's filters, for the log: "of queue 'mail' of kind 'x' tagged 'y'". */
-	private static String describe(JobQuery query) {
-		StringBuilder text = new StringBuilder();
-		if (query.queue() != null) {
-			text.append(" of queue '").append(query.queue()).append('\'');
-		}
-		if (query.kind() != null) {
-			text.append(" of kind '").append(query.kind()).append('\'');
-		}
-		if (query.state() != null) {
-			text.append(' ').append(query.state().sqlValue());
-		}
-		if (query.tag() != null) {
-			text.append(" tagged '").append(query.tag()).append('\'');
-		}
-		if (query.error() != null) {
-			text.append(" with an error containing '").append(query.error()).append('\'');
-		}
-		if (query.finishedSince() != null) {
-			text.append(" finished since ").append(query.finishedSince());
-		}
-		return text.toString().strip();
 	}
 
 	@Override

@@ -126,7 +126,7 @@ final class JobsSection {
 			.append(query.state().sqlValue()).append(matching == 1 ? " job" : " jobs").append("?</h2>")
 			.append("<p class=\"confirm\">This will ").append(what).append(" <strong id=\"matching\">").append(matching)
 			.append("</strong> ").append(query.state().sqlValue()).append(matching == 1 ? " job" : " jobs")
-			.append(" that match ").append(DashboardPages.escape(describe(query)))
+			.append(" that match ").append(DashboardPages.escape(query.describe()))
 			.append(" now; jobs that come to match before you confirm are included.</p>");
 		html.append("<form method=\"post\" class=\"action\" action=\"")
 			.append(DashboardPages.escape(viewer.base() + "/jobs/bulk")).append("\">");
@@ -143,30 +143,6 @@ final class JobsSection {
 			.append(' ').append(matching).append(matching == 1 ? " job" : " jobs").append("</button></form> ")
 			.append(DashboardPages.link(jobsUrl(viewer, query, null), "Back to the jobs"))
 			.append("</section>");
-	}
-
-	/** The search's filters in words: "kind 'a', state failed, tag 'b'". */
-	static String describe(JobQuery query) {
-		StringBuilder text = new StringBuilder();
-		if (query.queue() != null) {
-			text.append("queue '").append(query.queue()).append("', ");
-		}
-		if (query.kind() != null) {
-			text.append("kind '").append(query.kind()).append("', ");
-		}
-		if (query.tag() != null) {
-			text.append("tag '").append(query.tag()).append("', ");
-		}
-		if (query.error() != null) {
-			text.append("an error containing '").append(query.error()).append("', ");
-		}
-		if (query.finishedSince() != null) {
-			text.append("finished since ").append(DashboardPages.time(query.finishedSince())).append(", ");
-		}
-		if (query.state() != null) {
-			text.append("state ").append(query.state().sqlValue()).append(", ");
-		}
-		return (text.length() > 0) ? text.substring(0, text.length() - 2) : "every job";
 	}
 
 	/**
