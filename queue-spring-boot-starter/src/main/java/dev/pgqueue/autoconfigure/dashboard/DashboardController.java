@@ -32,6 +32,7 @@ import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.stereotype.Controller;
 import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.ModelAttribute;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestParam;
@@ -80,13 +81,7 @@ class DashboardController {
 	}
 
 	@GetMapping({ "", "/" })
-	ResponseEntity<String> overview(@RequestParam(required = false) @Nullable String queue,
-			@RequestParam(required = false) @Nullable String kind,
-			@RequestParam(required = false) @Nullable String state,
-			@RequestParam(required = false) @Nullable String tag,
-			@RequestParam(required = false) @Nullable String error,
-			@RequestParam(required = false) @Nullable String finishedSince,
-			@RequestParam(required = false) @Nullable String before,
+	ResponseEntity<String> overview(@ModelAttribute Search search,
 			@RequestParam(required = false) @Nullable String schedule,
 			@RequestParam(required = false) @Nullable String did,
 			@RequestParam(required = false) @Nullable String outcome,
@@ -94,7 +89,7 @@ class DashboardController {
 			@RequestParam(required = false) @Nullable Integer changed,
 			@RequestParam(required = false) @Nullable Integer hours, HttpServletRequest request) {
 		this.access.checkRead(request);
-		JobQuery query = query(queue, kind, state, tag, error, finishedSince, before);
+		JobQuery query = search.query();
 		List<ScheduleDetails> schedules = (this.schedules != null) ? this.schedules.list() : List.of();
 		DashboardPages.Viewer viewer = viewer(request);
 		// Counted only where the search allows an action on all its jobs, and the viewer may act.
@@ -123,29 +118,20 @@ class DashboardController {
 
 	/** Asks before an action on every job a search matches, stating how many it would touch now. */
 	@GetMapping("/jobs/bulk")
-	ResponseEntity<String> confirmBulk(@RequestParam String action,
-			@RequestParam(required = false) @Nullable String queue,
-			@RequestParam(required = false) @Nullable String kind,
-			@RequestParam(required = false) @Nullable String state,
-			@RequestParam(required = false) @Nullable String tag,
-			@RequestParam(required = false) @Nullable String error,
-			@RequestParam(required = false) @Nullable String finishedSince, HttpServletRequest request) {
+	ResponseEntity<String> confirmBulk(@RequestParam String action, @ModelAttribute Search search,
+			HttpServletRequest request) {
 		this.access.checkWrite(request);
-		JobQuery query = query(queue, kind, state, tag, error, finishedSince, null);
+		JobQuery query = search.query();
 		JobsSection.Action bulk = bulkAction(action, query);
 		return html(this.pages.confirmBulk(viewer(request), query, bulk, this.admin.count(query)));
 	}
 
 	/** Retries or cancels every job a search matches, then shows the search with how many changed. */
 	@PostMapping("/jobs/bulk")
-	ResponseEntity<Void> actOnAll(@RequestParam String action, @RequestParam(required = false) @Nullable String queue,
-			@RequestParam(required = false) @Nullable String kind,
-			@RequestParam(required = false) @Nullable String state,
-			@RequestParam(required = false) @Nullable String tag,
-			@RequestParam(required = false) @Nullable String error,
-			@RequestParam(required = false) @Nullable String finishedSince, HttpServletRequest request) {
+	ResponseEntity<Void> actOnAll(@RequestParam String action, @ModelAttribute Search search,
+			HttpServletRequest request) {
 		this.access.checkWrite(request);
-		JobQuery query = query(queue, kind, state, tag, error, finishedSince, null);
+		JobQuery query = search.query();
 		JobsSection.Action bulk = bulkAction(action, query);
 		int changed = (bulk == JobsSection.Action.RETRY) ? this.admin.retryAll(query) : this.admin.cancelAll(query);
 		return seeOther(JobsSection.searchUrl(base(request), query)
@@ -338,22 +324,31 @@ class DashboardController {
 		return ResponseEntity.ok().contentType(HTML).cacheControl(CacheControl.noStore()).body(body);
 	}
 
-	private static JobQuery query(@Nullable String queue, @Nullable String kind, @Nullable String state,
-			@Nullable String tag, @Nullable String error, @Nullable String finishedSince, @Nullable String before) {
-		try {
-			return JobQuery.all()
-				.queue(blankToNull(queue))
-				.kind(blankToNull(kind))
-				.state((blankToNull(state) != null) ? JobState.fromSqlValue(state.trim()) : null)
-				.tag(blankToNull(tag))
-				.error(blankToNull(error))
-				.finishedSince(JobsSection.finishedSince(finishedSince))
-				.before(blankToNull(before));
+	/**
+	 * The filters of a search, as the overview, its links and the bulk actions carry them in their
+	 * request parameters; {@code before} is the cursor of a page, which the bulk actions ignore.
+	 */
+	record Search(@Nullable String queue, @Nullable String kind, @Nullable String state, @Nullable String tag,
+			@Nullable String error, @Nullable String finishedSince, @Nullable String before) {
+
+		/** The search as a query of its page; 400 naming a filter the dashboard cannot read. */
+		JobQuery query() {
+			try {
+				return JobQuery.all()
+					.queue(blankToNull(this.queue))
+					.kind(blankToNull(this.kind))
+					.state((blankToNull(this.state) != null) ? JobState.fromSqlValue(this.state.trim()) : null)
+					.tag(blankToNull(this.tag))
+					.error(blankToNull(this.error))
+					.finishedSince(JobsSection.finishedSince(this.finishedSince))
+					.before(blankToNull(this.before));
+			}
+			catch (IllegalArgumentException ex) {
+				throw new ResponseStatusException(HttpStatus.BAD_REQUEST, "Not a job filter the dashboard knows: "
+						+ ex.getMessage(), ex);
+			}
 		}
-		catch (IllegalArgumentException ex) {
-			throw new ResponseStatusException(HttpStatus.BAD_REQUEST, "Not a job filter the dashboard knows: "
-					+ ex.getMessage(), ex);
-		}
+
 	}
 
 	/** The notice the overview shows after an action on a schedule, if its parameters name one. */
