@@ -5,10 +5,10 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
@@ -71,18 +71,20 @@ class ListenerConnectionTests {
 		HikariDataSource pool = fixture.schema().newPool(4);
 		QueueEngine listening = listening(fixture.engineBuilder(pool));
 		QueueEngine enqueuing = enqueuing();
+		// Listeners of other engines on this database, if any, are not this test's to count or kill.
+		Set<Integer> others = listenerSessions();
 		listening.start();
 		try {
-			await().atMost(Duration.ofSeconds(10)).until(() -> listenerSessions().length == 1);
+			await().atMost(Duration.ofSeconds(10)).until(() -> ours(others).size() == 1);
 			// Outside the pool: the pool lends connections only for the moment of a poll or a heartbeat.
 			await().atMost(Duration.ofSeconds(5))
 				.until(() -> pool.getHikariPoolMXBean().getActiveConnections() == 0);
-			int first = listenerSessions()[0];
+			int first = ours(others).iterator().next();
 			assertThat(wokenWithin(enqueuing.client(), WOKEN)).as("woken before the session is killed").isTrue();
 
-			assertThat(terminateListenerSessions()).as("the listener's own session, named for operators").isEqualTo(1);
+			assertThat(terminate(first)).as("the listener's own session, named for operators").isTrue();
 			await().atMost(LIVENESS_TIMEOUT.plusSeconds(3))
-				.until(() -> listenerSessions().length == 1 && listenerSessions()[0] != first);
+				.until(() -> ours(others).size() == 1 && !ours(others).contains(first));
 			await().atMost(LIVENESS_TIMEOUT.plusSeconds(3)).until(() -> wokenWithin(enqueuing.client(), WOKEN));
 		}
 		finally {
@@ -90,7 +92,7 @@ class ListenerConnectionTests {
 			enqueuing.close();
 			pool.close();
 		}
-		await().atMost(Duration.ofSeconds(5)).until(() -> listenerSessions().length == 0);
+		await().atMost(Duration.ofSeconds(5)).until(() -> ours(others).isEmpty());
 	}
 
 	@Test
@@ -123,7 +125,7 @@ class ListenerConnectionTests {
 							+ Duration.ofNanos(System.nanoTime() - frozenAt).toMillis() + " ms after the listener's session "
 							+ "went deaf (liveness timeout " + LIVENESS_TIMEOUT + ", poll interval " + POLL_INTERVAL + ")", ex);
 				}
-				assertThat(proxy.accepted()).as("a new session through the proxy").isEqualTo(2);
+				assertThat(proxy.accepted()).as("a new session through the proxy").isGreaterThanOrEqualTo(2);
 			}
 			finally {
 				listening.close();
@@ -187,25 +189,31 @@ class ListenerConnectionTests {
 	}
 
 	/** The pids of listener sessions on this test's database (other tests share the server, not the database). */
-	private static int[] listenerSessions() throws SQLException {
+	/** The sessions named as pgqueue's listener on the test database. */
+	private static Set<Integer> listenerSessions() throws SQLException {
 		try (Connection con = TestDatabase.get().connect(); Statement statement = con.createStatement();
 				ResultSet rows = statement.executeQuery("SELECT pid FROM pg_stat_activity WHERE application_name = '"
 						+ NotificationConnections.APPLICATION_NAME + "' AND datname = current_database()")) {
-			List<Integer> pids = new ArrayList<>();
+			Set<Integer> pids = new HashSet<>();
 			while (rows.next()) {
 				pids.add(rows.getInt(1));
 			}
-			return pids.stream().mapToInt(Integer::intValue).toArray();
+			return pids;
 		}
 	}
 
-	private static int terminateListenerSessions() throws SQLException {
+	/** The listener sessions opened since {@code others} were seen: this test's engine's. */
+	private static Set<Integer> ours(Set<Integer> others) throws SQLException {
+		Set<Integer> ours = listenerSessions();
+		ours.removeAll(others);
+		return ours;
+	}
+
+	private static boolean terminate(int pid) throws SQLException {
 		try (Connection con = TestDatabase.get().connect(); Statement statement = con.createStatement();
-				ResultSet rows = statement.executeQuery("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-						+ "WHERE application_name = '" + NotificationConnections.APPLICATION_NAME
-						+ "' AND datname = current_database()")) {
+				ResultSet rows = statement.executeQuery("SELECT pg_terminate_backend(" + pid + ")")) {
 			rows.next();
-			return rows.getInt(1);
+			return rows.getBoolean(1);
 		}
 	}
 
