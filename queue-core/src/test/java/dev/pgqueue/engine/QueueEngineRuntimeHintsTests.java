@@ -27,6 +27,12 @@ class QueueEngineRuntimeHintsTests {
 
 		assertThat(RuntimeHintsPredicates.reflection().onMethodInvocation(HikariConfig.class, "getMaximumPoolSize"))
 			.accepts(hints);
+		for (String getter : new String[] { "getJdbcUrl", "getUsername", "getPassword", "getDataSourceProperties",
+				"getDataSource" }) {
+			assertThat(RuntimeHintsPredicates.reflection().onMethodInvocation(HikariConfig.class, getter))
+				.as("HikariConfig.%s, read by NotificationConnections", getter)
+				.accepts(hints);
+		}
 		assertThat(RuntimeHintsPredicates.reflection().onMethodInvocation(HikariDataSource.class, "getHikariPoolMXBean"))
 			.accepts(hints);
 		assertThat(RuntimeHintsPredicates.reflection().onMethodInvocation(HikariPool.class, "softEvictConnections"))
