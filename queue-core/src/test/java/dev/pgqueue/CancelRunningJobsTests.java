@@ -67,6 +67,9 @@ class CancelRunningJobsTests {
 			});
 			// Busy without blocking, checking its context.
 			fixture.handlers().register(cooperative("cancel.cooperative." + mode, queue));
+			// Spins on its context and returns the moment the request shows: what the cancel's own
+			// bookkeeping races.
+			fixture.handlers().register(spinning("cancel.spin." + mode, queue));
 			// A few milliseconds of work: what a cancel races.
 			fixture.handle("cancel.race." + mode, queue, (job) -> {
 				fixture.jdbc().update("INSERT INTO cancel_writes VALUES (?)", job.id());
@@ -81,6 +84,10 @@ class CancelRunningJobsTests {
 
 	@AfterAll
 	static void tearDown() {
+		// A leased listener blocked in pg_sleep outlives its cancel (only its thread was interrupted):
+		// end its statement rather than wait out the minute.
+		fixture.jdbc().queryForList("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE datname = "
+				+ "current_database() AND query = 'SELECT pg_sleep(60)' AND pid <> pg_backend_pid()");
 		worker.stop();
 		fixture.close();
 	}
@@ -132,6 +139,26 @@ class CancelRunningJobsTests {
 		assertThat(operator.admin().cancel(id).outcome()).isEqualTo(AdminResult.Outcome.CANCEL_REQUESTED);
 		await().atMost(Duration.ofSeconds(5)).until(() -> operator.admin().find(id).orElseThrow().state() == JobState.CANCELLED);
 		assertThat(operator.admin().find(id).orElseThrow().attempt()).isEqualTo(1);
+	}
+
+	/**
+	 * A listener that returns as soon as it sees the request must not turn the cancel into a
+	 * completion: the request shows to the listener only once the cancel has won over the attempt's end.
+	 */
+	@ParameterizedTest
+	@EnumSource(QueueMode.class)
+	void aListenerThatReturnsTheMomentItSeesTheRequestEndsCancelled(QueueMode mode) throws Exception {
+		for (int i = 0; i < 12; i++) {
+			UUID id = operator.client().enqueue("cancel.spin." + mode, null);
+			assertThat(started.computeIfAbsent(id, (k) -> new CountDownLatch(1)).await(30, TimeUnit.SECONDS)).isTrue();
+			assertThat(operator.admin().cancel(id).outcome()).isEqualTo(AdminResult.Outcome.CANCEL_REQUESTED);
+			await().atMost(Duration.ofSeconds(10)).until(() -> operator.admin().find(id).orElseThrow().state().isFinished());
+			assertThat(operator.admin().find(id).orElseThrow().state()).as("job %s, the %s cancelled", id, i + 1)
+				.isEqualTo(JobState.CANCELLED);
+			long writes = fixture.jdbc().queryForObject("SELECT count(*) FROM cancel_writes WHERE job_id = ?", Long.class, id);
+			assertThat(writes).as("rolled back in a transactional queue; done in a leased one")
+				.isEqualTo((mode == QueueMode.TRANSACTIONAL) ? 0 : 1);
+		}
 	}
 
 	@ParameterizedTest
@@ -192,6 +219,43 @@ class CancelRunningJobsTests {
 	private static double counter(String name, QueueMode mode) {
 		var found = registry.find(name).tag("queue", queue(mode)).counters();
 		return found.stream().mapToDouble((c) -> c.count()).sum();
+	}
+
+	private static JobHandler spinning(String kind, String queue) {
+		return new JobHandler() {
+
+			@Override
+			public String kind() {
+				return kind;
+			}
+
+			@Override
+			public String queue() {
+				return queue;
+			}
+
+			@Override
+			public void handle(Job job) {
+				throw new IllegalStateException("runs with its context");
+			}
+
+			@Override
+			public Returned handleForResult(Job job, JobContext context) {
+				fixture.jdbc().update("INSERT INTO cancel_writes VALUES (?)", job.id());
+				started.computeIfAbsent(job.id(), (id) -> new CountDownLatch(1)).countDown();
+				long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+				while (!context.isCancellationRequested() && System.nanoTime() < until) {
+					Thread.onSpinWait();
+				}
+				return Returned.NOTHING;
+			}
+
+			@Override
+			public String description() {
+				return "a listener spinning on its context";
+			}
+
+		};
 	}
 
 	private static JobHandler cooperative(String kind, String queue) {

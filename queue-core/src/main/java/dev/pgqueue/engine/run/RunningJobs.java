@@ -154,10 +154,18 @@ public final class RunningJobs {
 			this.latest.set(new Progress(this.claimed.id(), percent, kept));
 		}
 
+		/**
+		 * Stops the attempt, unless it finished first. The listener sees the request only once the
+		 * cancel has won, inside the watch's stop: a listener that returns the moment it sees it then
+		 * finds its attempt already cancelled, instead of ending it as completed while the cancel waits.
+		 */
 		boolean cancel(String by) {
-			this.cancelRequested = true;
-			this.written = true;
-			return this.watch.stop(this.onCancel.apply(by));
+			Supplier<Attempt> stop = this.onCancel.apply(by);
+			return this.watch.stop(() -> {
+				this.cancelRequested = true;
+				this.written = true;
+				return stop.get();
+			});
 		}
 
 		/** The report to write now, if it changed and the last write is old enough; called by the watch only. */
