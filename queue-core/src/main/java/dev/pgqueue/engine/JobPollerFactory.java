@@ -13,6 +13,7 @@ import dev.pgqueue.engine.job.JobHandler;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.leased.LeasedClaims;
 import dev.pgqueue.engine.limits.LimitedClaims;
+import dev.pgqueue.engine.poll.RateGate;
 import dev.pgqueue.engine.poll.CallingThreadRun;
 import dev.pgqueue.engine.poll.ClaimFloor;
 import dev.pgqueue.engine.poll.ClaimProgress;
@@ -115,7 +116,8 @@ final class JobPollerFactory {
 			case BUCKETS -> buckets(settings, kinds, owner);
 		};
 		JobClaims claims = limited ? limitedClaims(settings, handlers) : JobClaims.plain(this.repository, queue);
-		RunContext context = context(settings, kinds, owner, scope, claims);
+		RunContext context = context(settings, kinds, owner, scope, claims,
+				RateGate.of(queue, settings.rateLimit(), this.sql.rates(), this.metrics));
 		if (settings.mode() == QueueMode.TRANSACTIONAL) {
 			checkTransactional(settings);
 		}
@@ -135,14 +137,15 @@ final class JobPollerFactory {
 		JobClaims claims = (job != null) ? JobClaims.one(this.repository, job)
 				: LimitedClaims.needed(settings.limits(), kinds, handlers::maxRunningOf)
 						? limitedClaims(settings, handlers) : JobClaims.plain(this.repository, queue);
-		return new CallingThreadRun(context(settings, kinds, owner(queue), ClaimFloor.none(), claims),
+		// A run on the calling thread (a test's, an operator's chosen job) does not wait for the rate limit.
+		return new CallingThreadRun(context(settings, kinds, owner(queue), ClaimFloor.none(), claims, RateGate.NONE),
 				this::strategy);
 	}
 
 	private RunContext context(QueueSettings settings, String[] kinds, String owner, ClaimScope scope,
-			JobClaims claims) {
+			JobClaims claims, RateGate rate) {
 		return new RunContext(settings, kinds, owner, this.repository, scope, claims, this.signals.of(settings),
-				this.runner, this.metrics, this.workerSettings, this.connections);
+				this.runner, this.metrics, this.workerSettings, this.connections, rate);
 	}
 
 	/** Identifies a poller (or a run on the calling thread) in lease columns and logs. */

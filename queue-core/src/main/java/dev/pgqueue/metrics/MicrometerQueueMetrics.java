@@ -132,6 +132,24 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 	}
 
 	@Override
+	public void rateLimitRefused(String queue, int refused) {
+		Counter.builder("pgqueue.rate.refused")
+			.description("Starts a claim asked its queue's rate limit for and did not get: jobs that wait for the window")
+			.tag("queue", queue)
+			.register(this.registry)
+			.increment(refused);
+	}
+
+	@Override
+	public void rateLimitHeld(String queue, long nanos) {
+		Timer.builder("pgqueue.rate.held")
+			.description("How long the queue's claims were held by its rate limit, each time it held them")
+			.tag("queue", queue)
+			.register(this.registry)
+			.record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+	}
+
+	@Override
 	public void scheduleFired(String schedule, int ticks, Duration lag) {
 		Counter.builder("pgqueue.schedule.ticks")
 			.description("Ticks of a recurring job fired: one job each")

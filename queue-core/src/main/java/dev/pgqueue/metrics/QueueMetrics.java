@@ -36,6 +36,20 @@ public interface QueueMetrics {
 	}
 
 	/**
+	 * A claim of the queue asked its rate limit for more starts than the window had left:
+	 * {@code refused} jobs it wanted did not start yet.
+	 */
+	default void rateLimitRefused(String queue, int refused) {
+	}
+
+	/**
+	 * The queue's claims were held by its rate limit for {@code nanos}: from the first grant that fell
+	 * short to the first claim that got all it asked for, or found no more jobs due.
+	 */
+	default void rateLimitHeld(String queue, long nanos) {
+	}
+
+	/**
 	 * A schedule's pass fired {@code ticks} ticks; the newest fired {@code lag} after its instant
 	 * (on the database's clock).
 	 */

@@ -19,6 +19,7 @@ import dev.pgqueue.engine.settings.HistorySettings;
 import dev.pgqueue.engine.settings.ScheduleSettings;
 import dev.pgqueue.engine.settings.MaintenanceSettings;
 import dev.pgqueue.engine.settings.QueueSettings;
+import dev.pgqueue.engine.settings.RateLimit;
 import dev.pgqueue.engine.settings.TwoPhaseSettings;
 import dev.pgqueue.engine.settings.WorkerSettings;
 import dev.pgqueue.schema.SchemaName;
@@ -1011,6 +1012,8 @@ public class QueueProperties {
 
 		private final Retry retry = new Retry();
 
+		private final RateLimitProperties rateLimit = new RateLimitProperties();
+
 		public QueueMode getMode() {
 			return this.mode;
 		}
@@ -1159,6 +1162,10 @@ public class QueueProperties {
 			return this.retry;
 		}
 
+		public RateLimitProperties getRateLimit() {
+			return this.rateLimit;
+		}
+
 		QueueSettings toSettings(String name, RetryPolicy defaultRetry) {
 			RetryPolicy policy = QueueSettings.retryPolicy(name, defaultRetry, this.retry.initialDelay,
 					this.retry.maxDelay, this.retry.multiplier, this.retry.jitter);
@@ -1170,7 +1177,7 @@ public class QueueProperties {
 					this.leaseDuration, this.maxAttempts, policy, this.nonRetryableExceptions, this.claimAhead,
 					this.runAtJitter, this.assignment, this.buckets, this.sla,
 					ConcurrencyLimits.of(name, this.perKeyConcurrency, this.orderedByKey, this.maxRunning), this.timeout,
-					this.twoPhaseCommit);
+					this.twoPhaseCommit, this.rateLimit.toRateLimit(name, this.pollInterval));
 		}
 
 	}
@@ -1232,6 +1239,45 @@ public class QueueProperties {
 
 		public void setJitter(Double jitter) {
 			this.jitter = jitter;
+		}
+
+	}
+
+	/**
+	 * At most so many of a queue's jobs start in any window of one period, counted across every
+	 * instance by the database. A job that cannot start yet is not claimed: it stays first in line and
+	 * starts as soon as the window lets it. No limit by default.
+	 */
+	public static class RateLimitProperties {
+
+		/**
+		 * Most job starts in any window of one period. Leave out for no limit.
+		 */
+		private Integer starts;
+
+		/**
+		 * Length of the window; at least 50ms and at least the queue's poll-interval.
+		 */
+		private Duration period = Duration.ofSeconds(1);
+
+		public Integer getStarts() {
+			return this.starts;
+		}
+
+		public void setStarts(Integer starts) {
+			this.starts = starts;
+		}
+
+		public Duration getPeriod() {
+			return this.period;
+		}
+
+		public void setPeriod(Duration period) {
+			this.period = period;
+		}
+
+		RateLimit toRateLimit(String queue, Duration pollInterval) {
+			return (this.starts != null) ? RateLimit.of(queue, this.starts, this.period, pollInterval) : null;
 		}
 
 	}

@@ -34,6 +34,7 @@ import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.settings.ConcurrencyLimits;
 import dev.pgqueue.engine.settings.EngineSettings;
 import dev.pgqueue.engine.settings.QueueSettings;
+import dev.pgqueue.engine.settings.RateLimit;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.schema.NotifyTrigger;
 import dev.pgqueue.schema.QueueMigrator;
@@ -472,6 +473,14 @@ class QueueAutoConfigurationTests {
 	}
 
 	@Test
+	void failsStartupOnARateLimitPeriodShorterThanThePollInterval() {
+		this.contextRunner
+			.withPropertyValues("pgqueue.queues.mail.rate-limit.starts=10", "pgqueue.queues.mail.rate-limit.period=100ms")
+			.run((context) -> assertThat(failureMessages(context)).contains("pgqueue.queues.mail.rate-limit.period")
+				.contains("poll-interval"));
+	}
+
+	@Test
 	void failsStartupOnARetryJitterAboveOne() {
 		this.contextRunner.withPropertyValues("pgqueue.queues.mail.retry.jitter=2")
 			.run((context) -> assertThat(failureMessages(context)).contains("pgqueue.queues.mail.retry.jitter"));
@@ -490,14 +499,16 @@ class QueueAutoConfigurationTests {
 					"pgqueue.queues.reports.assignment=buckets", "pgqueue.queues.reports.buckets=128",
 					"pgqueue.queues.reports.sla=10s", "pgqueue.queues.reports.per-key-concurrency=2",
 					"pgqueue.queues.reports.max-running=9", "pgqueue.queues.reports.timeout=45s",
-					"pgqueue.queues.reports.max-batch-size=70")
+					"pgqueue.queues.reports.max-batch-size=70", "pgqueue.queues.reports.rate-limit.starts=100",
+					"pgqueue.queues.reports.rate-limit.period=1m")
 			.run((context) -> {
 				JobPoller poller = poller(context, "reports");
 				assertThat(poller.settings()).isEqualTo(new QueueSettings("reports", QueueMode.LEASED, 3, 7, 70,
 						Duration.ofMillis(250), Duration.ofSeconds(30), 5,
 						new RetryPolicy(Duration.ofSeconds(2), Duration.ofMinutes(1), 3.0, 0.5),
 						List.of(IllegalArgumentException.class), false, Duration.ofSeconds(5), QueueAssignment.BUCKETS, 128,
-						Duration.ofSeconds(10), new ConcurrencyLimits(2, false, 9), Duration.ofSeconds(45), false));
+						Duration.ofSeconds(10), new ConcurrencyLimits(2, false, 9), Duration.ofSeconds(45), false,
+						new RateLimit(100, Duration.ofMinutes(1))));
 			});
 	}
 

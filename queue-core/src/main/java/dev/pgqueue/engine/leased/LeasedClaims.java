@@ -1,6 +1,8 @@
 package dev.pgqueue.engine.leased;
 
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -8,6 +10,8 @@ import java.util.concurrent.TimeUnit;
 import dev.pgqueue.JobOutcome;
 import dev.pgqueue.engine.job.ClaimedJob;
 import dev.pgqueue.engine.leased.LeasedJobs.Held;
+import dev.pgqueue.engine.poll.RateGate;
+import dev.pgqueue.engine.poll.RateGate.Permit;
 import dev.pgqueue.engine.poll.ClaimProgress;
 import dev.pgqueue.engine.poll.ClaimScope;
 import dev.pgqueue.engine.poll.ClaimStrategy;
@@ -111,6 +115,12 @@ public final class LeasedClaims implements ClaimStrategy {
 
 	private final PooledConnections connections;
 
+	/** The queue's rate limit as claims meet it. */
+	private final RateGate rate;
+
+	/** Whether the poll thread claims beyond its free workers: on as set, except under a rate limit. */
+	private final boolean claimAhead;
+
 	private PollSignals signals;
 
 	private LeaseKeeper leaseKeeper;
@@ -135,8 +145,11 @@ public final class LeasedClaims implements ClaimStrategy {
 		this.connections = context.connections();
 		this.leased = new LeasedJobs(this.repository, this.settings.name(), this.owner, this.settings.leaseDuration());
 		this.aheadEstimate = new ClaimAheadEstimate(this.settings.batchSize());
+		this.rate = context.rate();
+		// Under a rate limit a job starts when its grant says, not when a worker frees: none is claimed ahead.
+		this.claimAhead = this.settings.claimAhead() && !this.rate.isLimited();
 		this.workerClaims = new Semaphore(
-				this.settings.claimAhead() ? Math.min(MAX_WORKER_CLAIMS, this.settings.concurrency() - 1) : 0);
+				this.claimAhead ? Math.min(MAX_WORKER_CLAIMS, this.settings.concurrency() - 1) : 0);
 	}
 
 	@Override
@@ -169,7 +182,7 @@ public final class LeasedClaims implements ClaimStrategy {
 	public int claimRoom() {
 		int free = this.workers.free();
 		int waiting = this.leased.aheadCount();
-		int target = this.aheadEstimate.target();
+		int target = this.claimAhead ? this.aheadEstimate.target() : 0;
 		if (waiting == 0 && free > 0) {
 			return Math.min(this.settings.batchSize(), free + target);
 		}
@@ -181,7 +194,7 @@ public final class LeasedClaims implements ClaimStrategy {
 
 	@Override
 	public boolean claim(int room) {
-		List<Held> jobs = claim(room, this.settings.claimAhead());
+		List<Held> jobs = claim(room, this.claimAhead);
 		this.signals.claimWorked();
 		this.leased.holdAhead(jobs);
 		dispatchClaimedAhead();
@@ -200,15 +213,56 @@ public final class LeasedClaims implements ClaimStrategy {
 	 */
 	private List<Held> claim(int wanted, boolean estimate) {
 		long start = System.nanoTime();
-		List<ClaimedJob> jobs = this.scope.claim(wanted, (from) -> this.claims.lease(this.kinds, wanted, this.owner,
+		Permit permit = this.rate.reserve(wanted);
+		int granted = permit.granted();
+		if (granted == 0) {
+			// Held by the rate limit: the poll thread sleeps until a start frees; workers leave it to it.
+			this.backlog = false;
+			return List.of();
+		}
+		List<ClaimedJob> jobs = this.scope.claim(granted, (from) -> this.claims.lease(this.kinds, granted, this.owner,
 				this.settings.leaseDuration(), from));
+		jobs = stamped(jobs, permit);
 		long took = System.nanoTime() - start;
-		this.progress.claimed(this.kinds, wanted, jobs, start, took);
+		this.progress.claimed(this.kinds, granted, jobs, start, took);
 		this.backlog = jobs.size() == wanted;
 		if (estimate) {
 			this.aheadEstimate.claimed(start, took);
 		}
 		return this.leased.claimed(jobs, start);
+	}
+
+	/**
+	 * Jobs leased under a rate limit's grant start at the grant's instant, where the window counted
+	 * them: their rows and attempts say so. Gives back the starts the claim did not use.
+	 */
+	private List<ClaimedJob> stamped(List<ClaimedJob> jobs, Permit permit) {
+		Instant startedAt = permit.startedAt();
+		try {
+			this.rate.used(permit, jobs.size());
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Queue '{}': could not give back {} unused starts of its rate limit; they free with their "
+					+ "window: {}", this.settings.name(), permit.granted() - jobs.size(), ex.toString());
+		}
+		if (startedAt == null || jobs.isEmpty()) {
+			return jobs;
+		}
+		List<ClaimedJob> stamped = new ArrayList<>(jobs.size());
+		List<Long> ids = new ArrayList<>(jobs.size());
+		for (ClaimedJob job : jobs) {
+			stamped.add(new ClaimedJob(job.id(), job.attempt(), job.job(), startedAt, job.traceContext(), job.snoozes()));
+			ids.add(job.id());
+		}
+		try {
+			this.repository.stampStarted(ids, startedAt);
+		}
+		catch (RuntimeException ex) {
+			// Leased already: the jobs run, with the claim's instant as their recorded start.
+			logger.debug("Queue '{}': could not record the rate limit's start instant of {} jobs: {}",
+					this.settings.name(), ids.size(), ex.toString());
+		}
+		return stamped;
 	}
 
 	/** Starts jobs claimed ahead on free slots, oldest first. */

@@ -55,7 +55,7 @@ public final class CallingThreadRun {
 		RunContext counted = new RunContext(this.context.settings(), this.context.kinds(), this.context.owner(),
 				this.context.jobs(), this.context.scope(), counting(this.context.claims(), claimed),
 				this.context.progress(), this.context.runner().alsoRecordingTo(recorded::add), this.context.metrics(),
-				this.context.workers(), this.context.connections());
+				this.context.workers(), this.context.connections(), this.context.rate());
 		ClaimStrategy strategy = this.strategies.apply(counted);
 		PollSignals signals = new PollSignals(() -> false,
 				new ClaimFailures(this.context.queue(), this.context.metrics(), this.context.connections()));

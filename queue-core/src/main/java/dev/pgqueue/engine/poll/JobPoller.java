@@ -50,6 +50,9 @@ public class JobPoller implements EngineService {
 
 	private final QueueSettings settings;
 
+	/** The queue's rate limit, which says how long claims are held when a grant fell short. */
+	private final RateGate rate;
+
 	private final String[] kinds;
 
 	private final String owner;
@@ -84,6 +87,7 @@ public class JobPoller implements EngineService {
 	public JobPoller(RunContext context, ClaimStrategy strategy, @Nullable Executor sharedExecutor,
 			BooleanSupplier queuePaused) {
 		this.settings = context.settings();
+		this.rate = context.rate();
 		this.kinds = context.kinds();
 		this.owner = context.owner();
 		this.strategy = strategy;
@@ -213,7 +217,10 @@ public class JobPoller implements EngineService {
 				started = System.nanoTime();
 				boolean full = this.strategy.claim(room);
 				if (!full) {
-					this.signals.awaitWakeUp(Backoff.jittered(this.settings.pollInterval()));
+					Duration interval = Backoff.jittered(this.settings.pollInterval());
+					Duration held = this.rate.heldFor();
+					// Held by a rate limit, the poller claims again as soon as a start frees.
+					this.signals.awaitWakeUp(held.isZero() ? interval : shorter(interval, held));
 				}
 			}
 			catch (InterruptedException ex) {

@@ -24,10 +24,11 @@ import dev.pgqueue.metrics.QueueMetrics;
  * @param metrics where to report
  * @param workers threads, shutdown timeout, and whether completed jobs are deleted
  * @param connections the application's pool, whose idle connections are replaced after a lost one
+ * @param rate the queue's rate limit as claims meet it ({@link RateGate#NONE} without one)
  */
 public record RunContext(QueueSettings settings, String[] kinds, String owner, JobRepository jobs, ClaimScope scope,
 		JobClaims claims, ClaimProgress progress, JobRunner runner, QueueMetrics metrics, WorkerSettings workers,
-		PooledConnections connections) {
+		PooledConnections connections, RateGate rate) {
 
 	public RunContext {
 		if (kinds.length == 0) {

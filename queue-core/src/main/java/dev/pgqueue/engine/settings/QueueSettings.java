@@ -50,12 +50,14 @@ import org.jspecify.annotations.Nullable;
  * @param twoPhaseCommit transactional mode: whether each job's transaction is prepared
  * ({@code PREPARE TRANSACTION}) before the listener's external step runs, and committed after it;
  * needs a batch size of 1, since a prepared transaction covers the whole batch
+ * @param rateLimit at most so many of the queue's jobs start in any window of one period, across every
+ * instance; {@code null} for none
  */
 public record QueueSettings(String name, QueueMode mode, int concurrency, int batchSize, int maxBatchSize,
 		Duration pollInterval,
 		Duration leaseDuration, int maxAttempts, RetryPolicy retry, List<Class<? extends Throwable>> nonRetryable,
 		boolean claimAhead, Duration runAtJitter, QueueAssignment assignment, int buckets, @Nullable Duration sla,
-		ConcurrencyLimits limits, @Nullable Duration timeout, boolean twoPhaseCommit) {
+		ConcurrencyLimits limits, @Nullable Duration timeout, boolean twoPhaseCommit, @Nullable RateLimit rateLimit) {
 
 	public static final int DEFAULT_CONCURRENCY = 4;
 
@@ -136,6 +138,10 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 					+ "together", "Leave " + key + "batch-size out (it defaults to 1 for queues with two-phase-commit) "
 							+ "or set it to 1.");
 		}
+		if (rateLimit != null) {
+			// Checked again against this queue's poll interval, naming its keys.
+			RateLimit.of(name, rateLimit.starts(), rateLimit.period(), pollInterval);
+		}
 		nonRetryable = List.copyOf(nonRetryable);
 	}
 
@@ -144,7 +150,7 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 		return new QueueSettings(name, DEFAULT_MODE, DEFAULT_CONCURRENCY, DEFAULT_BATCH_SIZE, DEFAULT_MAX_BATCH_SIZE,
 				DEFAULT_POLL_INTERVAL,
 				DEFAULT_LEASE_DURATION, DEFAULT_MAX_ATTEMPTS, RetryPolicy.DEFAULT, List.of(), DEFAULT_CLAIM_AHEAD,
-				DEFAULT_RUN_AT_JITTER, DEFAULT_ASSIGNMENT, DEFAULT_BUCKETS, null, ConcurrencyLimits.NONE, null, false);
+				DEFAULT_RUN_AT_JITTER, DEFAULT_ASSIGNMENT, DEFAULT_BUCKETS, null, ConcurrencyLimits.NONE, null, false, null);
 	}
 
 	/**
@@ -166,32 +172,32 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 	public QueueSettings withName(String name) {
 		return new QueueSettings(name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit);
 	}
 
 	public QueueSettings withMode(QueueMode mode) {
 		return new QueueSettings(this.name, mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit);
 	}
 
 	public QueueSettings withConcurrency(int concurrency) {
 		return new QueueSettings(this.name, this.mode, concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit);
 	}
 
 	public QueueSettings withBatchSize(int batchSize) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, batchSize, Math.max(batchSize, this.maxBatchSize), this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit);
 	}
 
 	/** Transactional mode: the most jobs a batch grows to; {@link #batchSize()} for a fixed size. */
 	public QueueSettings withMaxBatchSize(int maxBatchSize) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
-				this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
+				this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit);
 	}
 
 	/**
@@ -207,79 +213,85 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 	public QueueSettings withPollInterval(Duration pollInterval) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit);
 	}
 
 	public QueueSettings withLeaseDuration(Duration leaseDuration) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit);
 	}
 
 	public QueueSettings withMaxAttempts(int maxAttempts) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit);
 	}
 
 	public QueueSettings withRetry(RetryPolicy retry) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, retry, this.nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit);
 	}
 
 	public QueueSettings withNonRetryable(List<Class<? extends Throwable>> nonRetryable) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit);
 	}
 
 	public QueueSettings withClaimAhead(boolean claimAhead) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit);
 	}
 
 	public QueueSettings withRunAtJitter(Duration runAtJitter) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, runAtJitter,
-				this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
+				this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit);
 	}
 
 	public QueueSettings withAssignment(QueueAssignment assignment) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
-				assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
+				assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit);
 	}
 
 	public QueueSettings withBuckets(int buckets) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
-				this.assignment, buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit);
+				this.assignment, buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit);
 	}
 
 	public QueueSettings withSla(@Nullable Duration sla) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
-				this.assignment, this.buckets, sla, this.limits, this.timeout, this.twoPhaseCommit);
+				this.assignment, this.buckets, sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit);
 	}
 
 	public QueueSettings withLimits(ConcurrencyLimits limits) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
-				this.assignment, this.buckets, this.sla, limits, this.timeout, this.twoPhaseCommit);
+				this.assignment, this.buckets, this.sla, limits, this.timeout, this.twoPhaseCommit, this.rateLimit);
 	}
 
 	public QueueSettings withTimeout(@Nullable Duration timeout) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
-				this.assignment, this.buckets, this.sla, this.limits, timeout, this.twoPhaseCommit);
+				this.assignment, this.buckets, this.sla, this.limits, timeout, this.twoPhaseCommit, this.rateLimit);
 	}
 
 	public QueueSettings withTwoPhaseCommit(boolean twoPhaseCommit) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
-				this.assignment, this.buckets, this.sla, this.limits, this.timeout, twoPhaseCommit);
+				this.assignment, this.buckets, this.sla, this.limits, this.timeout, twoPhaseCommit, this.rateLimit);
+	}
+
+	public QueueSettings withRateLimit(@Nullable RateLimit rateLimit) {
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
+				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
+				this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, rateLimit);
 	}
 
 }

@@ -292,11 +292,39 @@ public class JobRepository {
 
 	/** Completes jobs claimed with {@link #claimLocked} in the same transaction, or deletes them. */
 	public int completeLocked(Collection<Long> ids, boolean delete) {
+		return completeLocked(ids, delete, null);
+	}
+
+	/**
+	 * Completes jobs claimed with {@link #claimLocked} in the same transaction, or deletes them,
+	 * recording {@code startedAt} as their start (the transaction's start when null).
+	 */
+	public int completeLocked(Collection<Long> ids, boolean delete, @Nullable Instant startedAt) {
 		if (ids.isEmpty()) {
 			return 0;
 		}
-		String sql = delete ? this.sql.deleteLocked : this.sql.completeLocked;
-		return updateWithIds(sql, ids);
+		if (delete) {
+			return updateWithIds(this.sql.deleteLocked, ids);
+		}
+		return this.jdbc.update((Connection con) -> {
+			PreparedStatement ps = con.prepareStatement(this.sql.completeLocked);
+			ps.setObject(1, (startedAt != null) ? startedAt.atOffset(ZoneOffset.UTC) : null);
+			ps.setArray(2, idArray(con, ids));
+			return ps;
+		});
+	}
+
+	/** Records {@code startedAt} as the start of leased jobs this claim just took (see {@code RateGate}). */
+	public void stampStarted(Collection<Long> ids, Instant startedAt) {
+		if (ids.isEmpty()) {
+			return;
+		}
+		this.jdbc.update((Connection con) -> {
+			PreparedStatement ps = con.prepareStatement(this.sql.stampStarted);
+			ps.setObject(1, startedAt.atOffset(ZoneOffset.UTC));
+			ps.setArray(2, idArray(con, ids));
+			return ps;
+		});
 	}
 
 	/**
@@ -306,13 +334,23 @@ public class JobRepository {
 	 * none has one, which costs nothing more than a completion without
 	 */
 	public int completeLocked(List<Long> ids, @Nullable List<@Nullable String> outputs, boolean delete) {
+		return completeLocked(ids, outputs, delete, null);
+	}
+
+	/**
+	 * As {@link #completeLocked(List, List, boolean)}, recording {@code startedAt} as the jobs' start
+	 * (the transaction's start when null).
+	 */
+	public int completeLocked(List<Long> ids, @Nullable List<@Nullable String> outputs, boolean delete,
+			@Nullable Instant startedAt) {
 		if (outputs == null || delete || ids.isEmpty()) {
-			return completeLocked(ids, delete);
+			return completeLocked(ids, delete, startedAt);
 		}
 		return this.jdbc.update((Connection con) -> {
 			PreparedStatement ps = con.prepareStatement(this.sql.completeLockedWithOutput);
-			ps.setArray(1, idArray(con, ids));
-			ps.setArray(2, con.createArrayOf("text", outputs.toArray(new String[0])));
+			ps.setObject(1, (startedAt != null) ? startedAt.atOffset(ZoneOffset.UTC) : null);
+			ps.setArray(2, idArray(con, ids));
+			ps.setArray(3, con.createArrayOf("text", outputs.toArray(new String[0])));
 			return ps;
 		});
 	}

@@ -190,6 +190,9 @@ public final class JobStatements {
 	 */
 	public final String completeLockedWithOutput;
 
+	/** Leased jobs just claimed under a rate limit's grant: their start is the grant's instant. */
+	public final String stampStarted;
+
 	/** Deletes jobs locked by {@link #claimLocked} as they complete. Parameter: array of ids. */
 	public final String deleteLocked;
 
@@ -336,14 +339,16 @@ public final class JobStatements {
 		this.claimLeasedById = leasing.formatted(claimableById.formatted("id", this.table), this.table,
 				CLAIMED_COLUMNS_OF_J);
 		this.completeLocked = """
-				UPDATE %s SET state = 'completed', attempt = attempt + 1, started_at = now(),
+				UPDATE %s SET state = 'completed', attempt = attempt + 1, started_at = coalesce(?, now()),
 				       finished_at = clock_timestamp(), last_error = NULL
 				WHERE id = ANY(?)""".formatted(this.table);
 		this.completeLockedWithOutput = """
-				UPDATE %s j SET state = 'completed', attempt = j.attempt + 1, started_at = now(),
+				UPDATE %s j SET state = 'completed', attempt = j.attempt + 1, started_at = coalesce(?, now()),
 				       finished_at = clock_timestamp(), last_error = NULL, output = d.output::jsonb
 				FROM unnest(?::bigint[], ?::text[]) AS d(id, output)
 				WHERE j.id = d.id""".formatted(this.table);
+		this.stampStarted = """
+				UPDATE %s SET started_at = ? WHERE id = ANY(?) AND state = 'running'""".formatted(this.table);
 		this.deleteLocked = """
 				DELETE FROM %s WHERE id = ANY(?)""".formatted(this.table);
 		this.recordLockedFailure = """

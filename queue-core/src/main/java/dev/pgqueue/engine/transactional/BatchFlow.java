@@ -1,6 +1,7 @@
 package dev.pgqueue.engine.transactional;
 
 import java.sql.SQLException;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -10,6 +11,8 @@ import java.util.function.Supplier;
 
 import dev.pgqueue.JobOutcome;
 import dev.pgqueue.engine.job.ClaimedJob;
+import dev.pgqueue.engine.poll.RateGate;
+import dev.pgqueue.engine.poll.RateGate.Permit;
 import dev.pgqueue.engine.poll.RunContext;
 import dev.pgqueue.engine.run.Attempt;
 import dev.pgqueue.engine.run.JobRunner;
@@ -17,6 +20,8 @@ import dev.pgqueue.engine.run.Outcome;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.sql.JobRepository;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import org.springframework.transaction.TransactionStatus;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -31,6 +36,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  */
 public abstract class BatchFlow implements BatchRun {
 
+	private static final Logger logger = LoggerFactory.getLogger(BatchFlow.class);
+
+
 	private final RunContext context;
 
 	private final TransactionTemplate transactions;
@@ -41,6 +49,9 @@ public abstract class BatchFlow implements BatchRun {
 	 */
 	private final Set<Long> held = ConcurrentHashMap.newKeySet();
 
+	/** The start instant of the batch running on this thread, when a rate limit granted it; else null. */
+	private final ThreadLocal<@Nullable Instant> startedAt = new ThreadLocal<>();
+
 	protected BatchFlow(RunContext context, TransactionTemplate transactions) {
 		this.context = context;
 		this.transactions = transactions;
@@ -48,12 +59,21 @@ public abstract class BatchFlow implements BatchRun {
 
 	@Override
 	public final int run(ClaimHandOff handOff, BatchStop stop, int batchSize) {
+		// Reserved before the batch's transaction, in one of its own: the window's row is never held
+		// while a batch runs.
+		RateGate rate = this.context.rate();
+		Permit permit = rate.reserve(batchSize);
+		if (permit.granted() == 0) {
+			handOff.claimed(0);
+			return 0;
+		}
 		int[] claimed = { 0 };
 		List<Long> holding = new ArrayList<>();
 		List<Attempt> standing;
+		this.startedAt.set(permit.startedAt());
 		try {
 			standing = this.transactions.execute((status) -> inTransaction(() -> {
-				List<ClaimedJob> jobs = claim(batchSize);
+				List<ClaimedJob> jobs = stamped(claim(permit.granted()), permit);
 				for (int i = 0; i < jobs.size(); i++) {
 					holding.add(jobs.get(i).id());
 				}
@@ -66,6 +86,8 @@ public abstract class BatchFlow implements BatchRun {
 		finally {
 			// Committed or rolled back: the row locks are gone.
 			this.held.removeAll(holding);
+			this.startedAt.remove();
+			giveBackUnused(rate, permit, claimed[0]);
 		}
 		// Counted and logged once committed, and only the attempts whose outcome stands: a neighbour
 		// undone by a careful run and run again is one job finished, not two.
@@ -73,6 +95,36 @@ public abstract class BatchFlow implements BatchRun {
 			standing.forEach(this.context.runner()::record);
 		}
 		return claimed[0];
+	}
+
+	/**
+	 * Jobs claimed under a rate limit's grant start at the grant's instant, which their attempts record
+	 * (the window counted them there); without a limit, they are returned as they are.
+	 */
+	private static List<ClaimedJob> stamped(List<ClaimedJob> jobs, Permit permit) {
+		Instant startedAt = permit.startedAt();
+		if (startedAt == null || jobs.isEmpty()) {
+			return jobs;
+		}
+		List<ClaimedJob> stamped = new ArrayList<>(jobs.size());
+		for (ClaimedJob job : jobs) {
+			stamped.add(new ClaimedJob(job.id(), job.attempt(), job.job(), startedAt, job.traceContext(), job.snoozes()));
+		}
+		return stamped;
+	}
+
+	/**
+	 * Gives back the starts a claim was granted and did not use. A batch that claimed and then failed
+	 * keeps its starts: its listeners may have done work outside the database.
+	 */
+	private static void giveBackUnused(RateGate rate, Permit permit, int claimed) {
+		try {
+			rate.used(permit, claimed);
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Could not give back {} unused starts of a rate limit; they free with their window: {}",
+					permit.granted() - claimed, ex.toString());
+		}
 	}
 
 	/**
@@ -136,7 +188,7 @@ public abstract class BatchFlow implements BatchRun {
 				outputs.set(i, output);
 			}
 		}
-		jobs().completeLocked(ids, outputs, this.context.workers().deleteCompleted());
+		jobs().completeLocked(ids, outputs, this.context.workers().deleteCompleted(), this.startedAt.get());
 	}
 
 	/**

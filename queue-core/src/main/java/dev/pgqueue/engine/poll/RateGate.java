@@ -1,0 +1,154 @@
+package dev.pgqueue.engine.poll;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+import dev.pgqueue.engine.settings.RateLimit;
+import dev.pgqueue.engine.sql.RateRepository;
+import dev.pgqueue.engine.sql.RateRepository.Grant;
+import dev.pgqueue.metrics.QueueMetrics;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A queue's rate limit as its claims meet it: before each claim, the claimer reserves as many starts
+ * as it wants to claim jobs; it claims at most the starts granted, and gives back those it did not
+ * use. The database holds the window ({@link RateRepository}), so the limit holds across every
+ * instance.
+ *
+ * <p>A job that cannot start yet is never claimed, so it stays first in line, and is never written.
+ * When a grant falls short, the database also says when the next start frees; the poller sleeps
+ * until then (or its poll interval, if that comes first) rather than backing off by a guess, so a
+ * backlog starts at the limit's pace. The grant's instant, read from the database's clock, is the
+ * start instant recorded for the jobs that use it.
+ *
+ * <p>One per queue and poller; claims of several batches may use it at once.
+ */
+public final class RateGate {
+
+	/** The gate of a queue without a rate limit: grants everything, costs nothing. */
+	public static final RateGate NONE = new RateGate(null, null, "", null);
+
+	private final @Nullable RateLimit limit;
+
+	private final @Nullable RateRepository repository;
+
+	private final String name;
+
+	private final @Nullable QueueMetrics metrics;
+
+	private final String queue;
+
+	/** {@link System#nanoTime()} until which claims are held, or 0 when they are not. */
+	private volatile long heldUntil;
+
+	/** When the current hold began, for the time-held meter; 0 while not held. */
+	private volatile long heldSince;
+
+	private RateGate(@Nullable RateLimit limit, @Nullable RateRepository repository, String queue,
+			@Nullable QueueMetrics metrics) {
+		this.limit = limit;
+		this.repository = repository;
+		this.queue = queue;
+		this.name = "queue:" + queue;
+		this.metrics = metrics;
+	}
+
+	/** The gate of a queue's rate limit, or {@link #NONE} for a queue without one. */
+	public static RateGate of(String queue, @Nullable RateLimit limit, RateRepository repository, QueueMetrics metrics) {
+		return (limit != null) ? new RateGate(limit, repository, queue, metrics) : NONE;
+	}
+
+	/** Whether the queue has a rate limit. */
+	public boolean isLimited() {
+		return this.limit != null;
+	}
+
+	/** The limit, or {@code null}. */
+	public @Nullable RateLimit limit() {
+		return this.limit;
+	}
+
+	/**
+	 * Reserves up to {@code wanted} starts; the claim that follows takes at most the number granted.
+	 * Without a limit, grants all at once without asking the database.
+	 */
+	public Permit reserve(int wanted) {
+		RateLimit rate = this.limit;
+		RateRepository windows = this.repository;
+		if (rate == null || windows == null || wanted <= 0) {
+			return new Permit(wanted, null);
+		}
+		Grant grant = windows.reserve(this.name, rate.starts(), rate.periodMicros(), wanted);
+		Long freeIn = grant.freeInMicros();
+		if (grant.granted() < wanted && freeIn != null) {
+			long now = System.nanoTime();
+			this.heldUntil = now + TimeUnit.MICROSECONDS.toNanos(Math.max(0, freeIn));
+			if (this.heldSince == 0) {
+				this.heldSince = now;
+			}
+			if (this.metrics != null) {
+				this.metrics.rateLimitRefused(this.queue, wanted - grant.granted());
+			}
+		}
+		else {
+			endHold();
+		}
+		return new Permit(grant.granted(), grant);
+	}
+
+	/**
+	 * The claim under {@code permit} took {@code used} jobs: gives back the rest. A claim that took
+	 * fewer than it was granted found no more jobs due, so claims are no longer held.
+	 */
+	public void used(Permit permit, int used) {
+		Grant grant = permit.grant();
+		RateRepository windows = this.repository;
+		if (grant == null || windows == null) {
+			return;
+		}
+		int unused = permit.granted() - used;
+		if (unused > 0) {
+			windows.giveBack(this.name, grant, unused);
+			endHold();
+		}
+	}
+
+	/**
+	 * How long claims are held still: until the next start frees, after a grant that fell short while
+	 * jobs waited; zero when they are not held.
+	 */
+	public Duration heldFor() {
+		long until = this.heldUntil;
+		if (until == 0) {
+			return Duration.ZERO;
+		}
+		long left = until - System.nanoTime();
+		return (left > 0) ? Duration.ofNanos(left) : Duration.ZERO;
+	}
+
+	private void endHold() {
+		long since = this.heldSince;
+		this.heldUntil = 0;
+		if (since != 0) {
+			this.heldSince = 0;
+			if (this.metrics != null) {
+				this.metrics.rateLimitHeld(this.queue, System.nanoTime() - since);
+			}
+		}
+	}
+
+	/**
+	 * What a claim may take.
+	 * @param granted how many jobs the claim may start
+	 * @param grant the database's grant, or {@code null} without a limit
+	 */
+	public record Permit(int granted, @Nullable Grant grant) {
+
+		/** The start instant of the jobs claimed under this permit, or {@code null} without a limit. */
+		public java.time.@Nullable Instant startedAt() {
+			return (this.grant != null) ? this.grant.grantedAt() : null;
+		}
+
+	}
+
+}
