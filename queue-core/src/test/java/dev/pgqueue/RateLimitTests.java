@@ -14,7 +14,9 @@ import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.settings.RateLimit;
 import dev.pgqueue.engine.sql.RateRepository;
 import dev.pgqueue.engine.sql.RateRepository.Grant;
+import dev.pgqueue.metrics.MicrometerQueueMetrics;
 import dev.pgqueue.schema.SchemaName;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -99,6 +101,9 @@ class RateLimitTests {
 		int total = sorted.stream().mapToInt(Grant::granted).sum();
 		double seconds = Duration.between(sorted.get(0).grantedAt(), sorted.get(sorted.size() - 1).grantedAt())
 			.toNanos() / 1e9;
+		System.out.printf(Locale.ROOT, "rate window, 4 threads, limit %d per second: %d granted in %.2f s, most in "
+				+ "one window %d, %.1f a second after the first window%n", limit, total, seconds, most,
+				(total - limit) / seconds);
 		assertThat(most).as("most starts granted in any window of one period").isLessThanOrEqualTo(limit);
 		// The first window's 50 come at once; after that 50 per 51 sub-windows, 49 a second.
 		assertThat((total - limit) / seconds).as("starts per second after the first window's (%s in %.2f s)", total,
@@ -127,6 +132,8 @@ class RateLimitTests {
 	void aQueueStartsNoMoreThanItsLimitInAnyWindowAcrossInstancesAndKeepsPace(QueueMode mode) {
 		String queue = "metered";
 		this.fixture = QueueFixture.create("rate_" + mode.name().toLowerCase(Locale.ROOT));
+		SimpleMeterRegistry registry = new SimpleMeterRegistry();
+		this.fixture.metrics(new MicrometerQueueMetrics(registry, List.of(queue)));
 		this.fixture.configure(QueueSettings.defaults(queue)
 			.withMode(mode)
 			.withConcurrency(4)
@@ -154,9 +161,15 @@ class RateLimitTests {
 			.isLessThanOrEqualTo(20);
 		Double span = jdbc.queryForObject("SELECT extract(epoch FROM max(started_at) - min(started_at)) FROM " + table,
 				Double.class);
+		System.out.printf(Locale.ROOT, "rate limit 20 per second, %s, 3 pollers: most in one window %d, 100 jobs "
+				+ "started over %.2f s%n", mode, most, span);
 		// 20 start at once, then 80 at 20 a second less a fifty-first: four windows and a bit.
 		assertThat(span).as("seconds from the first start to the last").isGreaterThanOrEqualTo(4.0)
 			.isLessThan(100 / (0.8 * 20));
+		assertThat(registry.get("pgqueue.rate.refused").tag("queue", queue).counter().count())
+			.as("starts the window refused").isPositive();
+		assertThat(registry.get("pgqueue.rate.held").tag("queue", queue).timer().count()).as("stretches held")
+			.isPositive();
 	}
 
 	@Test

@@ -14,6 +14,8 @@ import dev.pgqueue.engine.maintenance.StatsReader;
 import dev.pgqueue.engine.maintenance.TransactionHorizon;
 import dev.pgqueue.engine.poll.ClaimProgress;
 import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.poll.RateGate;
+import dev.pgqueue.engine.settings.RateLimit;
 import dev.pgqueue.engine.sql.MaintenanceRepository.LockWaits;
 import dev.pgqueue.engine.twophase.InDoubtResolver;
 import dev.pgqueue.metrics.OldestTransaction;
@@ -36,8 +38,10 @@ import org.springframework.boot.health.contributor.Status;
  * that use two-phase commit, this schema's prepared transactions: how many, the age of the oldest,
  * and how many are in doubt; whether the jobs table gets vacuumed ({@code vacuum}: autovacuum
  * for the server and for the table, dead and live rows, the last vacuum, the verdict and what to do);
- * and the queues that have waiting jobs and no live poller on any instance ({@code unpolledQueues},
- * with their depth, scheduled jobs and the age of their oldest due job).
+ * the queues that have waiting jobs and no live poller on any instance ({@code unpolledQueues},
+ * with their depth, scheduled jobs and the age of their oldest due job); and a queue's rate limit, with
+ * how long this instance's claims have been held by it, naming it once it has held jobs back for two
+ * periods and at least a minute ({@code rateLimit}).
  *
  * <p>{@code DOWN} when a queue that has listeners here is not being polled; else {@link #DEGRADED}
  * while a queue's jobs miss its SLA; else {@code UP}. A paused queue changes no status: it was
@@ -85,6 +89,10 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 				details.put("buckets", buckets.buckets().length);
 				details.put("bucketsOfQueue", poller.settings().buckets());
 				details.put("leadsCoordinator", buckets.coordinator().leadingGeneration() > 0);
+			}
+			RateLimit rateLimit = poller.settings().rateLimit();
+			if (rateLimit != null) {
+				details.put("rateLimit", rateLimitDetails(queue, rateLimit, poller.rate()));
 			}
 			ClaimProgress progress = this.maintenance.signals().get(queue);
 			if (progress != null) {
@@ -185,6 +193,26 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 			}
 			one.put("listenedHere", this.engine.handlers().queueOf(schedule.kind()) != null);
 			details.put(schedule.name(), one);
+		}
+		return details;
+	}
+
+	/**
+	 * A queue's rate limit: how long this instance's claims have been held by it without a break, and,
+	 * past two periods (at least a minute), a warning that jobs arrive faster than it lets them start.
+	 */
+	private static Map<String, Object> rateLimitDetails(String queue, RateLimit limit, RateGate gate) {
+		Map<String, Object> details = new LinkedHashMap<>();
+		details.put("starts", limit.starts());
+		details.put("period", limit.period().toString());
+		Duration held = gate.heldStretch();
+		details.put("heldFor", held.toString());
+		boolean holdingBack = held.compareTo(gate.holdingBackAfter()) >= 0;
+		details.put("holdingBack", holdingBack);
+		if (holdingBack) {
+			details.put("warning", "the rate limit of queue '" + queue + "' (" + limit + ") has held its jobs back for "
+					+ held.toSeconds() + " s: they arrive faster than it lets them start; raise pgqueue.queues." + queue
+					+ ".rate-limit.starts if the system it protects allows, or expect the backlog to grow");
 		}
 		return details;
 	}

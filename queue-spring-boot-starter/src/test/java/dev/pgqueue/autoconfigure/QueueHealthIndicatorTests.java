@@ -127,6 +127,31 @@ class QueueHealthIndicatorTests {
 	}
 
 	@Test
+	@SuppressWarnings("unchecked")
+	void showsHowLongTheQueuesRateLimitHasHeldItsClaims() {
+		this.contextRunner
+			.withPropertyValues("pgqueue.queues.billing.rate-limit.starts=2", "pgqueue.queues.billing.rate-limit.period=1m")
+			.run((context) -> {
+				HealthIndicator indicator = context.getBean("pgqueueHealthIndicator", HealthIndicator.class);
+				Map<String, Object> idle = (Map<String, Object>) queueDetails(indicator.health(true), "billing")
+					.get("rateLimit");
+				assertThat(idle).containsEntry("starts", 2).containsEntry("period", "PT1M")
+					.containsEntry("heldFor", "PT0S").containsEntry("holdingBack", false);
+				for (int i = 0; i < 5; i++) {
+					context.getBean(JobClient.class).enqueue(JobRequest.of("invoice.send", "metered " + i).queue("billing"));
+				}
+				// Two start; the third waits for the window, and the claims are held from then on.
+				await().atMost(TIMEOUT).untilAsserted(() -> {
+					Map<String, Object> held = (Map<String, Object>) queueDetails(indicator.health(true), "billing")
+						.get("rateLimit");
+					assertThat((String) held.get("heldFor")).isNotEqualTo("PT0S");
+					assertThat(held).containsEntry("holdingBack", false).doesNotContainKey("warning");
+					assertThat(queueDetails(indicator.health(true), "billing")).containsEntry("depth", 3L);
+				});
+			});
+	}
+
+	@Test
 	void isDegradedWhileJobsAreClaimedLaterThanTheQueuesSla() {
 		this.contextRunner.withPropertyValues("pgqueue.queues.billing.sla=1m").run((context) -> {
 			HealthIndicator indicator = context.getBean("pgqueueHealthIndicator", HealthIndicator.class);

@@ -190,6 +190,11 @@ public class JobPoller implements EngineService {
 		}).start();
 	}
 
+	/** The queue's rate limit as this poller's claims meet it ({@link RateGate#NONE} without one). */
+	public RateGate rate() {
+		return this.rate;
+	}
+
 	@Override
 	public boolean isRunning() {
 		return this.running;

@@ -126,6 +126,25 @@ public final class RateGate {
 		return (left > 0) ? Duration.ofNanos(left) : Duration.ZERO;
 	}
 
+	/**
+	 * How long the queue's claims have been held by the limit without a break: since the first grant
+	 * that fell short, until a claim gets all it asks for or finds no more jobs due; zero when not held.
+	 */
+	public Duration heldStretch() {
+		long since = this.heldSince;
+		return (since == 0) ? Duration.ZERO : Duration.ofNanos(System.nanoTime() - since);
+	}
+
+	/**
+	 * A stretch of holding this long says jobs arrive faster than the limit lets them start: two
+	 * periods, and at least a minute.
+	 */
+	public Duration holdingBackAfter() {
+		RateLimit rate = this.limit;
+		Duration twoPeriods = (rate != null) ? rate.period().multipliedBy(2) : Duration.ZERO;
+		return (twoPeriods.compareTo(Duration.ofMinutes(1)) > 0) ? twoPeriods : Duration.ofMinutes(1);
+	}
+
 	private void endHold() {
 		long since = this.heldSince;
 		this.heldUntil = 0;
