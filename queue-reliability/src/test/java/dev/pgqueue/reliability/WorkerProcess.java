@@ -37,6 +37,7 @@ import dev.pgqueue.engine.settings.EngineSettings;
 import dev.pgqueue.engine.settings.MaintenanceSettings;
 import dev.pgqueue.engine.settings.QueueCatalog;
 import dev.pgqueue.engine.settings.QueueSettings;
+import dev.pgqueue.engine.settings.RateLimit;
 import dev.pgqueue.engine.settings.ScheduleSettings;
 import dev.pgqueue.engine.settings.TwoPhaseSettings;
 import dev.pgqueue.engine.settings.WorkerSettings;
@@ -204,6 +205,8 @@ public final class WorkerProcess {
 			.withAssignment(options.assignment)
 			.withBuckets(options.buckets)
 			.withLimits(ConcurrencyLimits.of(QUEUE, options.perKey, options.ordered, options.maxRunning))
+			.withRateLimit((options.rateStarts > 0)
+					? RateLimit.of(QUEUE, options.rateStarts, options.ratePeriod, Duration.ofMillis(200)) : null)
 			.withTwoPhaseCommit(external != null);
 		if (options.kindMaxRunning > 0) {
 			handlers.override(KIND, options.kindMaxRunning, null);
@@ -564,6 +567,11 @@ public final class WorkerProcess {
 
 		int kindMaxRunning;
 
+		/** The queue's rate limit: most starts per {@link #ratePeriod}; 0 for none. */
+		int rateStarts;
+
+		Duration ratePeriod = Duration.ofSeconds(1);
+
 		/** The external system's database; when set, the queue uses two-phase commit. */
 		String externalUrl;
 
@@ -622,6 +630,8 @@ public final class WorkerProcess {
 					case "ordered" -> options.ordered = Boolean.parseBoolean(value);
 					case "max-running" -> options.maxRunning = Integer.parseInt(value);
 					case "kind-max-running" -> options.kindMaxRunning = Integer.parseInt(value);
+					case "rate-starts" -> options.rateStarts = Integer.parseInt(value);
+					case "rate-period-ms" -> options.ratePeriod = Duration.ofMillis(Long.parseLong(value));
 					case "external-url" -> options.externalUrl = value;
 					case "in-doubt-ms" -> options.inDoubtAfter = Duration.ofMillis(Long.parseLong(value));
 					case "pause-notifications" -> options.pauseNotifications = Boolean.parseBoolean(value);
