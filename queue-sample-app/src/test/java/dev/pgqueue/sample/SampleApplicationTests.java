@@ -163,7 +163,24 @@ class SampleApplicationTests {
 			.jsonPath("$.components.pgqueue.details.queues.mail.mode")
 			.isEqualTo("transactional")
 			.jsonPath("$.components.pgqueue.details.queues.reports.mode")
-			.isEqualTo("leased");
+			.isEqualTo("leased")
+			.jsonPath("$.components.pgqueue.details.queues.reports.rateLimit.starts")
+			.isEqualTo(30);
+	}
+
+	@Test
+	void theDashboardShowsTheReportQueuesRateLimitInUse() {
+		Account account = signUp("katherine@example.com", "Katherine");
+		this.client.post()
+			.uri("/reports")
+			.contentType(MediaType.APPLICATION_JSON)
+			.body(Map.of("accountId", account.id()))
+			.exchange()
+			.expectStatus()
+			.isAccepted();
+		// The report's start was granted by the window, which the dashboard reads back.
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(get("/pgqueue", String.class))
+			.containsPattern("rate limit: <span class=\"rate\">[1-9][0-9]* of 30</span> started in the last 1m"));
 	}
 
 	private Account signUp(String email, String name) {

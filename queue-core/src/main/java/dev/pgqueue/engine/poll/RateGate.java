@@ -127,6 +127,15 @@ public final class RateGate {
 	}
 
 	/**
+	 * The starts granted in the last period, by every instance, read from the database; 0 without a
+	 * limit.
+	 */
+	public int used() {
+		RateRepository windows = this.repository;
+		return (windows != null && this.limit != null) ? windows.used(this.name) : 0;
+	}
+
+	/**
 	 * How long the queue's claims have been held by the limit without a break: since the first grant
 	 * that fell short, until a claim gets all it asks for or finds no more jobs due; zero when not held.
 	 */

@@ -32,8 +32,19 @@ public class RateRepository {
 
 	private final String giveBack;
 
+	private final String used;
+
 	public RateRepository(JdbcTemplate jdbc, SchemaName schema) {
 		this.jdbc = jdbc;
+		// The ring's slot i holds the sub-window that is congruent to i - 1 modulo 51 and no later than
+		// the head; it counts while it is one of the last 51 sub-windows by the clock now.
+		this.used = """
+				SELECT coalesce(sum(c.n), 0) FROM %s w
+				CROSS JOIN LATERAL unnest(w.counts) WITH ORDINALITY AS c(n, i)
+				WHERE w.name = ?
+				  AND w.head - (((w.head - (c.i - 1)) %% 51) + 51) %% 51
+				      > floor(extract(epoch FROM clock_timestamp()) * 1000000)::bigint
+				        / greatest(w.period_us / 50, 1) - 51""".formatted(schema.qualify("pgqueue_rate_windows"));
 		this.reserve = "SELECT set_config('synchronous_commit', 'off', true), r.granted, r.granted_at, "
 				+ "(extract(epoch FROM r.free_at - r.granted_at) * 1000000)::bigint AS free_in_us FROM "
 				+ schema.qualify("pgqueue_rate_reserve") + "(?, ?, ?, ?) r";
@@ -82,6 +93,12 @@ public class RateRepository {
 				return null;
 			}
 		});
+	}
+
+	/** The starts granted in the last period of the limit named {@code name}, by the database's clock now. */
+	public int used(String name) {
+		Integer used = this.jdbc.queryForObject(this.used, Integer.class, name);
+		return (used != null) ? used : 0;
 	}
 
 	/** Runs one statement as a transaction of its own, committed before the connection goes back. */

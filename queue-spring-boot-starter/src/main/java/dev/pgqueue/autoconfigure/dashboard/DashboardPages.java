@@ -19,6 +19,7 @@ import dev.pgqueue.JobProgress;
 import dev.pgqueue.JobQuery;
 import dev.pgqueue.JobState;
 import dev.pgqueue.ScheduleDetails;
+import dev.pgqueue.autoconfigure.dashboard.QueueSummary.RateUse;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.web.util.HtmlUtils;
@@ -358,7 +359,14 @@ final class DashboardPages {
 		if (queue.mode() == null) {
 			return "not polled";
 		}
-		return queue.mode() + ", " + queue.busyWorkers() + " of " + queue.concurrency() + " workers busy";
+		String here = queue.mode() + ", " + queue.busyWorkers() + " of " + queue.concurrency() + " workers busy";
+		RateUse rate = queue.rate();
+		if (rate == null) {
+			return here;
+		}
+		return here + "; rate limit: <span class=\"rate\">" + rate.used() + " of " + rate.limit().starts() + "</span> started in the last "
+				+ period(rate.limit().period())
+				+ (rate.heldFor().isZero() ? "" : ", claims held for " + age(rate.heldFor()));
 	}
 
 	private static void term(StringBuilder html, String term, String definition) {
@@ -376,6 +384,15 @@ final class DashboardPages {
 
 	static String time(@Nullable Instant instant) {
 		return (instant != null) ? TIME.format(instant) : "–";
+	}
+
+	/** A limit's period as it would be written in application.yml: 500ms, 1s, 90s, 1m. */
+	static String period(Duration period) {
+		if (period.toSeconds() < 1 || period.toMillis() % 1000 != 0) {
+			return period.toMillis() + "ms";
+		}
+		long seconds = period.toSeconds();
+		return (seconds % 60 == 0) ? (seconds / 60) + "m" : seconds + "s";
 	}
 
 	static String age(Duration age) {

@@ -14,7 +14,9 @@ import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobState;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.maintenance.StatsReader;
+import dev.pgqueue.autoconfigure.dashboard.QueueSummary.RateUse;
 import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.settings.RateLimit;
 import dev.pgqueue.metrics.QueueStats;
 import org.jspecify.annotations.Nullable;
 
@@ -90,7 +92,7 @@ final class QueueSummaries {
 					rowsDeleted ? null : counted.finished().getOrDefault(queue, 0L), paused.contains(queue),
 					(poller != null) ? poller.settings().mode().name().toLowerCase(Locale.ROOT) : null,
 					(poller != null) ? poller.busySlots() : null,
-					(poller != null) ? poller.settings().concurrency() : null));
+					(poller != null) ? poller.settings().concurrency() : null, rateUse(poller)));
 		}
 		return summaries;
 	}
@@ -109,6 +111,15 @@ final class QueueSummaries {
 		this.lastCounted = counted;
 		this.lastCountedAt = now;
 		return counted;
+	}
+
+	/** The queue's rate limit and its use, when it has one and this application polls it. */
+	private static @Nullable RateUse rateUse(@Nullable JobPoller poller) {
+		RateLimit limit = (poller != null) ? poller.settings().rateLimit() : null;
+		if (poller == null || limit == null) {
+			return null;
+		}
+		return new RateUse(poller.rate().used(), limit, poller.rate().heldStretch());
 	}
 
 	private static long count(Map<JobState, Long> states, JobState state) {

@@ -2,6 +2,7 @@ package dev.pgqueue.autoconfigure.dashboard;
 
 import java.time.Duration;
 
+import dev.pgqueue.engine.settings.RateLimit;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -21,9 +22,20 @@ import org.jspecify.annotations.Nullable;
  * @param mode the queue's mode where this application polls it, else {@code null}
  * @param busyWorkers workers of this application running the queue's jobs, or {@code null}
  * @param concurrency most workers of this application for the queue, or {@code null}
+ * @param rate the queue's rate limit and its use, where this application polls the queue and it has
+ * one, else {@code null}
  */
 record QueueSummary(String queue, long available, @Nullable Duration oldestAge, long scheduled, long running,
 		long failed, @Nullable Long finishedLastMinute, boolean paused, @Nullable String mode,
-		@Nullable Integer busyWorkers, @Nullable Integer concurrency) {
+		@Nullable Integer busyWorkers, @Nullable Integer concurrency, @Nullable RateUse rate) {
+
+	/**
+	 * A rate limit and how much of it the last period used.
+	 * @param used starts granted in the last period, by every instance
+	 * @param limit the limit
+	 * @param heldFor how long this application's claims have been held by it without a break
+	 */
+	record RateUse(int used, RateLimit limit, Duration heldFor) {
+	}
 
 }
