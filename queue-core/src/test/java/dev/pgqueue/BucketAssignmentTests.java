@@ -140,7 +140,8 @@ class BucketAssignmentTests {
 			.replaceFirst("kind = ANY\\(\\?\\)", "kind = ANY('{explained.job}'::text[])")
 			.replace("LIMIT ?", "LIMIT 10")
 			.replace("lease_owner = ?", "lease_owner = 'explain'")
-			.replace("now() + ? * interval", "now() + 1000 * interval");
+			.replace("now() + ? * interval", "now() + 1000 * interval")
+			.replace("coalesce(?, now())", "coalesce(NULL, now())");
 		return fixture.jdbc()
 			.queryForList("EXPLAIN " + literal, String.class)
 			.stream()

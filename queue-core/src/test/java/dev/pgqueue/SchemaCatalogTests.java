@@ -90,7 +90,8 @@ class SchemaCatalogTests {
 			.as("the index yields the claim order, no sort needed")
 			.doesNotContain("Sort")
 			.doesNotContain("Seq Scan");
-		String leasedPlan = explain(recorder.statements().get(1), "reports", kinds, 10, "catalog-test", 60_000L);
+		String leasedPlan = explain(recorder.statements().get(1), "reports", kinds, 10, "catalog-test", 60_000L,
+				java.sql.Timestamp.from(java.time.Instant.now()));
 		assertThat(leasedPlan).contains("Index Scan using pgqueue_jobs_claim_idx").doesNotContain("Sort");
 	}
 

@@ -111,6 +111,8 @@ final class RawQueue implements AutoCloseable {
 		ps.setInt(3, limit);
 		ps.setString(4, owner);
 		ps.setLong(5, leaseMillis);
+		// The instant a rate limit granted the claim's starts: none here, so the claim's now().
+		ps.setObject(6, null);
 		return read(ps);
 	}
 

@@ -50,10 +50,11 @@ class BucketSpreadTests {
 			assertThat(group.settled(workers)).as("nobody joined or left, so no bucket moved").isEqualTo(split);
 			assertThat(outside).as("jobs run by a worker that did not own their bucket").isZero();
 
-			// A second workload, due over 5 s: the fourth worker joins while it is being drained.
-			workload.enqueue(JOBS, Duration.ofSeconds(5));
+			// A second workload, due over 10 s: the fourth worker joins while it is being drained. (Over 5 s,
+			// a worker whose JVM took 4 s to start on a loaded machine found it drained already.)
+			workload.enqueue(JOBS, Duration.ofSeconds(10));
 			start = System.nanoTime();
-			await().atMost(Duration.ofMinutes(1)).until(() -> workload.completed() >= JOBS + JOBS / 5);
+			await().atMost(Duration.ofMinutes(1)).until(() -> workload.completed() >= JOBS + JOBS / 10);
 			Worker fourth = fleet.start("w4").awaitReady();
 			workers.add(fourth);
 			Map<Worker, Set<Integer>> joined = group.awaitSettled(workers, List.of(16, 16, 16, 16),

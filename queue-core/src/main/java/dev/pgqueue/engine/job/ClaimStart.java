@@ -20,20 +20,28 @@ import org.jspecify.annotations.Nullable;
  * @param buckets the buckets to read, in the order given; {@code null} for the whole queue
  */
 public record ClaimStart(int[] priorities, Instant[] fromRunAts, long[] fromIds, @Nullable Instant[] untilRunAts,
-		int @Nullable [] buckets) {
+		int @Nullable [] buckets, @Nullable Instant startedAt) {
 
 	/** The whole claim index from its start. */
-	public static final ClaimStart SWEEP = new ClaimStart(new int[0], new Instant[0], new long[0], new Instant[0], null);
+	public static final ClaimStart SWEEP = new ClaimStart(new int[0], new Instant[0], new long[0], new Instant[0], null, null);
 
 	/** The given ranges of priority levels, in the order given (highest priority first). */
 	public static ClaimStart fromFloors(int[] priorities, Instant[] fromRunAts, long[] fromIds,
 			@Nullable Instant[] untilRunAts) {
-		return new ClaimStart(priorities, fromRunAts, fromIds, untilRunAts, null);
+		return new ClaimStart(priorities, fromRunAts, fromIds, untilRunAts, null, null);
 	}
 
 	/** Only the given buckets, each from its start, in the order given. */
 	public static ClaimStart inBuckets(int[] buckets) {
-		return new ClaimStart(new int[0], new Instant[0], new long[0], new Instant[0], buckets);
+		return new ClaimStart(new int[0], new Instant[0], new long[0], new Instant[0], buckets, null);
+	}
+
+	/**
+	 * The same start, with the instant a rate limit granted the claim's starts: the leased jobs it
+	 * takes record it as their start ({@code null}: the claim's own {@code now()}).
+	 */
+	public ClaimStart startingAt(@Nullable Instant startedAt) {
+		return new ClaimStart(this.priorities, this.fromRunAts, this.fromIds, this.untilRunAts, this.buckets, startedAt);
 	}
 
 	public boolean isSweep() {

@@ -118,7 +118,7 @@ public final class LeasedClaims implements ClaimStrategy {
 	/** The queue's rate limit as claims meet it. */
 	private final RateGate rate;
 
-	/** Whether the poll thread claims beyond its free workers: on as set, except under a rate limit. */
+	/** Whether the poll thread claims beyond its free workers, and workers claim for themselves. */
 	private final boolean claimAhead;
 
 	private PollSignals signals;
@@ -146,8 +146,7 @@ public final class LeasedClaims implements ClaimStrategy {
 		this.leased = new LeasedJobs(this.repository, this.settings.name(), this.owner, this.settings.leaseDuration());
 		this.aheadEstimate = new ClaimAheadEstimate(this.settings.batchSize());
 		this.rate = context.rate();
-		// Under a rate limit a job starts when its grant says, not when a worker frees: none is claimed ahead.
-		this.claimAhead = this.settings.claimAhead() && !this.rate.isLimited();
+		this.claimAhead = this.settings.claimAhead();
 		this.workerClaims = new Semaphore(
 				this.claimAhead ? Math.min(MAX_WORKER_CLAIMS, this.settings.concurrency() - 1) : 0);
 	}
@@ -221,7 +220,7 @@ public final class LeasedClaims implements ClaimStrategy {
 			return List.of();
 		}
 		List<ClaimedJob> jobs = this.scope.claim(granted, (from) -> this.claims.lease(this.kinds, granted, this.owner,
-				this.settings.leaseDuration(), from));
+				this.settings.leaseDuration(), from.startingAt(permit.startedAt())));
 		jobs = stamped(jobs, permit);
 		long took = System.nanoTime() - start;
 		this.progress.claimed(this.kinds, granted, jobs, start, took);
@@ -233,11 +232,11 @@ public final class LeasedClaims implements ClaimStrategy {
 	}
 
 	/**
-	 * Jobs leased under a rate limit's grant start at the grant's instant, where the window counted
-	 * them: their rows and attempts say so. Gives back the starts the claim did not use.
+	 * Jobs leased under a rate limit's grant started at the grant's instant, where the window counted
+	 * them: the claim recorded it in their rows, and their attempts carry it. Gives back the starts the
+	 * claim did not use.
 	 */
 	private List<ClaimedJob> stamped(List<ClaimedJob> jobs, Permit permit) {
-		Instant startedAt = permit.startedAt();
 		try {
 			this.rate.used(permit, jobs.size());
 		}
@@ -245,22 +244,13 @@ public final class LeasedClaims implements ClaimStrategy {
 			logger.debug("Queue '{}': could not give back {} unused starts of its rate limit; they free with their "
 					+ "window: {}", this.settings.name(), permit.granted() - jobs.size(), ex.toString());
 		}
+		Instant startedAt = permit.startedAt();
 		if (startedAt == null || jobs.isEmpty()) {
 			return jobs;
 		}
 		List<ClaimedJob> stamped = new ArrayList<>(jobs.size());
-		List<Long> ids = new ArrayList<>(jobs.size());
 		for (ClaimedJob job : jobs) {
 			stamped.add(new ClaimedJob(job.id(), job.attempt(), job.job(), startedAt, job.traceContext(), job.snoozes()));
-			ids.add(job.id());
-		}
-		try {
-			this.repository.stampStarted(ids, startedAt);
-		}
-		catch (RuntimeException ex) {
-			// Leased already: the jobs run, with the claim's instant as their recorded start.
-			logger.debug("Queue '{}': could not record the rate limit's start instant of {} jobs: {}",
-					this.settings.name(), ids.size(), ex.toString());
 		}
 		return stamped;
 	}

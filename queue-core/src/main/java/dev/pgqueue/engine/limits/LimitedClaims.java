@@ -189,7 +189,7 @@ public final class LimitedClaims implements JobClaims {
 				break;
 			}
 		}
-		return choice.ids.isEmpty() ? List.of() : this.repository.leaseChosen(choice.ids, owner, lease);
+		return choice.ids.isEmpty() ? List.of() : this.repository.leaseChosen(choice.ids, owner, lease, start.startedAt());
 	}
 
 	/**

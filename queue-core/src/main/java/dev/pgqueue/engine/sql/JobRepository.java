@@ -202,6 +202,7 @@ public class JobRepository {
 			int next = bindClaim(con, ps, start, queue, kinds, limit);
 			ps.setString(next, owner);
 			ps.setLong(next + 1, lease.toMillis());
+			ps.setObject(next + 2, timestamp(start.startedAt()));
 			return ps;
 		}, claimedMapper(true));
 	}
@@ -286,6 +287,7 @@ public class JobRepository {
 			ps.setArray(2, con.createArrayOf("text", kinds));
 			ps.setString(3, owner);
 			ps.setLong(4, lease.toMillis());
+			ps.setObject(5, null);
 			return ps;
 		}, claimedMapper(true));
 	}
@@ -308,20 +310,7 @@ public class JobRepository {
 		}
 		return this.jdbc.update((Connection con) -> {
 			PreparedStatement ps = con.prepareStatement(this.sql.completeLocked);
-			ps.setObject(1, (startedAt != null) ? startedAt.atOffset(ZoneOffset.UTC) : null);
-			ps.setArray(2, idArray(con, ids));
-			return ps;
-		});
-	}
-
-	/** Records {@code startedAt} as the start of leased jobs this claim just took (see {@code RateGate}). */
-	public void stampStarted(Collection<Long> ids, Instant startedAt) {
-		if (ids.isEmpty()) {
-			return;
-		}
-		this.jdbc.update((Connection con) -> {
-			PreparedStatement ps = con.prepareStatement(this.sql.stampStarted);
-			ps.setObject(1, startedAt.atOffset(ZoneOffset.UTC));
+			ps.setObject(1, timestamp(startedAt));
 			ps.setArray(2, idArray(con, ids));
 			return ps;
 		});
@@ -348,7 +337,7 @@ public class JobRepository {
 		}
 		return this.jdbc.update((Connection con) -> {
 			PreparedStatement ps = con.prepareStatement(this.sql.completeLockedWithOutput);
-			ps.setObject(1, (startedAt != null) ? startedAt.atOffset(ZoneOffset.UTC) : null);
+			ps.setObject(1, timestamp(startedAt));
 			ps.setArray(2, idArray(con, ids));
 			ps.setArray(3, con.createArrayOf("text", outputs.toArray(new String[0])));
 			return ps;

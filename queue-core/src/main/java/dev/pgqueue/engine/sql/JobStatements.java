@@ -190,9 +190,6 @@ public final class JobStatements {
 	 */
 	public final String completeLockedWithOutput;
 
-	/** Leased jobs just claimed under a rate limit's grant: their start is the grant's instant. */
-	public final String stampStarted;
-
 	/** Deletes jobs locked by {@link #claimLocked} as they complete. Parameter: array of ids. */
 	public final String deleteLocked;
 
@@ -320,8 +317,8 @@ public final class JobStatements {
 		String leasing = """
 				WITH claimed AS (%s)
 				UPDATE %s j
-				SET state = 'running', attempt = j.attempt + 1, started_at = now(),
-				    lease_owner = ?, lease_until = now() + ? * interval '1 millisecond'
+				SET state = 'running', attempt = j.attempt + 1,
+				    lease_owner = ?, lease_until = now() + ? * interval '1 millisecond', started_at = coalesce(?, now())
 				FROM claimed
 				WHERE j.id = claimed.id
 				RETURNING %s
@@ -347,8 +344,6 @@ public final class JobStatements {
 				       finished_at = clock_timestamp(), last_error = NULL, output = d.output::jsonb
 				FROM unnest(?::bigint[], ?::text[]) AS d(id, output)
 				WHERE j.id = d.id""".formatted(this.table);
-		this.stampStarted = """
-				UPDATE %s SET started_at = ? WHERE id = ANY(?) AND state = 'running'""".formatted(this.table);
 		this.deleteLocked = """
 				DELETE FROM %s WHERE id = ANY(?)""".formatted(this.table);
 		this.recordLockedFailure = """

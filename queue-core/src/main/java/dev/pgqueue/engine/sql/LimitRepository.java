@@ -3,6 +3,7 @@ package dev.pgqueue.engine.sql;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -101,12 +102,13 @@ public class LimitRepository {
 	}
 
 	/** Leases the chosen jobs that are still available and free to {@code owner}, counting the attempt. */
-	public List<ClaimedJob> leaseChosen(Collection<Long> ids, String owner, Duration lease) {
+	public List<ClaimedJob> leaseChosen(Collection<Long> ids, String owner, Duration lease, @Nullable Instant startedAt) {
 		return this.jdbc.query((Connection con) -> {
 			PreparedStatement ps = con.prepareStatement(this.sql.leaseChosen);
 			ps.setArray(1, con.createArrayOf("int8", ids.toArray()));
 			ps.setString(2, owner);
 			ps.setLong(3, lease.toMillis());
+			ps.setObject(4, JobRepository.timestamp(startedAt));
 			return ps;
 		}, JobRepository.claimedMapper(true));
 	}

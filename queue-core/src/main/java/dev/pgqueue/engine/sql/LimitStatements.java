@@ -101,8 +101,8 @@ final class LimitStatements {
 		this.leaseChosen = """
 				WITH claimed AS (%1$s)
 				UPDATE %2$s j
-				SET state = 'running', attempt = j.attempt + 1, started_at = now(),
-				    lease_owner = ?, lease_until = now() + ? * interval '1 millisecond'
+				SET state = 'running', attempt = j.attempt + 1,
+				    lease_owner = ?, lease_until = now() + ? * interval '1 millisecond', started_at = coalesce(?, now())
 				FROM claimed
 				WHERE j.id = claimed.id
 				RETURNING %3$s
