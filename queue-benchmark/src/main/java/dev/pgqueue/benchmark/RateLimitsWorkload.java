@@ -1,0 +1,194 @@
+package dev.pgqueue.benchmark;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.pgqueue.QueueMode;
+import dev.pgqueue.engine.settings.QueueSettings;
+import dev.pgqueue.engine.settings.RateLimit;
+import dev.pgqueue.metrics.QueueMetrics;
+
+/**
+ * What a rate limit costs when it holds nothing back: the same no-op jobs drained by the same queue
+ * without a limit and with a limit of {@value #STARTS} starts a second, far above any rate a drain
+ * reaches here, beside the raw drain of the same table, in each mode. Under a limit every claim first
+ * reserves starts from the limit's window row, in a short transaction of its own, and gives back in
+ * another those it did not use; leased claims also record the grant's instant as their jobs' start,
+ * and claim no jobs ahead. No-op jobs make that work as visible as it can be; real work hides it.
+ *
+ * <p>Measured at the queue defaults (concurrency {@value QueueSettings#DEFAULT_CONCURRENCY}, batch
+ * size {@value QueueSettings#DEFAULT_BATCH_SIZE}), which most queues run, and at batch size
+ * {@value #LARGE_BATCH}, where one reservation can cover more jobs. In leased mode the queue is also
+ * drained without a limit and without claiming ahead, which parts what the reservations cost from
+ * what claiming no jobs ahead costs. The order of the drains with and without a limit alternates from
+ * round to round. After the measured rounds, an untimed drain of each side counts the calls that wait
+ * on the server per job.
+ */
+final class RateLimitsWorkload implements Workload {
+
+	/** Starts per {@link #PERIOD}: the limit's window never refuses a claim of these drains. */
+	static final int STARTS = 10_000_000;
+
+	static final Duration PERIOD = Duration.ofSeconds(1);
+
+	static final int LARGE_BATCH = 100;
+
+	static final String WITHOUT_LIMIT = "pgqueue without limit";
+
+	private static final String LIMITED = "rate limit 10 M/s";
+
+	private static final int CONCURRENCY = QueueSettings.DEFAULT_CONCURRENCY;
+
+	@Override
+	public String name() {
+		return "rate-limits";
+	}
+
+	@Override
+	public List<Result> run(Context context) {
+		Profile profile = context.profile();
+		int jobs = Math.max(2_000, profile.warmUpJobs() * 8);
+		List<Result> results = new ArrayList<>();
+		try (BenchSchema schema = context.database().createSchema("rate")) {
+			DrainWorkload.warmUp(schema, profile);
+			warmUpLimited(schema, profile);
+			for (QueueMode mode : DrainWorkload.MODES) {
+				for (int batchSize : new int[] { QueueSettings.DEFAULT_BATCH_SIZE, LARGE_BATCH }) {
+					results.addAll(measure(context, schema, mode, batchSize, jobs));
+				}
+			}
+		}
+		return results;
+	}
+
+	/** The plain drains are warmed by the drain workload's warm-up; the reservations' path here. */
+	private static void warmUpLimited(BenchSchema schema, Profile profile) {
+		int jobs = profile.warmUpJobs();
+		HikariDataSource pool = schema.pool("rate-warm-up", CONCURRENCY + 3);
+		try {
+			for (int round = 0; round < 2; round++) {
+				for (QueueMode mode : DrainWorkload.MODES) {
+					schema.truncate();
+					schema.loadAvailable(jobs);
+					Drains.pgqueue(schema, pool, limited(settings(mode, QueueSettings.DEFAULT_BATCH_SIZE)),
+							DrainWorkload.deletes(mode), 1, jobs, QueueMetrics.NONE, profile.drainTimeCap());
+				}
+			}
+		}
+		finally {
+			schema.release(pool);
+		}
+	}
+
+	private List<Result> measure(Context context, BenchSchema schema, QueueMode mode, int batchSize, int jobs) {
+		Profile profile = context.profile();
+		HikariDataSource pool = schema.pool("rate", CONCURRENCY + 3);
+		Duration cap = profile.drainTimeCap().multipliedBy(4);
+		boolean deletes = DrainWorkload.deletes(mode);
+		QueueSettings plain = settings(mode, batchSize);
+		QueueSettings limited = limited(plain);
+		// Leased queues under a limit claim no jobs ahead: the same queue without a limit and without
+		// claiming ahead shows what the reservations alone cost.
+		QueueSettings notAhead = (mode == QueueMode.LEASED) ? plain.withClaimAhead(false) : null;
+		List<Double> plainRates = new ArrayList<>();
+		List<Double> limitedRates = new ArrayList<>();
+		List<Double> notAheadRates = new ArrayList<>();
+		List<Double> rawRates = new ArrayList<>();
+		String calls;
+		try {
+			for (int round = 0; round < profile.rounds(); round++) {
+				boolean limitedFirst = round % 2 == 1;
+				if (limitedFirst) {
+					limitedRates.add(drain(schema, pool, limited, deletes, jobs, cap));
+				}
+				plainRates.add(drain(schema, pool, plain, deletes, jobs, cap));
+				if (!limitedFirst) {
+					limitedRates.add(drain(schema, pool, limited, deletes, jobs, cap));
+				}
+				if (notAhead != null) {
+					notAheadRates.add(drain(schema, pool, notAhead, deletes, jobs, cap));
+				}
+				schema.truncate();
+				schema.loadAvailable(jobs);
+				rawRates.add(Drains.raw(schema, pool, mode, CONCURRENCY, batchSize, jobs, null, Long.MAX_VALUE, cap)
+					.rate());
+			}
+			calls = calls(schema, pool, plain, limited, deletes, profile.roundTripJobs());
+		}
+		finally {
+			schema.release(pool);
+		}
+		String variant = DrainWorkload.variant(mode, batchSize, CONCURRENCY)
+				+ ((batchSize == QueueSettings.DEFAULT_BATCH_SIZE) ? " (defaults)" : "");
+		double plainRate = Profile.median(plainRates);
+		double limitedRate = Profile.median(limitedRates);
+		double rawRate = Profile.median(rawRates);
+		context.progress("%-32s without limit %,8.0f jobs/s %-34s limit %,d/s %,8.0f jobs/s %-34s (%.2f of without) "
+				+ "raw %,8.0f jobs/s %s", variant, plainRate, range(plainRates), STARTS, limitedRate,
+				range(limitedRates), limitedRate / plainRate, rawRate, range(rawRates));
+		List<Result> results = new ArrayList<>();
+		results.add(Result.higher(name(), variant + ", without limit", "throughput", "jobs/s", plainRate, rawRate, null));
+		results.add(Result.higher(name(), variant + ", " + LIMITED, "throughput", "jobs/s", limitedRate,
+				rawRate, null));
+		results.add(new Result(name(), variant + ", " + LIMITED, "throughput", "jobs/s", limitedRate,
+				plainRate, WITHOUT_LIMIT, true, Target.ratioAtLeast(0.8)));
+		if (notAhead != null) {
+			double notAheadRate = Profile.median(notAheadRates);
+			context.progress("%-32s without limit, not claiming ahead %,8.0f jobs/s %-34s limited ÷ this %.2f", "",
+					notAheadRate, range(notAheadRates), limitedRate / notAheadRate);
+			results.add(Result.higher(name(), variant + ", without limit, not claiming ahead", "throughput", "jobs/s",
+					notAheadRate, rawRate, null));
+		}
+		context.progress("%-32s %s", "", calls);
+		return results;
+	}
+
+	private static double drain(BenchSchema schema, HikariDataSource pool, QueueSettings settings, boolean deletes,
+			int jobs, Duration cap) {
+		schema.truncate();
+		schema.loadAvailable(jobs);
+		return Drains.pgqueue(schema, pool, settings, deletes, 1, jobs, QueueMetrics.NONE, cap).rate();
+	}
+
+	/**
+	 * Untimed: drains {@code jobs} jobs without and with the limit through a counting data source,
+	 * and says how many calls wait on the server per job on each side.
+	 */
+	private static String calls(BenchSchema schema, HikariDataSource pool, QueueSettings plain, QueueSettings limited,
+			boolean deletes, int jobs) {
+		CountingDataSource counting = new CountingDataSource(pool);
+		StringBuilder line = new StringBuilder("calls that wait on the server per job:");
+		for (QueueSettings settings : List.of(plain, limited)) {
+			schema.truncate();
+			schema.loadAvailable(jobs);
+			counting.reset();
+			Drains.pgqueue(schema, counting, settings, deletes, 1, jobs, QueueMetrics.NONE, Drains.TIMEOUT);
+			Map<String, Long> byMethod = counting.byMethod();
+			line.append(String.format(Locale.ROOT, " %s %.2f %s;", (settings == plain) ? "without limit" : "limited",
+					counting.total() / (double) jobs, byMethod));
+		}
+		return line.substring(0, line.length() - 1);
+	}
+
+	/** The queue's defaults but for the mode and the batch size. */
+	private static QueueSettings settings(QueueMode mode, int batchSize) {
+		QueueSettings defaults = QueueSettings.defaults(BenchSchema.QUEUE).withMode(mode);
+		return (batchSize == defaults.batchSize()) ? defaults : defaults.withBatchSize(batchSize);
+	}
+
+	private static QueueSettings limited(QueueSettings settings) {
+		return settings.withRateLimit(RateLimit.of(settings.name(), STARTS, PERIOD, settings.pollInterval()));
+	}
+
+	/** The lowest and the highest round, then every round in the order run. */
+	private static String range(List<Double> rates) {
+		double low = rates.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN);
+		double high = rates.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN);
+		return String.format(Locale.ROOT, "%,.0f–%,.0f %s", low, high, Profile.rounds(rates));
+	}
+
+}
