@@ -17,15 +17,13 @@ import dev.pgqueue.metrics.QueueMetrics;
  * without a limit and with a limit of {@value #STARTS} starts a second, far above any rate a drain
  * reaches here, beside the raw drain of the same table, in each mode. Under a limit every claim first
  * reserves starts from the limit's window row, in a short transaction of its own, and gives back in
- * another those it did not use; leased claims also record the grant's instant as their jobs' start,
- * and claim no jobs ahead. No-op jobs make that work as visible as it can be; real work hides it.
+ * another those it did not use; the claims record the grant's instant as their jobs' start. No-op jobs
+ * make that work as visible as it can be; real work hides it.
  *
  * <p>Measured at the queue defaults (concurrency {@value QueueSettings#DEFAULT_CONCURRENCY}, batch
  * size {@value QueueSettings#DEFAULT_BATCH_SIZE}), which most queues run, and at batch size
- * {@value #LARGE_BATCH}, where one reservation can cover more jobs. In leased mode the queue is also
- * drained without a limit and without claiming ahead, which parts what the reservations cost from
- * what claiming no jobs ahead costs. The order of the drains with and without a limit alternates from
- * round to round. After the measured rounds, an untimed drain of each side counts the calls that wait
+ * {@value #LARGE_BATCH}, where one reservation can cover more jobs. The order of the drains with and
+ * without a limit alternates from round to round. After the measured rounds, an untimed drain of each side counts the calls that wait
  * on the server per job.
  */
 final class RateLimitsWorkload implements Workload {
@@ -91,12 +89,8 @@ final class RateLimitsWorkload implements Workload {
 		boolean deletes = DrainWorkload.deletes(mode);
 		QueueSettings plain = settings(mode, batchSize);
 		QueueSettings limited = limited(plain);
-		// Leased queues under a limit claim no jobs ahead: the same queue without a limit and without
-		// claiming ahead shows what the reservations alone cost.
-		QueueSettings notAhead = (mode == QueueMode.LEASED) ? plain.withClaimAhead(false) : null;
 		List<Double> plainRates = new ArrayList<>();
 		List<Double> limitedRates = new ArrayList<>();
-		List<Double> notAheadRates = new ArrayList<>();
 		List<Double> rawRates = new ArrayList<>();
 		String calls;
 		try {
@@ -108,9 +102,6 @@ final class RateLimitsWorkload implements Workload {
 				plainRates.add(drain(schema, pool, plain, deletes, jobs, cap));
 				if (!limitedFirst) {
 					limitedRates.add(drain(schema, pool, limited, deletes, jobs, cap));
-				}
-				if (notAhead != null) {
-					notAheadRates.add(drain(schema, pool, notAhead, deletes, jobs, cap));
 				}
 				schema.truncate();
 				schema.loadAvailable(jobs);
@@ -136,13 +127,6 @@ final class RateLimitsWorkload implements Workload {
 				rawRate, null));
 		results.add(new Result(name(), variant + ", " + LIMITED, "throughput", "jobs/s", limitedRate,
 				plainRate, WITHOUT_LIMIT, true, Target.ratioAtLeast(0.8)));
-		if (notAhead != null) {
-			double notAheadRate = Profile.median(notAheadRates);
-			context.progress("%-32s without limit, not claiming ahead %,8.0f jobs/s %-34s limited ÷ this %.2f", "",
-					notAheadRate, range(notAheadRates), limitedRate / notAheadRate);
-			results.add(Result.higher(name(), variant + ", without limit, not claiming ahead", "throughput", "jobs/s",
-					notAheadRate, rawRate, null));
-		}
 		context.progress("%-32s %s", "", calls);
 		return results;
 	}

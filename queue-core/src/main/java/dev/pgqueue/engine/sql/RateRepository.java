@@ -47,7 +47,7 @@ public class RateRepository {
 				        / greatest(w.period_us / 50, 1) - 51""".formatted(schema.qualify("pgqueue_rate_windows"));
 		this.reserve = "SELECT set_config('synchronous_commit', 'off', true), r.granted, r.granted_at, "
 				+ "(extract(epoch FROM r.free_at - r.granted_at) * 1000000)::bigint AS free_in_us FROM "
-				+ schema.qualify("pgqueue_rate_reserve") + "(?, ?, ?, ?) r";
+				+ schema.qualify("pgqueue_rate_reserve") + "(?, ?, ?, ?, ?) r";
 		this.giveBack = "SELECT set_config('synchronous_commit', 'off', true), " + schema.qualify("pgqueue_rate_give_back")
 				+ "(?, ?, ?)";
 	}
@@ -58,12 +58,23 @@ public class RateRepository {
 	 * @param periodMicros the period
 	 */
 	public Grant reserve(String name, int starts, long periodMicros, int wanted) {
+		return reserve(name, starts, periodMicros, wanted, 0);
+	}
+
+	/**
+	 * Reserves up to {@code wanted} starts of the limit named {@code name}, and {@code ahead} more for
+	 * the caller's next claim when the window stays less than half used with them.
+	 * @param starts the limit's most starts in one period
+	 * @param periodMicros the period
+	 */
+	public Grant reserve(String name, int starts, long periodMicros, int wanted, int ahead) {
 		Grant grant = inOwnTransaction((con) -> {
 			try (PreparedStatement ps = con.prepareStatement(this.reserve)) {
 				ps.setString(1, name);
 				ps.setInt(2, starts);
 				ps.setLong(3, periodMicros);
 				ps.setInt(4, wanted);
+				ps.setInt(5, ahead);
 				try (ResultSet rs = ps.executeQuery()) {
 					rs.next();
 					long freeIn = rs.getLong("free_in_us");

@@ -19,11 +19,13 @@ CREATE TABLE pgqueue_rate_windows (
     counts    integer[] NOT NULL
 ) WITH (fillfactor = 50);
 
--- Reserves up to p_wanted units of limit p_name (p_limit units per p_period_us microseconds): returns
+-- Reserves up to p_wanted units of limit p_name (p_limit units per p_period_us microseconds), and
+-- p_ahead more for the caller's next claim if the window stays less than half used with them: returns
 -- how many it granted, the instant of the grant (the start instant of the jobs it lets start), and,
 -- when it granted fewer than wanted, the instant the next unit frees. A limit whose period changed
 -- starts afresh.
 CREATE FUNCTION pgqueue_rate_reserve(p_name text, p_limit integer, p_period_us bigint, p_wanted integer,
+                                     p_ahead integer,
                                      OUT granted integer, OUT granted_at timestamptz, OUT free_at timestamptz)
     LANGUAGE plpgsql
     SET search_path FROM CURRENT
@@ -66,6 +68,9 @@ BEGIN
     END IF;
     SELECT coalesce(sum(c), 0) INTO used FROM unnest(w.counts) AS c;
     granted := greatest(0, least(p_wanted, p_limit - used));
+    IF granted = p_wanted AND p_ahead > 0 AND p_limit - used - granted - p_ahead >= p_limit / 2 THEN
+        granted := granted + p_ahead;
+    END IF;
     w.counts[(current % slots) + 1] := w.counts[(current % slots) + 1] + granted;
     UPDATE pgqueue_rate_windows SET period_us = w.period_us, head = current, counts = w.counts WHERE name = p_name;
     IF granted < p_wanted THEN
