@@ -188,7 +188,9 @@ class ClaimFloorDatabaseTests {
 				}
 				if (leased) {
 					ps.setString(i++, "explain");
-					ps.setLong(i, 60_000);
+					ps.setLong(i++, 60_000);
+					// No rate limit granted this claim: its jobs start at its now().
+					ps.setObject(i, null);
 				}
 				return ps;
 			}, (rs) -> {
