@@ -142,7 +142,7 @@ class UnknownKeysTests {
 					"Reason: pgqueue.queues.orders has no key 'workers'; its keys are assignment, batch-size, buckets, "
 							+ "claim-ahead, concurrency, lease-duration, max-attempts, max-batch-size, max-running, "
 							+ "mode, non-retryable-exceptions, ordered-by-key, per-key-concurrency, poll-interval, "
-							+ "retry.*, run-at-jitter, sla, timeout, two-phase-commit",
+							+ "rate-limit.*, retry.*, run-at-jitter, sla, timeout, two-phase-commit",
 					"Property: pgqueue.concurrency",
 					"Reason: pgqueue has no key 'concurrency'; did you mean pgqueue.queues.<name>.concurrency?");
 			assertThat(analysis.getAction()).isEqualTo(lines(
@@ -158,6 +158,7 @@ class UnknownKeysTests {
 			assertThat(context).hasNotFailed();
 			QueueProperties properties = context.getBean(QueueProperties.class);
 			assertThat(properties.getQueues().get("orders").getRetry().getMultiplier()).isEqualTo(3.0);
+			assertThat(properties.getQueues().get("orders").getRateLimit().getStarts()).isEqualTo(100);
 			assertThat(properties.getQueues().get("orders").getNonRetryableExceptions())
 				.containsExactly(IllegalArgumentException.class);
 			assertThat(properties.getQueues().get("mail").getBatchSize()).isEqualTo(20);
