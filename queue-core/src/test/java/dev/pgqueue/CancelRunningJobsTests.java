@@ -10,6 +10,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BiConsumer;
 
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.job.JobHandler;
@@ -222,43 +223,32 @@ class CancelRunningJobsTests {
 	}
 
 	private static JobHandler spinning(String kind, String queue) {
-		return new JobHandler() {
-
-			@Override
-			public String kind() {
-				return kind;
+		return withContext(kind, queue, "a listener spinning on its context", (job, context) -> {
+			fixture.jdbc().update("INSERT INTO cancel_writes VALUES (?)", job.id());
+			started.computeIfAbsent(job.id(), (id) -> new CountDownLatch(1)).countDown();
+			long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+			while (!context.isCancellationRequested() && System.nanoTime() < until) {
+				Thread.onSpinWait();
 			}
-
-			@Override
-			public String queue() {
-				return queue;
-			}
-
-			@Override
-			public void handle(Job job) {
-				throw new IllegalStateException("runs with its context");
-			}
-
-			@Override
-			public Returned handleForResult(Job job, JobContext context) {
-				fixture.jdbc().update("INSERT INTO cancel_writes VALUES (?)", job.id());
-				started.computeIfAbsent(job.id(), (id) -> new CountDownLatch(1)).countDown();
-				long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-				while (!context.isCancellationRequested() && System.nanoTime() < until) {
-					Thread.onSpinWait();
-				}
-				return Returned.NOTHING;
-			}
-
-			@Override
-			public String description() {
-				return "a listener spinning on its context";
-			}
-
-		};
+		});
 	}
 
 	private static JobHandler cooperative(String kind, String queue) {
+		return withContext(kind, queue, "a cooperative listener", (job, context) -> {
+			started.computeIfAbsent(job.id(), (id) -> new CountDownLatch(1)).countDown();
+			long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+			int step = 0;
+			while (!context.isCancellationRequested() && System.nanoTime() < until) {
+				// Work in small steps, none of which blocks in a way an interrupt would end.
+				LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+				context.progress(10, "step " + step++);
+			}
+		});
+	}
+
+	/** A handler whose listener runs with its {@link JobContext} and returns nothing. */
+	private static JobHandler withContext(String kind, String queue, String description,
+			BiConsumer<Job, JobContext> body) {
 		return new JobHandler() {
 
 			@Override
@@ -278,20 +268,13 @@ class CancelRunningJobsTests {
 
 			@Override
 			public Returned handleForResult(Job job, JobContext context) {
-				started.computeIfAbsent(job.id(), (id) -> new CountDownLatch(1)).countDown();
-				long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-				int step = 0;
-				while (!context.isCancellationRequested() && System.nanoTime() < until) {
-					// Work in small steps, none of which blocks in a way an interrupt would end.
-					LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
-					context.progress(10, "step " + step++);
-				}
+				body.accept(job, context);
 				return Returned.NOTHING;
 			}
 
 			@Override
 			public String description() {
-				return "a cooperative listener";
+				return description;
 			}
 
 		};

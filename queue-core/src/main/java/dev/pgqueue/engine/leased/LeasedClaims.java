@@ -1,8 +1,6 @@
 package dev.pgqueue.engine.leased;
 
 import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -221,7 +219,8 @@ public final class LeasedClaims implements ClaimStrategy {
 		}
 		List<ClaimedJob> jobs = this.scope.claim(granted, (from) -> this.claims.lease(this.kinds, granted, this.owner,
 				this.settings.leaseDuration(), from.startingAt(permit.startedAt())));
-		jobs = stamped(jobs, permit);
+		this.rate.usedQuietly(permit, jobs.size());
+		jobs = permit.stamped(jobs);
 		long took = System.nanoTime() - start;
 		this.progress.claimed(this.kinds, granted, jobs, start, took);
 		this.backlog = jobs.size() == wanted;
@@ -229,30 +228,6 @@ public final class LeasedClaims implements ClaimStrategy {
 			this.aheadEstimate.claimed(start, took);
 		}
 		return this.leased.claimed(jobs, start);
-	}
-
-	/**
-	 * Jobs leased under a rate limit's grant started at the grant's instant, where the window counted
-	 * them: the claim recorded it in their rows, and their attempts carry it. Gives back the starts the
-	 * claim did not use.
-	 */
-	private List<ClaimedJob> stamped(List<ClaimedJob> jobs, Permit permit) {
-		try {
-			this.rate.used(permit, jobs.size());
-		}
-		catch (RuntimeException ex) {
-			logger.debug("Queue '{}': could not give back {} unused starts of its rate limit; they free with their "
-					+ "window: {}", this.settings.name(), permit.granted() - jobs.size(), ex.toString());
-		}
-		Instant startedAt = permit.startedAt();
-		if (startedAt == null || jobs.isEmpty()) {
-			return jobs;
-		}
-		List<ClaimedJob> stamped = new ArrayList<>(jobs.size());
-		for (ClaimedJob job : jobs) {
-			stamped.add(new ClaimedJob(job.id(), job.attempt(), job.job(), startedAt, job.traceContext(), job.snoozes()));
-		}
-		return stamped;
 	}
 
 	/** Starts jobs claimed ahead on free slots, oldest first. */

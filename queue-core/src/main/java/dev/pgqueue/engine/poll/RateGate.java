@@ -1,13 +1,19 @@
 package dev.pgqueue.engine.poll;
 
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import dev.pgqueue.engine.job.ClaimedJob;
 import dev.pgqueue.engine.settings.RateLimit;
 import dev.pgqueue.engine.sql.RateRepository;
 import dev.pgqueue.engine.sql.RateRepository.Grant;
 import dev.pgqueue.metrics.QueueMetrics;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A queue's rate limit as its claims meet it: before each claim, the claimer reserves as many starts
@@ -30,6 +36,8 @@ import org.jspecify.annotations.Nullable;
  * <p>One per queue and poller; claims of several batches may use it at once.
  */
 public final class RateGate {
+
+	private static final Logger logger = LoggerFactory.getLogger(RateGate.class);
 
 	/** The gate of a queue without a rate limit: grants everything, costs nothing. */
 	public static final RateGate NONE = new RateGate(null, null, "", null);
@@ -163,6 +171,20 @@ public final class RateGate {
 	}
 
 	/**
+	 * As {@link #used}, for a caller that must go on whatever happens: a give-back that fails is logged,
+	 * and its starts free with their window.
+	 */
+	public void usedQuietly(Permit permit, int used) {
+		try {
+			used(permit, used);
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Queue '{}': could not give back {} unused starts of its rate limit; they free with their "
+					+ "window: {}", this.queue, permit.granted() - used, ex.toString());
+		}
+	}
+
+	/**
 	 * How long claims are held still: until the next start frees, after a grant that fell short while
 	 * jobs waited; zero when they are not held.
 	 */
@@ -222,8 +244,25 @@ public final class RateGate {
 	public record Permit(int granted, @Nullable Grant grant) {
 
 		/** The start instant of the jobs claimed under this permit, or {@code null} without a limit. */
-		public java.time.@Nullable Instant startedAt() {
+		public @Nullable Instant startedAt() {
 			return (this.grant != null) ? this.grant.grantedAt() : null;
+		}
+
+		/**
+		 * The jobs claimed under this permit, with the grant's instant as their claim instant: the start
+		 * their attempts record, where the window counted them. Without a limit, the jobs as they are.
+		 */
+		public List<ClaimedJob> stamped(List<ClaimedJob> jobs) {
+			Instant startedAt = startedAt();
+			if (startedAt == null || jobs.isEmpty()) {
+				return jobs;
+			}
+			List<ClaimedJob> stamped = new ArrayList<>(jobs.size());
+			for (ClaimedJob job : jobs) {
+				stamped.add(new ClaimedJob(job.id(), job.attempt(), job.job(), startedAt, job.traceContext(),
+						job.snoozes()));
+			}
+			return stamped;
 		}
 
 	}

@@ -20,8 +20,6 @@ import dev.pgqueue.engine.run.Outcome;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.sql.JobRepository;
 import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import org.springframework.transaction.TransactionStatus;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -35,9 +33,6 @@ import org.springframework.transaction.support.TransactionTemplate;
  * before its external effect.
  */
 public abstract class BatchFlow implements BatchRun {
-
-	private static final Logger logger = LoggerFactory.getLogger(BatchFlow.class);
-
 
 	private final RunContext context;
 
@@ -73,7 +68,7 @@ public abstract class BatchFlow implements BatchRun {
 		this.startedAt.set(permit.startedAt());
 		try {
 			standing = this.transactions.execute((status) -> inTransaction(() -> {
-				List<ClaimedJob> jobs = stamped(claim(permit.granted()), permit);
+				List<ClaimedJob> jobs = permit.stamped(claim(permit.granted()));
 				for (int i = 0; i < jobs.size(); i++) {
 					holding.add(jobs.get(i).id());
 				}
@@ -87,7 +82,8 @@ public abstract class BatchFlow implements BatchRun {
 			// Committed or rolled back: the row locks are gone.
 			this.held.removeAll(holding);
 			this.startedAt.remove();
-			giveBackUnused(rate, permit, claimed[0]);
+			// A batch that claimed and then failed keeps its starts: its listeners may have called out.
+			rate.usedQuietly(permit, claimed[0]);
 		}
 		// Counted and logged once committed, and only the attempts whose outcome stands: a neighbour
 		// undone by a careful run and run again is one job finished, not two.
@@ -95,36 +91,6 @@ public abstract class BatchFlow implements BatchRun {
 			standing.forEach(this.context.runner()::record);
 		}
 		return claimed[0];
-	}
-
-	/**
-	 * Jobs claimed under a rate limit's grant start at the grant's instant, which their attempts record
-	 * (the window counted them there); without a limit, they are returned as they are.
-	 */
-	private static List<ClaimedJob> stamped(List<ClaimedJob> jobs, Permit permit) {
-		Instant startedAt = permit.startedAt();
-		if (startedAt == null || jobs.isEmpty()) {
-			return jobs;
-		}
-		List<ClaimedJob> stamped = new ArrayList<>(jobs.size());
-		for (ClaimedJob job : jobs) {
-			stamped.add(new ClaimedJob(job.id(), job.attempt(), job.job(), startedAt, job.traceContext(), job.snoozes()));
-		}
-		return stamped;
-	}
-
-	/**
-	 * Gives back the starts a claim was granted and did not use. A batch that claimed and then failed
-	 * keeps its starts: its listeners may have done work outside the database.
-	 */
-	private static void giveBackUnused(RateGate rate, Permit permit, int claimed) {
-		try {
-			rate.used(permit, claimed);
-		}
-		catch (RuntimeException ex) {
-			logger.debug("Could not give back {} unused starts of a rate limit; they free with their window: {}",
-					permit.granted() - claimed, ex.toString());
-		}
 	}
 
 	/**
