@@ -45,4 +45,19 @@ public @interface JobListener {
 	 */
 	String timeout() default "";
 
+	/**
+	 * At most so many jobs of this kind start in any window of one period, across every instance,
+	 * written {@code "<starts>/<period>"}, such as {@code "100/1m"} or {@code "10/1s"}; empty (the
+	 * default) for no limit. The period must not be shorter than the queue's poll interval.
+	 * {@code pgqueue.kinds.<kind>.rate-limit.*} overrides it.
+	 */
+	String rateLimit() default "";
+
+	/**
+	 * How many units of each rate limit a job of this kind uses when it starts (the queue's, the
+	 * kind's and its key's): more than 1 for a job that costs an external API several calls. A weight
+	 * above a limit it falls under fails start-up. {@code pgqueue.kinds.<kind>.rate-weight} overrides it.
+	 */
+	int rateWeight() default 1;
+
 }

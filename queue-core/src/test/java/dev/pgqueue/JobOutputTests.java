@@ -174,6 +174,16 @@ class JobOutputTests {
 				return "";
 			}
 
+			@Override
+			public String rateLimit() {
+				return "";
+			}
+
+			@Override
+			public int rateWeight() {
+				return 1;
+			}
+
 		};
 	}
 

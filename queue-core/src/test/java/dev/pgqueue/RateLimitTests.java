@@ -183,7 +183,7 @@ class RateLimitTests {
 		assertThatThrownBy(() -> QueueSettings.defaults("payments")
 			.withRateLimit(new RateLimit(10, Duration.ofMillis(500))))
 			.isInstanceOf(InvalidQueueConfigurationException.class)
-			.hasMessageContaining("is shorter than the queue's poll-interval")
+			.hasMessageContaining("is shorter than the poll-interval of queue")
 			.satisfies((ex) -> assertThat(((InvalidQueueConfigurationException) ex).action())
 				.contains("pgqueue.queues.payments.poll-interval"));
 	}

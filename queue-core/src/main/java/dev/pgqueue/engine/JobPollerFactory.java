@@ -6,6 +6,7 @@ import java.util.UUID;
 import java.util.concurrent.Executor;
 
 import dev.pgqueue.InvalidJobListenerException;
+import dev.pgqueue.InvalidQueueConfigurationException;
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.engine.buckets.BucketCoordinator;
 import dev.pgqueue.engine.buckets.BucketScope;
@@ -29,6 +30,7 @@ import dev.pgqueue.engine.service.PooledConnections;
 import dev.pgqueue.engine.settings.EngineSettings;
 import dev.pgqueue.engine.settings.QueueCatalog;
 import dev.pgqueue.engine.settings.QueueSettings;
+import dev.pgqueue.engine.settings.RateLimit;
 import dev.pgqueue.engine.settings.WorkerSettings;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.sql.Repositories;
@@ -107,17 +109,20 @@ final class JobPollerFactory {
 		QueueSettings settings = this.queues.settings(queue);
 		requireTwoPhaseCommitForEffects(settings, kinds);
 		JobHandlerRegistry handlers = this.runner.handlers();
+		checkRateLimits(settings, kinds, handlers);
 		boolean limited = LimitedClaims.needed(settings.limits(), kinds, handlers::maxRunningOf);
+		RateGate rate = RateGate.of(settings, kinds, handlers::rateLimitOf, handlers::rateWeightOf, this.sql.limits(),
+				this.sql.rates(), this.metrics);
 		String owner = owner(queue);
 		ClaimScope scope = switch (settings.assignment()) {
-			// Limited claims read past full keys from the head of the queue, so they do without floors.
-			case SHARED -> (this.claimFloors && !limited)
+			// Limited claims, and claims of jobs a rate limit chose, read past full keys from the head of the
+			// queue, so they do without floors.
+			case SHARED -> (this.claimFloors && !limited && !rate.choosesJobs())
 					? new ClaimFloor(sweepInterval(settings), ClaimFloor.DEFAULT_MARGIN) : ClaimFloor.none();
 			case BUCKETS -> buckets(settings, kinds, owner);
 		};
-		JobClaims claims = limited ? limitedClaims(settings, handlers) : JobClaims.plain(this.repository, queue);
-		RunContext context = context(settings, kinds, owner, scope, claims,
-				RateGate.of(queue, settings.rateLimit(), this.sql.rates(), this.metrics));
+		JobClaims claims = limited ? limitedClaims(settings, handlers) : JobClaims.plain(this.repository, this.sql.limits(), queue);
+		RunContext context = context(settings, kinds, owner, scope, claims, rate);
 		if (settings.mode() == QueueMode.TRANSACTIONAL) {
 			checkTransactional(settings);
 		}
@@ -136,7 +141,7 @@ final class JobPollerFactory {
 		JobHandlerRegistry handlers = this.runner.handlers();
 		JobClaims claims = (job != null) ? JobClaims.one(this.repository, job)
 				: LimitedClaims.needed(settings.limits(), kinds, handlers::maxRunningOf)
-						? limitedClaims(settings, handlers) : JobClaims.plain(this.repository, queue);
+						? limitedClaims(settings, handlers) : JobClaims.plain(this.repository, this.sql.limits(), queue);
 		// A run on the calling thread (a test's, an operator's chosen job) does not wait for the rate limit.
 		return new CallingThreadRun(context(settings, kinds, owner(queue), ClaimFloor.none(), claims, RateGate.NONE),
 				this::strategy);
@@ -146,6 +151,38 @@ final class JobPollerFactory {
 			JobClaims claims, RateGate rate) {
 		return new RunContext(settings, kinds, owner, this.repository, scope, claims, this.signals.of(settings),
 				this.runner, this.metrics, this.workerSettings, this.connections, rate);
+	}
+
+	/**
+	 * Fails when a kind's rate limit cannot work on its queue (a period under the poll interval), or when
+	 * a kind's jobs weigh more than a limit they fall under could ever grant, naming the settings.
+	 */
+	private static void checkRateLimits(QueueSettings settings, String[] kinds, JobHandlerRegistry handlers) {
+		String queueKey = "pgqueue.queues." + settings.name() + ".";
+		for (String kind : kinds) {
+			String kindKey = "pgqueue.kinds." + kind + ".";
+			RateLimit kindLimit = handlers.rateLimitOf(kind);
+			if (kindLimit != null) {
+				RateLimit.of(kindKey + "rate-limit", settings.name(), kindLimit.starts(), kindLimit.period(),
+						settings.pollInterval());
+			}
+			int weight = handlers.rateWeightOf(kind);
+			String weightKey = handlers.rateWeightOverridden(kind) ? kindKey + "rate-weight"
+					: "@JobListener(rateWeight) of kind '" + kind + "'";
+			requireWeightFits(weightKey, kind, weight, settings.rateLimit(), queueKey + "rate-limit.starts");
+			requireWeightFits(weightKey, kind, weight, kindLimit, kindKey + "rate-limit.starts");
+			requireWeightFits(weightKey, kind, weight, settings.perKeyRateLimit(), queueKey + "per-key-rate-limit.starts");
+		}
+	}
+
+	private static void requireWeightFits(String weightKey, String kind, int weight, @Nullable RateLimit limit,
+			String limitKey) {
+		if (limit != null && weight > limit.starts()) {
+			throw new InvalidQueueConfigurationException(weightKey, weightKey + " is " + weight + ", above " + limitKey
+					+ " (" + limit.starts() + "): a job of kind '" + kind + "' uses " + weight + " units of that limit "
+					+ "when it starts, more than one period ever grants, so it could never start", "Lower the weight to "
+							+ limit.starts() + " or less, or raise " + limitKey + " (scaling the period with it).");
+		}
 	}
 
 	/** Identifies a poller (or a run on the calling thread) in lease columns and logs. */

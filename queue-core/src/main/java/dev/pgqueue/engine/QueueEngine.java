@@ -215,7 +215,8 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		this.promoter = new Promoter(maintenance, timings.promoteInterval());
 		this.rescuer = new Rescuer(maintenance, builder.metrics, timings.rescueInterval(),
 				this.settings.workers().attemptHistory());
-		this.cleaner = new Cleaner(maintenance, sql.unique(), timings, history, this.historySettings.retention());
+		this.cleaner = new Cleaner(maintenance, sql.unique(), timings, history, this.historySettings.retention(),
+				sql.rates());
 		this.scheduleSettings = builder.schedules;
 		this.schedules = new JdbcJobSchedules(sql.schedules(), this.jobs, builder.jsonMapper, this.queues,
 				this.handlers::queueOf, builder.adminCaller::name);

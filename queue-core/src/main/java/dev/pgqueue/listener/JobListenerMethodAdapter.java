@@ -12,6 +12,7 @@ import dev.pgqueue.JobContext;
 import dev.pgqueue.JobListener;
 import dev.pgqueue.NonRetryableJobException;
 import dev.pgqueue.engine.job.JobHandler;
+import dev.pgqueue.engine.settings.RateLimit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,6 +46,10 @@ public class JobListenerMethodAdapter implements JobHandler {
 	private final int maxRunning;
 
 	private final @Nullable Duration timeout;
+
+	private final @Nullable RateLimit rateLimit;
+
+	private final int rateWeight;
 
 	private final Object bean;
 
@@ -87,6 +92,12 @@ public class JobListenerMethodAdapter implements JobHandler {
 		}
 		this.maxRunning = annotation.maxRunning();
 		this.timeout = parseTimeout(method, annotation.timeout());
+		this.rateLimit = parseRateLimit(method, annotation.rateLimit());
+		if (annotation.rateWeight() < 1) {
+			throw new InvalidJobListenerException("@JobListener on " + describe(method) + " has rateWeight "
+					+ annotation.rateWeight(), "Give 1 or more: the units of each rate limit one job uses.");
+		}
+		this.rateWeight = annotation.rateWeight();
 		if (this.queue.isBlank()) {
 			throw new InvalidJobListenerException("@JobListener on " + describe(method) + " has a blank queue",
 					"Name a queue, or leave queue out to use the default queue.");
@@ -150,6 +161,27 @@ public class JobListenerMethodAdapter implements JobHandler {
 	@Override
 	public @Nullable Duration timeout() {
 		return this.timeout;
+	}
+
+	@Override
+	public @Nullable RateLimit rateLimit() {
+		return this.rateLimit;
+	}
+
+	@Override
+	public int rateWeight() {
+		return this.rateWeight;
+	}
+
+	private static @Nullable RateLimit parseRateLimit(Method method, String text) {
+		try {
+			return RateLimit.parse(text);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new InvalidJobListenerException("@JobListener on " + describe(method) + " has rateLimit '" + text
+					+ "': " + ex.getMessage(), "Write it as \"<starts>/<period>\", such as \"100/1m\" or \"10/1s\", "
+							+ "with at least 1 start and a period of 50ms or more.");
+		}
 	}
 
 	private static @Nullable Duration parseTimeout(Method method, String text) {

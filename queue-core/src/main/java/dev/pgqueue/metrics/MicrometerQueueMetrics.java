@@ -132,10 +132,12 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 	}
 
 	@Override
-	public void rateLimitRefused(String queue, int refused) {
+	public void rateLimitRefused(String queue, String limit, int refused) {
 		Counter.builder("pgqueue.rate.refused")
-			.description("Starts a claim asked its queue's rate limit for and did not get: jobs that wait for the window")
+			.description("Jobs a claim wanted to start and a rate limit did not let start yet: they wait for the window; "
+					+ "limit: queue, kind:<kind> or per-key")
 			.tag("queue", queue)
+			.tag("limit", limit)
 			.register(this.registry)
 			.increment(refused);
 	}

@@ -40,6 +40,14 @@ public interface QueueMetrics {
 	 * {@code refused} jobs it wanted did not start yet.
 	 */
 	default void rateLimitRefused(String queue, int refused) {
+		rateLimitRefused(queue, "queue", refused);
+	}
+
+	/**
+	 * A claim of the queue could not start {@code refused} jobs it wanted: the limit labelled
+	 * {@code limit} ({@code queue}, {@code kind:<kind>} or {@code per-key}) had no units left for them.
+	 */
+	default void rateLimitRefused(String queue, String limit, int refused) {
 	}
 
 	/**

@@ -82,8 +82,7 @@ public final class QueueAutoConfiguration {
 	@Bean
 	JobHandlerRegistry pgqueueJobHandlerRegistry(QueueProperties properties) {
 		JobHandlerRegistry registry = new JobHandlerRegistry();
-		properties.getKinds().forEach((kind, settings) -> registry.override(kind, settings.getMaxRunning(),
-				settings.getTimeout()));
+		properties.getKinds().forEach((kind, settings) -> registry.override(settings.toSettings(kind)));
 		return registry;
 	}
 

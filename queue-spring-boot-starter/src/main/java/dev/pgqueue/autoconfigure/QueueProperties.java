@@ -19,6 +19,7 @@ import dev.pgqueue.engine.settings.HistorySettings;
 import dev.pgqueue.engine.settings.ScheduleSettings;
 import dev.pgqueue.engine.settings.MaintenanceSettings;
 import dev.pgqueue.engine.settings.QueueSettings;
+import dev.pgqueue.engine.settings.KindSettings;
 import dev.pgqueue.engine.settings.RateLimit;
 import dev.pgqueue.engine.settings.TwoPhaseSettings;
 import dev.pgqueue.engine.settings.WorkerSettings;
@@ -723,6 +724,37 @@ public class QueueProperties {
 		 */
 		private Duration timeout;
 
+		/**
+		 * At most so many jobs of this kind start in any window of one period, across every instance;
+		 * overrides @JobListener(rateLimit).
+		 */
+		private final RateLimitProperties rateLimit = new RateLimitProperties();
+
+		/**
+		 * Units of each rate limit one job of this kind uses when it starts (the queue's, the kind's and
+		 * its key's); overrides @JobListener(rateWeight). At most the smallest of those limits' starts.
+		 */
+		private Integer rateWeight;
+
+		public RateLimitProperties getRateLimit() {
+			return this.rateLimit;
+		}
+
+		public Integer getRateWeight() {
+			return this.rateWeight;
+		}
+
+		public void setRateWeight(Integer rateWeight) {
+			this.rateWeight = rateWeight;
+		}
+
+		/** The kind's settings; its rate limit's period is checked against its queue's poll interval later. */
+		KindSettings toSettings(String kind) {
+			RateLimit limit = (this.rateLimit.starts != null) ? RateLimit.of("pgqueue.kinds." + kind + ".rate-limit",
+					"of kind '" + kind + "'", this.rateLimit.starts, this.rateLimit.period, Duration.ZERO) : null;
+			return new KindSettings(kind, this.maxRunning, this.timeout, limit, this.rateWeight);
+		}
+
 		public Integer getMaxRunning() {
 			return this.maxRunning;
 		}
@@ -1014,6 +1046,12 @@ public class QueueProperties {
 
 		private final RateLimitProperties rateLimit = new RateLimitProperties();
 
+		/**
+		 * At most so many jobs of one concurrency key start in any window of one period, across every
+		 * instance; each key has a window of its own. No limit by default.
+		 */
+		private final RateLimitProperties perKeyRateLimit = new RateLimitProperties();
+
 		public QueueMode getMode() {
 			return this.mode;
 		}
@@ -1166,6 +1204,10 @@ public class QueueProperties {
 			return this.rateLimit;
 		}
 
+		public RateLimitProperties getPerKeyRateLimit() {
+			return this.perKeyRateLimit;
+		}
+
 		QueueSettings toSettings(String name, RetryPolicy defaultRetry) {
 			RetryPolicy policy = QueueSettings.retryPolicy(name, defaultRetry, this.retry.initialDelay,
 					this.retry.maxDelay, this.retry.multiplier, this.retry.jitter);
@@ -1177,7 +1219,9 @@ public class QueueProperties {
 					this.leaseDuration, this.maxAttempts, policy, this.nonRetryableExceptions, this.claimAhead,
 					this.runAtJitter, this.assignment, this.buckets, this.sla,
 					ConcurrencyLimits.of(name, this.perKeyConcurrency, this.orderedByKey, this.maxRunning), this.timeout,
-					this.twoPhaseCommit, this.rateLimit.toRateLimit(name, this.pollInterval));
+					this.twoPhaseCommit, this.rateLimit.toRateLimit(name, this.pollInterval),
+					this.perKeyRateLimit.toRateLimit("pgqueue.queues." + name + ".per-key-rate-limit", name,
+							this.pollInterval));
 		}
 
 	}
@@ -1278,6 +1322,10 @@ public class QueueProperties {
 
 		RateLimit toRateLimit(String queue, Duration pollInterval) {
 			return (this.starts != null) ? RateLimit.of(queue, this.starts, this.period, pollInterval) : null;
+		}
+
+		RateLimit toRateLimit(String key, String queue, Duration pollInterval) {
+			return (this.starts != null) ? RateLimit.of(key, queue, this.starts, this.period, pollInterval) : null;
 		}
 
 	}

@@ -1,6 +1,7 @@
 package dev.pgqueue.engine.job;
 
 import java.time.Instant;
+import java.util.List;
 
 import org.jspecify.annotations.Nullable;
 
@@ -18,30 +19,40 @@ import org.jspecify.annotations.Nullable;
  * @param fromIds the {@code id} each range starts at, within its first {@code run_at}
  * @param untilRunAts the {@code run_at} each range stops before; {@code null} for the end of the level
  * @param buckets the buckets to read, in the order given; {@code null} for the whole queue
+ * @param startedAt the start instant a rate limit granted the claim, which its jobs record; {@code null}
+ * for the claim's own {@code now()}
+ * @param chosen the only jobs the claim may take, chosen by the rate limits that depend on the job
+ * (in claim order); {@code null} to read the queue
  */
 public record ClaimStart(int[] priorities, Instant[] fromRunAts, long[] fromIds, @Nullable Instant[] untilRunAts,
-		int @Nullable [] buckets, @Nullable Instant startedAt) {
+		int @Nullable [] buckets, @Nullable Instant startedAt, @Nullable List<Long> chosen) {
 
 	/** The whole claim index from its start. */
-	public static final ClaimStart SWEEP = new ClaimStart(new int[0], new Instant[0], new long[0], new Instant[0], null, null);
+	public static final ClaimStart SWEEP = new ClaimStart(new int[0], new Instant[0], new long[0], new Instant[0], null, null, null);
 
 	/** The given ranges of priority levels, in the order given (highest priority first). */
 	public static ClaimStart fromFloors(int[] priorities, Instant[] fromRunAts, long[] fromIds,
 			@Nullable Instant[] untilRunAts) {
-		return new ClaimStart(priorities, fromRunAts, fromIds, untilRunAts, null, null);
+		return new ClaimStart(priorities, fromRunAts, fromIds, untilRunAts, null, null, null);
 	}
 
 	/** Only the given buckets, each from its start, in the order given. */
 	public static ClaimStart inBuckets(int[] buckets) {
-		return new ClaimStart(new int[0], new Instant[0], new long[0], new Instant[0], buckets, null);
+		return new ClaimStart(new int[0], new Instant[0], new long[0], new Instant[0], buckets, null, null);
 	}
 
 	/**
-	 * The same start, with the instant a rate limit granted the claim's starts: the leased jobs it
-	 * takes record it as their start ({@code null}: the claim's own {@code now()}).
+	 * The same start, with the instant a rate limit granted the claim's starts and the jobs it chose
+	 * ({@code null}: the claim reads the queue itself).
 	 */
-	public ClaimStart startingAt(@Nullable Instant startedAt) {
-		return new ClaimStart(this.priorities, this.fromRunAts, this.fromIds, this.untilRunAts, this.buckets, startedAt);
+	public ClaimStart granted(@Nullable Instant startedAt, @Nullable List<Long> chosen) {
+		return new ClaimStart(this.priorities, this.fromRunAts, this.fromIds, this.untilRunAts, this.buckets, startedAt,
+				chosen);
+	}
+
+	/** Whether the claim may take only the jobs a rate limit chose. */
+	public boolean isChosen() {
+		return this.chosen != null;
 	}
 
 	public boolean isSweep() {

@@ -5,6 +5,7 @@ import java.time.Duration;
 import dev.pgqueue.ExternalEffect;
 import dev.pgqueue.Job;
 import dev.pgqueue.JobContext;
+import dev.pgqueue.engine.settings.RateLimit;
 import org.jspecify.annotations.Nullable;
 
 /** Runs jobs of one kind; {@code @JobListener} methods are adapted to this. */
@@ -79,6 +80,16 @@ public interface JobHandler {
 	/** How long one attempt may run, overriding the queue's timeout; {@code null} for the queue's. */
 	default @Nullable Duration timeout() {
 		return null;
+	}
+
+	/** At most so many jobs of this kind start per period across every instance; {@code null} for no limit. */
+	default @Nullable RateLimit rateLimit() {
+		return null;
+	}
+
+	/** Units of each rate limit one job of this kind uses when it starts. */
+	default int rateWeight() {
+		return 1;
 	}
 
 	/** Where the handler is defined, for messages (for example the bean method). */

@@ -8,6 +8,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import dev.pgqueue.InvalidJobListenerException;
 import dev.pgqueue.engine.settings.KindSettings;
+import dev.pgqueue.engine.settings.RateLimit;
 import org.jspecify.annotations.Nullable;
 
 /** The handlers of this application, by kind. */
@@ -34,7 +35,8 @@ public class JobHandlerRegistry {
 
 	/** Overrides what a kind's listener says about its limits ({@code pgqueue.kinds.<kind>.*}). */
 	public void override(KindSettings settings) {
-		this.overrides.put(settings.kind(), new KindOverride(settings.maxRunning(), settings.timeout()));
+		this.overrides.put(settings.kind(), new KindOverride(settings.maxRunning(), settings.timeout(),
+				settings.rateLimit(), settings.rateWeight()));
 	}
 
 	/**
@@ -73,7 +75,40 @@ public class JobHandlerRegistry {
 		return override != null && override.timeout() != null;
 	}
 
-	private record KindOverride(@Nullable Integer maxRunning, @Nullable Duration timeout) {
+	/** At most so many jobs of a kind start per period across every instance; {@code null} for no limit. */
+	public @Nullable RateLimit rateLimitOf(String kind) {
+		KindOverride override = this.overrides.get(kind);
+		if (override != null && override.rateLimit() != null) {
+			return override.rateLimit();
+		}
+		JobHandler handler = this.handlers.get(kind);
+		return (handler != null) ? handler.rateLimit() : null;
+	}
+
+	/** Whether {@code pgqueue.kinds.<kind>.rate-limit} sets the kind's rate limit. */
+	public boolean rateLimitOverridden(String kind) {
+		KindOverride override = this.overrides.get(kind);
+		return override != null && override.rateLimit() != null;
+	}
+
+	/** Units of each rate limit one job of a kind uses when it starts; 1 unless said otherwise. */
+	public int rateWeightOf(String kind) {
+		KindOverride override = this.overrides.get(kind);
+		if (override != null && override.rateWeight() != null) {
+			return override.rateWeight();
+		}
+		JobHandler handler = this.handlers.get(kind);
+		return (handler != null) ? handler.rateWeight() : 1;
+	}
+
+	/** Whether {@code pgqueue.kinds.<kind>.rate-weight} sets the kind's weight. */
+	public boolean rateWeightOverridden(String kind) {
+		KindOverride override = this.overrides.get(kind);
+		return override != null && override.rateWeight() != null;
+	}
+
+	private record KindOverride(@Nullable Integer maxRunning, @Nullable Duration timeout,
+			@Nullable RateLimit rateLimit, @Nullable Integer rateWeight) {
 	}
 
 	/** The handler of a kind, or {@code null}. */

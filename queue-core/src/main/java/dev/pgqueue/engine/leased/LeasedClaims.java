@@ -210,7 +210,7 @@ public final class LeasedClaims implements ClaimStrategy {
 	 */
 	private List<Held> claim(int wanted, boolean estimate) {
 		long start = System.nanoTime();
-		Permit permit = this.rate.reserve(wanted);
+		Permit permit = this.rate.reserve(wanted, this.kinds);
 		int granted = permit.granted();
 		if (granted == 0) {
 			// Held by the rate limit: the poll thread sleeps until a start frees; workers leave it to it.
@@ -218,8 +218,8 @@ public final class LeasedClaims implements ClaimStrategy {
 			return List.of();
 		}
 		List<ClaimedJob> jobs = this.scope.claim(granted, (from) -> this.claims.lease(this.kinds, granted, this.owner,
-				this.settings.leaseDuration(), from.startingAt(permit.startedAt())));
-		this.rate.usedQuietly(permit, jobs.size());
+				this.settings.leaseDuration(), permit.applyTo(from)));
+		this.rate.usedQuietly(permit, jobs);
 		jobs = permit.stamped(jobs);
 		long took = System.nanoTime() - start;
 		this.progress.claimed(this.kinds, granted, jobs, start, took);

@@ -123,8 +123,8 @@ public final class LimitedClaims implements JobClaims {
 		String[] readable = kinds;
 		for (int round = 0; round < ROUNDS && !choice.isFull() && readable.length > 0; round++) {
 			int scan = scanSize(limit - choice.size());
-			List<Candidate> candidates = this.repository.candidates(this.queue, 0, readable, buckets(start),
-					choice.fullKeys, choice.excludedIds(), this.limits.orderedByKey(), scan);
+			List<Candidate> candidates = onlyChosen(this.repository.candidates(this.queue, 0, readable, buckets(start),
+					choice.fullKeys, choice.excludedIds(), this.limits.orderedByKey(), scan), start);
 			List<Candidate> wanted = choice.tentative(candidates, this::groupsOf, this::batchShare);
 			Map<Group, Integer> granted = trySlots(wanted, choice, held);
 			List<Candidate> taken = choice.take(wanted, this::groupsOf, granted);
@@ -164,8 +164,8 @@ public final class LimitedClaims implements JobClaims {
 		String[] readable = kinds;
 		for (int round = 0; round < ROUNDS && !choice.isFull() && readable.length > 0; round++) {
 			int scan = scanSize(limit - choice.size());
-			List<Candidate> candidates = this.repository.candidates(this.queue, perKeyHint, readable, buckets(start),
-					choice.fullKeys, choice.excludedIds(), this.limits.orderedByKey(), scan);
+			List<Candidate> candidates = onlyChosen(this.repository.candidates(this.queue, perKeyHint, readable,
+					buckets(start), choice.fullKeys, choice.excludedIds(), this.limits.orderedByKey(), scan), start);
 			if (candidates.isEmpty()) {
 				break;
 			}
@@ -362,6 +362,16 @@ public final class LimitedClaims implements JobClaims {
 		crc.update((this.schema + '\u0000' + this.queue + '\u0000' + type + '\u0000' + name)
 			.getBytes(StandardCharsets.UTF_8));
 		return (int) crc.getValue();
+	}
+
+	/** The candidates a rate limit chose, when it chose the claim's jobs; otherwise all of them. */
+	private static List<Candidate> onlyChosen(List<Candidate> candidates, ClaimStart start) {
+		List<Long> chosen = start.chosen();
+		if (chosen == null) {
+			return candidates;
+		}
+		Set<Long> ids = new HashSet<>(chosen);
+		return candidates.stream().filter((candidate) -> ids.contains(candidate.id())).toList();
 	}
 
 	private static int scanSize(int wanted) {

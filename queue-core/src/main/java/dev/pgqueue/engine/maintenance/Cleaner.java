@@ -6,6 +6,7 @@ import dev.pgqueue.engine.service.PeriodicService;
 import dev.pgqueue.engine.settings.MaintenanceSettings;
 import dev.pgqueue.engine.sql.HistoryRepository;
 import dev.pgqueue.engine.sql.MaintenanceRepository;
+import dev.pgqueue.engine.sql.RateRepository;
 import dev.pgqueue.engine.sql.UniqueJobRepository;
 import org.jspecify.annotations.Nullable;
 
@@ -28,8 +29,10 @@ public final class Cleaner extends PeriodicService {
 
 	private final Duration historyRetention;
 
+	private final @Nullable RateRepository rates;
+
 	public Cleaner(MaintenanceRepository repository, UniqueJobRepository uniqueKeys, MaintenanceSettings settings) {
-		this(repository, uniqueKeys, settings, null, Duration.ZERO);
+		this(repository, uniqueKeys, settings, null, Duration.ZERO, null);
 	}
 
 	/**
@@ -38,12 +41,24 @@ public final class Cleaner extends PeriodicService {
 	 */
 	public Cleaner(MaintenanceRepository repository, UniqueJobRepository uniqueKeys, MaintenanceSettings settings,
 			@Nullable HistoryRepository history, Duration historyRetention) {
+		this(repository, uniqueKeys, settings, history, historyRetention, null);
+	}
+
+	/**
+	 * @param history the queues' history, pruned too; {@code null} to leave it alone
+	 * @param historyRetention how long history minutes are kept
+	 * @param rates the rate limits' windows, whose idle per-key rows are deleted; {@code null} to leave
+	 * them alone
+	 */
+	public Cleaner(MaintenanceRepository repository, UniqueJobRepository uniqueKeys, MaintenanceSettings settings,
+			@Nullable HistoryRepository history, Duration historyRetention, @Nullable RateRepository rates) {
 		super("cleaner", settings.cleanupInterval());
 		this.repository = repository;
 		this.uniqueKeys = uniqueKeys;
 		this.settings = settings;
 		this.history = history;
 		this.historyRetention = historyRetention;
+		this.rates = rates;
 	}
 
 	@Override
@@ -51,6 +66,15 @@ public final class Cleaner extends PeriodicService {
 		clean();
 		pruneEndedKeys();
 		pruneHistory();
+		pruneIdleRateKeys();
+	}
+
+	/**
+	 * Deletes the windows of per-key rate limits that granted nothing for a whole period: one row is
+	 * made per key that ever started a job, and would otherwise stay. Returns how many.
+	 */
+	public int pruneIdleRateKeys() {
+		return (this.rates != null) ? this.rates.pruneIdle(RateRepository.KEY_WINDOW_PREFIX) : 0;
 	}
 
 	/** Deletes the queues' history minutes past their retention; returns how many. */

@@ -6,6 +6,7 @@ import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.pgqueue.engine.sql.JobRepository;
+import dev.pgqueue.engine.sql.LimitRepository;
 import dev.pgqueue.engine.job.ClaimStart;
 import dev.pgqueue.engine.job.ClaimedJob;
 
@@ -43,17 +44,28 @@ public interface JobClaims {
 		return false;
 	}
 
-	/** Claims limited by row locks alone: one statement each. */
-	static JobClaims plain(JobRepository repository, String queue) {
+	/**
+	 * Claims limited by row locks alone: one statement each. A claim whose jobs a rate limit chose
+	 * ({@link ClaimStart#isChosen()}) takes those that are still available and not locked elsewhere.
+	 */
+	static JobClaims plain(JobRepository repository, LimitRepository chosen, String queue) {
 		return new JobClaims() {
 
 			@Override
 			public List<ClaimedJob> lock(String[] kinds, int limit, ClaimStart start) {
+				List<Long> ids = start.chosen();
+				if (ids != null) {
+					return ids.isEmpty() ? List.of() : chosen.lockChosen(ids);
+				}
 				return repository.claimLocked(queue, kinds, limit, start);
 			}
 
 			@Override
 			public List<ClaimedJob> lease(String[] kinds, int limit, String owner, Duration lease, ClaimStart start) {
+				List<Long> ids = start.chosen();
+				if (ids != null) {
+					return ids.isEmpty() ? List.of() : chosen.leaseChosen(ids, owner, lease, start.startedAt());
+				}
 				return repository.claimLeased(queue, kinds, limit, owner, lease, start);
 			}
 

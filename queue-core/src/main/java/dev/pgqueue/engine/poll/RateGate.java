@@ -3,11 +3,18 @@ package dev.pgqueue.engine.poll;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.ToIntFunction;
 
+import dev.pgqueue.engine.job.ClaimStart;
 import dev.pgqueue.engine.job.ClaimedJob;
+import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.settings.RateLimit;
+import dev.pgqueue.engine.sql.LimitRepository;
 import dev.pgqueue.engine.sql.RateRepository;
 import dev.pgqueue.engine.sql.RateRepository.Grant;
 import dev.pgqueue.metrics.QueueMetrics;
@@ -40,7 +47,10 @@ public final class RateGate {
 	private static final Logger logger = LoggerFactory.getLogger(RateGate.class);
 
 	/** The gate of a queue without a rate limit: grants everything, costs nothing. */
-	public static final RateGate NONE = new RateGate(null, null, "", null);
+	public static final RateGate NONE = new RateGate(null, null, "", null, null);
+
+	/** How soon a claim comes again after one that left jobs of keys at their limit out. */
+	private static final long CLAIM_AGAIN_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
 	private final @Nullable RateLimit limit;
 
@@ -51,6 +61,9 @@ public final class RateGate {
 	private final @Nullable QueueMetrics metrics;
 
 	private final String queue;
+
+	/** Chooses the jobs of each claim, for limits per kind or per key, or weights; {@code null} without. */
+	private final @Nullable RatePlanner planner;
 
 	/** {@link System#nanoTime()} until which claims are held, or 0 when they are not. */
 	private volatile long heldUntil;
@@ -77,8 +90,9 @@ public final class RateGate {
 	private final long creditMaxAge;
 
 	private RateGate(@Nullable RateLimit limit, @Nullable RateRepository repository, String queue,
-			@Nullable QueueMetrics metrics) {
+			@Nullable QueueMetrics metrics, @Nullable RatePlanner planner) {
 		this.limit = limit;
+		this.planner = planner;
 		this.repository = repository;
 		this.queue = queue;
 		this.name = "queue:" + queue;
@@ -88,12 +102,67 @@ public final class RateGate {
 
 	/** The gate of a queue's rate limit, or {@link #NONE} for a queue without one. */
 	public static RateGate of(String queue, @Nullable RateLimit limit, RateRepository repository, QueueMetrics metrics) {
-		return (limit != null) ? new RateGate(limit, repository, queue, metrics) : NONE;
+		return (limit != null) ? new RateGate(limit, repository, queue, metrics, null) : NONE;
 	}
 
-	/** Whether the queue has a rate limit. */
+	/**
+	 * The gate of a queue's rate limits: its own, its kinds' and its keys' ({@link #NONE} when it has
+	 * none). Where a limit depends on the job (per kind, per key, or weights above one), each claim's
+	 * jobs are chosen before it (see {@link RatePlanner}); otherwise a claim reserves a number of starts.
+	 * @param kinds the kinds the queue's poller claims
+	 * @param kindLimits each kind's limit, or {@code null}
+	 * @param weights the units of the limits one job of each kind uses
+	 * @param candidates reads the jobs to choose from
+	 */
+	public static RateGate of(QueueSettings settings, String[] kinds, Function<String, @Nullable RateLimit> kindLimits,
+			ToIntFunction<String> weights, LimitRepository candidates, RateRepository repository, QueueMetrics metrics) {
+		if (RatePlanner.needed(settings, kinds, kindLimits, weights)) {
+			return new RateGate(settings.rateLimit(), repository, settings.name(), metrics,
+					new RatePlanner(settings, kindLimits, weights, candidates, repository));
+		}
+		return of(settings.name(), settings.rateLimit(), repository, metrics);
+	}
+
+	/** Whether the queue has a rate limit, of its own or of its kinds or keys. */
 	public boolean isLimited() {
-		return this.limit != null;
+		return this.limit != null || this.planner != null;
+	}
+
+	/** Whether each claim's jobs are chosen by limits per kind or per key, or by weights. */
+	public boolean choosesJobs() {
+		return this.planner != null;
+	}
+
+	/**
+	 * Reserves what a claim of up to {@code wanted} jobs of the given kinds may start. Under limits that
+	 * depend on the job, this chooses the jobs: the claim must take no others
+	 * ({@link ClaimStart#granted}).
+	 */
+	public Permit reserve(int wanted, String[] kinds) {
+		RatePlanner chooser = this.planner;
+		if (chooser == null || wanted <= 0) {
+			return reserve(wanted);
+		}
+		RatePlanner.Plan plan = chooser.plan(wanted, kinds, (label, jobs) -> {
+			if (this.metrics != null) {
+				this.metrics.rateLimitRefused(this.queue, label, jobs);
+			}
+		});
+		long now = System.nanoTime();
+		if (plan.heldNanos() > 0) {
+			this.heldUntil = now + plan.heldNanos();
+			if (this.heldSince == 0) {
+				this.heldSince = now;
+			}
+		}
+		else if (!plan.chosen().isEmpty()) {
+			endHold();
+		}
+		if (plan.claimAgain()) {
+			// Other keys' jobs wait behind those at their limit: claim again at once, not after the interval.
+			this.heldUntil = now + CLAIM_AGAIN_NANOS;
+		}
+		return new Permit(plan.chosen().size(), null, plan);
 	}
 
 	/** The limit, or {@code null}. */
@@ -109,7 +178,7 @@ public final class RateGate {
 		RateLimit rate = this.limit;
 		RateRepository windows = this.repository;
 		if (rate == null || windows == null || wanted <= 0) {
-			return new Permit(wanted, null);
+			return new Permit(wanted, null, null);
 		}
 		synchronized (this) {
 			long now = System.nanoTime();
@@ -117,7 +186,7 @@ public final class RateGate {
 			if (this.credit > 0 && saved != null) {
 				if (this.credit >= wanted && now - this.creditAt < this.creditMaxAge) {
 					this.credit -= wanted;
-					return new Permit(wanted, saved);
+					return new Permit(wanted, saved, null);
 				}
 				// Too old (its instant would date the jobs too early) or too small: back to the window.
 				int stale = this.credit;
@@ -142,14 +211,51 @@ public final class RateGate {
 					this.heldSince = now;
 				}
 				if (this.metrics != null) {
-					this.metrics.rateLimitRefused(this.queue, wanted - take);
+					this.metrics.rateLimitRefused(this.queue, "queue", wanted - take);
 				}
 			}
 			else {
 				endHold();
 			}
-			return new Permit(take, grant);
+			return new Permit(take, grant, null);
 		}
+	}
+
+	/**
+	 * The claim under {@code permit} took these jobs: gives back what the others would have used.
+	 */
+	public void used(Permit permit, List<ClaimedJob> jobs) {
+		RatePlanner.Plan plan = permit.plan();
+		RatePlanner chooser = this.planner;
+		if (plan != null && chooser != null) {
+			if (jobs.size() < plan.chosen().size()) {
+				Set<Long> taken = new HashSet<>();
+				jobs.forEach((job) -> taken.add(job.id()));
+				chooser.giveBackUntaken(plan, taken);
+			}
+			return;
+		}
+		used(permit, jobs.size());
+	}
+
+	/**
+	 * As {@link #used(Permit, List)}, for a caller that must go on whatever happens: a give-back that
+	 * fails is logged, and its starts free with their window.
+	 */
+	public void usedQuietly(Permit permit, List<ClaimedJob> jobs) {
+		try {
+			used(permit, jobs);
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Queue '{}': could not give back the unused starts of its rate limits; they free with their "
+					+ "window: {}", this.queue, ex.toString());
+		}
+	}
+
+	/** Keys held back now by the queue's limit per key, as this instance last saw them. */
+	public int keysHeld() {
+		RatePlanner chooser = this.planner;
+		return (chooser != null) ? chooser.keysHeld() : 0;
 	}
 
 	/**
@@ -239,13 +345,27 @@ public final class RateGate {
 	/**
 	 * What a claim may take.
 	 * @param granted how many jobs the claim may start
-	 * @param grant the database's grant, or {@code null} without a limit
+	 * @param grant the database's grant, or {@code null} without a limit or when the jobs were chosen
+	 * @param plan the jobs chosen by limits that depend on the job, and their grants; {@code null} without
 	 */
-	public record Permit(int granted, @Nullable Grant grant) {
+	public record Permit(int granted, @Nullable Grant grant, RatePlanner.@Nullable Plan plan) {
 
 		/** The start instant of the jobs claimed under this permit, or {@code null} without a limit. */
 		public @Nullable Instant startedAt() {
+			if (this.plan != null) {
+				return this.plan.startedAt();
+			}
 			return (this.grant != null) ? this.grant.grantedAt() : null;
+		}
+
+		/** The only jobs the claim may take, in claim order, or {@code null} to let it read the queue. */
+		public @Nullable List<Long> chosen() {
+			return (this.plan != null) ? this.plan.chosen() : null;
+		}
+
+		/** Where a claim under this permit starts: {@code from}, with the grant's instant and chosen jobs. */
+		public ClaimStart applyTo(ClaimStart from) {
+			return (this.plan == null && this.grant == null) ? from : from.granted(startedAt(), chosen());
 		}
 
 		/**

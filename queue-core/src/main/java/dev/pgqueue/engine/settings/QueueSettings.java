@@ -52,12 +52,15 @@ import org.jspecify.annotations.Nullable;
  * needs a batch size of 1, since a prepared transaction covers the whole batch
  * @param rateLimit at most so many of the queue's jobs start in any window of one period, across every
  * instance; {@code null} for none
+ * @param perKeyRateLimit at most so many jobs of one concurrency key start in any window of one period,
+ * across every instance; {@code null} for none
  */
 public record QueueSettings(String name, QueueMode mode, int concurrency, int batchSize, int maxBatchSize,
 		Duration pollInterval,
 		Duration leaseDuration, int maxAttempts, RetryPolicy retry, List<Class<? extends Throwable>> nonRetryable,
 		boolean claimAhead, Duration runAtJitter, QueueAssignment assignment, int buckets, @Nullable Duration sla,
-		ConcurrencyLimits limits, @Nullable Duration timeout, boolean twoPhaseCommit, @Nullable RateLimit rateLimit) {
+		ConcurrencyLimits limits, @Nullable Duration timeout, boolean twoPhaseCommit, @Nullable RateLimit rateLimit,
+		@Nullable RateLimit perKeyRateLimit) {
 
 	public static final int DEFAULT_CONCURRENCY = 4;
 
@@ -142,6 +145,10 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 			// Checked again against this queue's poll interval, naming its keys.
 			RateLimit.of(name, rateLimit.starts(), rateLimit.period(), pollInterval);
 		}
+		if (perKeyRateLimit != null) {
+			RateLimit.of(key + "per-key-rate-limit", name, perKeyRateLimit.starts(), perKeyRateLimit.period(),
+					pollInterval);
+		}
 		nonRetryable = List.copyOf(nonRetryable);
 	}
 
@@ -150,7 +157,7 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 		return new QueueSettings(name, DEFAULT_MODE, DEFAULT_CONCURRENCY, DEFAULT_BATCH_SIZE, DEFAULT_MAX_BATCH_SIZE,
 				DEFAULT_POLL_INTERVAL,
 				DEFAULT_LEASE_DURATION, DEFAULT_MAX_ATTEMPTS, RetryPolicy.DEFAULT, List.of(), DEFAULT_CLAIM_AHEAD,
-				DEFAULT_RUN_AT_JITTER, DEFAULT_ASSIGNMENT, DEFAULT_BUCKETS, null, ConcurrencyLimits.NONE, null, false, null);
+				DEFAULT_RUN_AT_JITTER, DEFAULT_ASSIGNMENT, DEFAULT_BUCKETS, null, ConcurrencyLimits.NONE, null, false, null, null);
 	}
 
 	/**
@@ -172,32 +179,32 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 	public QueueSettings withName(String name) {
 		return new QueueSettings(name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
 	}
 
 	public QueueSettings withMode(QueueMode mode) {
 		return new QueueSettings(this.name, mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
 	}
 
 	public QueueSettings withConcurrency(int concurrency) {
 		return new QueueSettings(this.name, this.mode, concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
 	}
 
 	public QueueSettings withBatchSize(int batchSize) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, batchSize, Math.max(batchSize, this.maxBatchSize), this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
 	}
 
 	/** Transactional mode: the most jobs a batch grows to; {@link #batchSize()} for a fixed size. */
 	public QueueSettings withMaxBatchSize(int maxBatchSize) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
-				this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit);
+				this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
 	}
 
 	/**
@@ -213,85 +220,93 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 	public QueueSettings withPollInterval(Duration pollInterval) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
 	}
 
 	public QueueSettings withLeaseDuration(Duration leaseDuration) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
 	}
 
 	public QueueSettings withMaxAttempts(int maxAttempts) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
 	}
 
 	public QueueSettings withRetry(RetryPolicy retry) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, retry, this.nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
 	}
 
 	public QueueSettings withNonRetryable(List<Class<? extends Throwable>> nonRetryable) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
 	}
 
 	public QueueSettings withClaimAhead(boolean claimAhead) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
 	}
 
 	public QueueSettings withRunAtJitter(Duration runAtJitter) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, runAtJitter,
-				this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit);
+				this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
 	}
 
 	public QueueSettings withAssignment(QueueAssignment assignment) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
-				assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit);
+				assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
 	}
 
 	public QueueSettings withBuckets(int buckets) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
-				this.assignment, buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit);
+				this.assignment, buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
 	}
 
 	public QueueSettings withSla(@Nullable Duration sla) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
-				this.assignment, this.buckets, sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit);
+				this.assignment, this.buckets, sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
 	}
 
 	public QueueSettings withLimits(ConcurrencyLimits limits) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
-				this.assignment, this.buckets, this.sla, limits, this.timeout, this.twoPhaseCommit, this.rateLimit);
+				this.assignment, this.buckets, this.sla, limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
 	}
 
 	public QueueSettings withTimeout(@Nullable Duration timeout) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
-				this.assignment, this.buckets, this.sla, this.limits, timeout, this.twoPhaseCommit, this.rateLimit);
+				this.assignment, this.buckets, this.sla, this.limits, timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
 	}
 
 	public QueueSettings withTwoPhaseCommit(boolean twoPhaseCommit) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
-				this.assignment, this.buckets, this.sla, this.limits, this.timeout, twoPhaseCommit, this.rateLimit);
+				this.assignment, this.buckets, this.sla, this.limits, this.timeout, twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
 	}
 
 	public QueueSettings withRateLimit(@Nullable RateLimit rateLimit) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
-				this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, rateLimit);
+				this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, rateLimit, this.perKeyRateLimit);
+	}
+
+	/** These settings with at most so many jobs of one concurrency key starting per period ({@code null}: none). */
+	public QueueSettings withPerKeyRateLimit(@Nullable RateLimit perKeyRateLimit) {
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize,
+				this.pollInterval, this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit,
+				this.rateLimit, perKeyRateLimit);
 	}
 
 }

@@ -7,6 +7,9 @@ import java.sql.SQLException;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 
 import dev.pgqueue.schema.SchemaName;
 import org.jspecify.annotations.Nullable;
@@ -26,6 +29,9 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  */
 public class RateRepository {
 
+	/** The names of the windows of per-key limits start with this, then the queue and the key. */
+	public static final String KEY_WINDOW_PREFIX = "key:";
+
 	private final JdbcTemplate jdbc;
 
 	private final String reserve;
@@ -33,6 +39,12 @@ public class RateRepository {
 	private final String giveBack;
 
 	private final String used;
+
+	private final String reserveAll;
+
+	private final String giveBackAll;
+
+	private final String pruneIdle;
 
 	public RateRepository(JdbcTemplate jdbc, SchemaName schema) {
 		this.jdbc = jdbc;
@@ -48,6 +60,16 @@ public class RateRepository {
 		this.reserve = "SELECT set_config('synchronous_commit', 'off', true), r.granted, r.granted_at, "
 				+ "(extract(epoch FROM r.free_at - r.granted_at) * 1000000)::bigint AS free_in_us FROM "
 				+ schema.qualify("pgqueue_rate_reserve") + "(?, ?, ?, ?, ?) r";
+		this.reserveAll = "SELECT set_config('synchronous_commit', 'off', true), r.name, r.granted, r.granted_at, "
+				+ "(extract(epoch FROM r.free_at - r.granted_at) * 1000000)::bigint AS free_in_us FROM "
+				+ schema.qualify("pgqueue_rate_reserve_all") + "(?::text[], ?::int[], ?::bigint[], ?::int[]) r";
+		this.giveBackAll = "SELECT set_config('synchronous_commit', 'off', true), count(" + schema.qualify(
+				"pgqueue_rate_give_back") + "(g.name, g.units, g.at)) FROM (SELECT * FROM unnest(?::text[], ?::int[], "
+				+ "?::timestamptz[]) AS u(name, units, at) ORDER BY name) g";
+		this.pruneIdle = """
+				DELETE FROM %s WHERE name LIKE ? ESCAPE '\\'
+				  AND head < floor(extract(epoch FROM clock_timestamp()) * 1000000)::bigint
+				             / greatest(period_us / 50, 1) - 51""".formatted(schema.qualify("pgqueue_rate_windows"));
 		this.giveBack = "SELECT set_config('synchronous_commit', 'off', true), " + schema.qualify("pgqueue_rate_give_back")
 				+ "(?, ?, ?)";
 	}
@@ -106,6 +128,68 @@ public class RateRepository {
 		});
 	}
 
+	/**
+	 * Reserves units of several limits at once, in one short transaction: every row is locked (in the
+	 * order of their names, so that two claims never wait on each other in a cycle), then all are booked
+	 * at one instant, the start the claim's jobs record; each limit grants what it can, independently of
+	 * the others. Names must not repeat.
+	 * @param wanted what to reserve of each limit
+	 * @return each limit's grant, by name
+	 */
+	public Map<String, Grant> reserveAll(List<Wanted> wanted) {
+		if (wanted.isEmpty()) {
+			return Map.of();
+		}
+		Map<String, Grant> grants = inOwnTransaction((con) -> {
+			try (PreparedStatement ps = con.prepareStatement(this.reserveAll)) {
+				ps.setArray(1, con.createArrayOf("text", wanted.stream().map(Wanted::name).toArray()));
+				ps.setArray(2, con.createArrayOf("int4", wanted.stream().map(Wanted::starts).toArray()));
+				ps.setArray(3, con.createArrayOf("int8", wanted.stream().map(Wanted::periodMicros).toArray()));
+				ps.setArray(4, con.createArrayOf("int4", wanted.stream().map(Wanted::units).toArray()));
+				Map<String, Grant> byName = new HashMap<>();
+				try (ResultSet rs = ps.executeQuery()) {
+					while (rs.next()) {
+						long freeIn = rs.getLong("free_in_us");
+						Long free = rs.wasNull() ? null : freeIn;
+						byName.put(rs.getString("name"), new Grant(rs.getInt("granted"),
+								rs.getObject("granted_at", OffsetDateTime.class).toInstant(), free));
+					}
+				}
+				return byName;
+			}
+		});
+		return (grants != null) ? grants : Map.of();
+	}
+
+	/** Gives back units of several grants that no job used, in one short transaction. */
+	public void giveBackAll(List<Unused> unused) {
+		List<Unused> some = unused.stream().filter((each) -> each.units() > 0).toList();
+		if (some.isEmpty()) {
+			return;
+		}
+		inOwnTransaction((con) -> {
+			try (PreparedStatement ps = con.prepareStatement(this.giveBackAll)) {
+				ps.setArray(1, con.createArrayOf("text", some.stream().map(Unused::name).toArray()));
+				ps.setArray(2, con.createArrayOf("int4", some.stream().map(Unused::units).toArray()));
+				ps.setArray(3, con.createArrayOf("timestamptz", some.stream()
+					.map((each) -> each.grant().grantedAt().atOffset(ZoneOffset.UTC)).toArray()));
+				ps.execute();
+				return null;
+			}
+		});
+	}
+
+	/**
+	 * Deletes the windows whose names start with {@code prefix} and that granted nothing for a whole
+	 * period: a limit per key leaves one row per key, which would otherwise stay. A window deleted while
+	 * a claim reserves is made again, empty, which is what it held.
+	 * @return how many were deleted
+	 */
+	public int pruneIdle(String prefix) {
+		String pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%";
+		return this.jdbc.update(this.pruneIdle, pattern);
+	}
+
 	/** The starts granted in the last period of the limit named {@code name}, by the database's clock now. */
 	public int used(String name) {
 		Integer used = this.jdbc.queryForObject(this.used, Integer.class, name);
@@ -143,6 +227,25 @@ public class RateRepository {
 	 * start frees; otherwise {@code null}
 	 */
 	public record Grant(int granted, Instant grantedAt, @Nullable Long freeInMicros) {
+	}
+
+	/**
+	 * Units wanted of one limit.
+	 * @param name the limit's window
+	 * @param starts the limit's most units in one period
+	 * @param periodMicros the period
+	 * @param units how many to reserve
+	 */
+	public record Wanted(String name, int starts, long periodMicros, int units) {
+	}
+
+	/**
+	 * Units of a grant that no job used.
+	 * @param name the limit's window
+	 * @param grant the grant they came from
+	 * @param units how many
+	 */
+	public record Unused(String name, Grant grant, int units) {
 	}
 
 }

@@ -57,18 +57,20 @@ public abstract class BatchFlow implements BatchRun {
 		// Reserved before the batch's transaction, in one of its own: the window's row is never held
 		// while a batch runs.
 		RateGate rate = this.context.rate();
-		Permit permit = rate.reserve(batchSize);
+		Permit permit = rate.reserve(batchSize, this.context.kinds());
 		if (permit.granted() == 0) {
 			handOff.claimed(0);
 			return 0;
 		}
 		int[] claimed = { 0 };
+		List<ClaimedJob> taken = new ArrayList<>();
 		List<Long> holding = new ArrayList<>();
 		List<Attempt> standing;
 		this.startedAt.set(permit.startedAt());
 		try {
 			standing = this.transactions.execute((status) -> inTransaction(() -> {
-				List<ClaimedJob> jobs = permit.stamped(claim(permit.granted()));
+				List<ClaimedJob> jobs = permit.stamped(claim(permit));
+				taken.addAll(jobs);
 				for (int i = 0; i < jobs.size(); i++) {
 					holding.add(jobs.get(i).id());
 				}
@@ -83,7 +85,7 @@ public abstract class BatchFlow implements BatchRun {
 			this.held.removeAll(holding);
 			this.startedAt.remove();
 			// A batch that claimed and then failed keeps its starts: its listeners may have called out.
-			rate.usedQuietly(permit, claimed[0]);
+			rate.usedQuietly(permit, taken);
 		}
 		// Counted and logged once committed, and only the attempts whose outcome stands: a neighbour
 		// undone by a careful run and run again is one job finished, not two.
@@ -109,12 +111,16 @@ public abstract class BatchFlow implements BatchRun {
 		return jobs.size();
 	}
 
-	/** Claims up to a batch of due jobs from where the scope says, and records what the claim achieved. */
-	private List<ClaimedJob> claim(int batchSize) {
+	/**
+	 * Claims up to the permit's jobs from where the scope says (or the jobs the permit chose), and
+	 * records what the claim achieved.
+	 */
+	private List<ClaimedJob> claim(Permit permit) {
 		String[] kinds = this.context.kinds();
+		int batchSize = permit.granted();
 		long start = System.nanoTime();
 		List<ClaimedJob> jobs = this.context.scope()
-			.claim(batchSize, (from) -> this.context.claims().lock(kinds, batchSize, from));
+			.claim(batchSize, (from) -> this.context.claims().lock(kinds, batchSize, permit.applyTo(from)));
 		this.context.progress().claimed(kinds, batchSize, jobs, start, System.nanoTime() - start, this.held);
 		return jobs;
 	}
