@@ -37,6 +37,7 @@ import dev.pgqueue.engine.settings.EngineSettings;
 import dev.pgqueue.engine.settings.MaintenanceSettings;
 import dev.pgqueue.engine.settings.QueueCatalog;
 import dev.pgqueue.engine.settings.QueueSettings;
+import dev.pgqueue.engine.settings.KindSettings;
 import dev.pgqueue.engine.settings.RateLimit;
 import dev.pgqueue.engine.settings.ScheduleSettings;
 import dev.pgqueue.engine.settings.TwoPhaseSettings;
@@ -207,9 +208,12 @@ public final class WorkerProcess {
 			.withLimits(ConcurrencyLimits.of(QUEUE, options.perKey, options.ordered, options.maxRunning))
 			.withRateLimit((options.rateStarts > 0)
 					? RateLimit.of(QUEUE, options.rateStarts, options.ratePeriod, Duration.ofMillis(200)) : null)
+			.withPerKeyRateLimit((options.perKeyRateStarts > 0)
+					? new RateLimit(options.perKeyRateStarts, options.ratePeriod) : null)
 			.withTwoPhaseCommit(external != null);
-		if (options.kindMaxRunning > 0) {
-			handlers.override(KIND, options.kindMaxRunning, null);
+		if (options.kindMaxRunning > 0 || options.rateWeight > 1) {
+			handlers.override(new KindSettings(KIND, (options.kindMaxRunning > 0) ? options.kindMaxRunning : null, null,
+					null, (options.rateWeight > 1) ? options.rateWeight : null));
 		}
 		List<Schedule> declared = (options.schedule != null)
 				? List.of(schedule(options.schedule, options.scheduleCron, options.scheduleMissed)) : List.of();
@@ -572,6 +576,12 @@ public final class WorkerProcess {
 
 		Duration ratePeriod = Duration.ofSeconds(1);
 
+		/** Most starts of one concurrency key per {@link #ratePeriod}; 0 for no limit per key. */
+		int perKeyRateStarts;
+
+		/** Units of the rate limits one job of the kind uses. */
+		int rateWeight = 1;
+
 		/** The external system's database; when set, the queue uses two-phase commit. */
 		String externalUrl;
 
@@ -632,6 +642,8 @@ public final class WorkerProcess {
 					case "kind-max-running" -> options.kindMaxRunning = Integer.parseInt(value);
 					case "rate-starts" -> options.rateStarts = Integer.parseInt(value);
 					case "rate-period-ms" -> options.ratePeriod = Duration.ofMillis(Long.parseLong(value));
+					case "per-key-rate-starts" -> options.perKeyRateStarts = Integer.parseInt(value);
+					case "rate-weight" -> options.rateWeight = Integer.parseInt(value);
 					case "external-url" -> options.externalUrl = value;
 					case "in-doubt-ms" -> options.inDoubtAfter = Duration.ofMillis(Long.parseLong(value));
 					case "pause-notifications" -> options.pauseNotifications = Boolean.parseBoolean(value);

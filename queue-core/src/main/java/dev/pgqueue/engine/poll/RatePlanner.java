@@ -127,7 +127,8 @@ public final class RatePlanner {
 				shortKeys, List.of(), this.settings.limits().orderedByKey(), scan);
 		List<Candidate> tentative = read.subList(0, Math.min(wanted, read.size()));
 		if (tentative.isEmpty()) {
-			return Plan.none(0);
+			// Nothing to start but jobs of keys at their limit, perhaps: claim again when the first of them frees.
+			return Plan.none(earliest(this.fullKeys.values(), now));
 		}
 		Map<String, Wanted> demand = new LinkedHashMap<>();
 		Map<Long, Candidate> byId = new HashMap<>();
