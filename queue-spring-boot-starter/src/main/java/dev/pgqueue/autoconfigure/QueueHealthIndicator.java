@@ -94,6 +94,20 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 			if (rateLimit != null) {
 				details.put("rateLimit", rateLimitDetails(queue, rateLimit, poller.rate()));
 			}
+			Map<String, RateLimit> kindLimits = poller.rate().kindLimits(poller.kinds().toArray(String[]::new));
+			if (!kindLimits.isEmpty()) {
+				Map<String, Object> kinds = new LinkedHashMap<>();
+				kindLimits.forEach((kind, limit) -> kinds.put(kind, kindRateLimitDetails(kind, limit, poller.rate())));
+				details.put("kindRateLimits", kinds);
+			}
+			RateLimit perKey = poller.settings().perKeyRateLimit();
+			if (perKey != null) {
+				Map<String, Object> keys = new LinkedHashMap<>();
+				keys.put("starts", perKey.starts());
+				keys.put("period", perKey.period().toString());
+				keys.put("keysHeld", poller.rate().keysHeld());
+				details.put("perKeyRateLimit", keys);
+			}
 			ClaimProgress progress = this.maintenance.signals().get(queue);
 			if (progress != null) {
 				slaSlipping |= addClaimSignals(details, progress);
@@ -212,6 +226,29 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 		if (holdingBack) {
 			details.put("warning", "the rate limit of queue '" + queue + "' (" + limit + ") has held its jobs back for "
 					+ held.toSeconds() + " s: they arrive faster than it lets them start; raise pgqueue.queues." + queue
+					+ ".rate-limit.starts if the system it protects allows, or expect the backlog to grow");
+		}
+		return details;
+	}
+
+	/**
+	 * A kind's rate limit: the units its last period granted, how long this instance's claims have been
+	 * held by it without a break, and, past two periods (at least a minute), a warning.
+	 */
+	private static Map<String, Object> kindRateLimitDetails(String kind, RateLimit limit, RateGate gate) {
+		Map<String, Object> details = new LinkedHashMap<>();
+		details.put("starts", limit.starts());
+		details.put("period", limit.period().toString());
+		details.put("used", gate.usedOfKind(kind));
+		Duration held = gate.kindHeldStretch(kind);
+		details.put("heldFor", held.toString());
+		Duration threshold = limit.period().multipliedBy(2).compareTo(Duration.ofMinutes(1)) > 0
+				? limit.period().multipliedBy(2) : Duration.ofMinutes(1);
+		boolean holdingBack = held.compareTo(threshold) >= 0;
+		details.put("holdingBack", holdingBack);
+		if (holdingBack) {
+			details.put("warning", "the rate limit of kind '" + kind + "' (" + limit + ") has held its jobs back for "
+					+ held.toSeconds() + " s: they arrive faster than it lets them start; raise pgqueue.kinds." + kind
 					+ ".rate-limit.starts if the system it protects allows, or expect the backlog to grow");
 		}
 		return details;

@@ -500,7 +500,8 @@ class QueueAutoConfigurationTests {
 					"pgqueue.queues.reports.sla=10s", "pgqueue.queues.reports.per-key-concurrency=2",
 					"pgqueue.queues.reports.max-running=9", "pgqueue.queues.reports.timeout=45s",
 					"pgqueue.queues.reports.max-batch-size=70", "pgqueue.queues.reports.rate-limit.starts=100",
-					"pgqueue.queues.reports.rate-limit.period=1m")
+					"pgqueue.queues.reports.rate-limit.period=1m", "pgqueue.queues.reports.per-key-rate-limit.starts=5",
+					"pgqueue.queues.reports.per-key-rate-limit.period=10s")
 			.run((context) -> {
 				JobPoller poller = poller(context, "reports");
 				assertThat(poller.settings()).isEqualTo(new QueueSettings("reports", QueueMode.LEASED, 3, 7, 70,
@@ -508,8 +509,37 @@ class QueueAutoConfigurationTests {
 						new RetryPolicy(Duration.ofSeconds(2), Duration.ofMinutes(1), 3.0, 0.5),
 						List.of(IllegalArgumentException.class), false, Duration.ofSeconds(5), QueueAssignment.BUCKETS, 128,
 						Duration.ofSeconds(10), new ConcurrencyLimits(2, false, 9), Duration.ofSeconds(45), false,
-						new RateLimit(100, Duration.ofMinutes(1))));
+						new RateLimit(100, Duration.ofMinutes(1)), new RateLimit(5, Duration.ofSeconds(10))));
 			});
+	}
+
+	@Test
+	void bindsAKindsRateLimitAndWeightOverItsListenersAnnotation() {
+		this.contextRunner.withUserConfiguration(ReportListenerConfiguration.class)
+			.withPropertyValues("pgqueue.kinds[report.monthly].rate-limit.starts=30",
+					"pgqueue.kinds[report.monthly].rate-limit.period=1m", "pgqueue.kinds[report.monthly].rate-weight=3")
+			.run((context) -> {
+				JobHandlerRegistry handlers = context.getBean(JobHandlerRegistry.class);
+				assertThat(handlers.rateLimitOf("report.monthly")).isEqualTo(new RateLimit(30, Duration.ofMinutes(1)));
+				assertThat(handlers.rateWeightOf("report.monthly")).isEqualTo(3);
+				assertThat(poller(context, "reports").rate().choosesJobs()).as("claims choose their jobs").isTrue();
+			});
+	}
+
+	@Test
+	void failsStartupOnAKindWeightAboveItsQueuesRateLimit() {
+		this.contextRunner.withUserConfiguration(ReportListenerConfiguration.class)
+			.withPropertyValues("pgqueue.queues.reports.rate-limit.starts=2",
+					"pgqueue.kinds[report.monthly].rate-weight=5")
+			.run((context) -> assertThat(failureMessages(context))
+				.contains("pgqueue.kinds.report.monthly.rate-weight is 5, above pgqueue.queues.reports.rate-limit.starts (2)"));
+	}
+
+	@Test
+	void failsStartupOnAPerKeyRateLimitOfNoStarts() {
+		this.contextRunner.withPropertyValues("pgqueue.queues.mail.per-key-rate-limit.starts=0")
+			.run((context) -> assertThat(failureMessages(context))
+				.contains("pgqueue.queues.mail.per-key-rate-limit.starts must be at least 1, was 0"));
 	}
 
 	@Test

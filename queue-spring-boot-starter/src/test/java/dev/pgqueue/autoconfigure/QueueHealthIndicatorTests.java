@@ -152,6 +152,40 @@ class QueueHealthIndicatorTests {
 	}
 
 	@Test
+	@SuppressWarnings("unchecked")
+	void showsEachKindsRateLimitWithItsUseAndTheKeysHeldByTheLimitPerKey() {
+		this.contextRunner
+			.withPropertyValues("pgqueue.kinds[invoice.send].rate-limit.starts=2",
+					"pgqueue.kinds[invoice.send].rate-limit.period=1m", "pgqueue.queues.billing.per-key-rate-limit.starts=1",
+					"pgqueue.queues.billing.per-key-rate-limit.period=1m")
+			.run((context) -> {
+				HealthIndicator indicator = context.getBean("pgqueueHealthIndicator", HealthIndicator.class);
+				for (int i = 0; i < 3; i++) {
+					context.getBean(JobClient.class)
+						.enqueue(JobRequest.of("invoice.send", "metered " + i).queue("billing").concurrencyKey("tenant-a"));
+				}
+				for (int i = 0; i < 3; i++) {
+					context.getBean(JobClient.class)
+						.enqueue(JobRequest.of("invoice.send", "other " + i).queue("billing").concurrencyKey("tenant-" + i));
+				}
+				// The key limit lets one job of tenant-a start, the kind's limit two jobs in all.
+				await().atMost(TIMEOUT).untilAsserted(() -> {
+					Map<String, Object> details = queueDetails(indicator.health(true), "billing");
+					Map<String, Object> kind = (Map<String, Object>) ((Map<String, Object>) details.get("kindRateLimits"))
+						.get("invoice.send");
+					assertThat(kind).containsEntry("starts", 2).containsEntry("period", "PT1M").containsEntry("used", 2)
+						.containsEntry("holdingBack", false);
+					assertThat((String) kind.get("heldFor")).isNotEqualTo("PT0S");
+					Map<String, Object> perKey = (Map<String, Object>) details.get("perKeyRateLimit");
+					assertThat(perKey).containsEntry("starts", 1).containsEntry("period", "PT1M");
+					assertThat(details).containsEntry("depth", 4L);
+				});
+				// The jobs left waiting would count in the depth the other tests read.
+				context.getBean(JdbcTemplate.class).update("DELETE FROM " + SCHEMA.name() + ".pgqueue_jobs");
+			});
+	}
+
+	@Test
 	void isDegradedWhileJobsAreClaimedLaterThanTheQueuesSla() {
 		this.contextRunner.withPropertyValues("pgqueue.queues.billing.sla=1m").run((context) -> {
 			HealthIndicator indicator = context.getBean("pgqueueHealthIndicator", HealthIndicator.class);

@@ -4,7 +4,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -250,6 +252,36 @@ public final class RateGate {
 			logger.debug("Queue '{}': could not give back the unused starts of its rate limits; they free with their "
 					+ "window: {}", this.queue, ex.toString());
 		}
+	}
+
+	/**
+	 * The limits of the given kinds that have one, in the order given; empty when the queue's claims do
+	 * not choose their jobs.
+	 */
+	public Map<String, RateLimit> kindLimits(String[] kinds) {
+		RatePlanner chooser = this.planner;
+		Map<String, RateLimit> limits = new LinkedHashMap<>();
+		if (chooser != null) {
+			for (String kind : kinds) {
+				RateLimit kindLimit = chooser.kindLimit(kind);
+				if (kindLimit != null) {
+					limits.put(kind, kindLimit);
+				}
+			}
+		}
+		return limits;
+	}
+
+	/** The units of a kind's limit granted in its last period, by every instance, read from the database. */
+	public int usedOfKind(String kind) {
+		RateRepository windows = this.repository;
+		return (windows != null && this.planner != null) ? windows.used(RatePlanner.kindWindow(kind)) : 0;
+	}
+
+	/** How long a kind's limit has held its jobs back without a break, here; zero when it does not. */
+	public Duration kindHeldStretch(String kind) {
+		RatePlanner chooser = this.planner;
+		return (chooser != null) ? chooser.kindHeldStretch(kind) : Duration.ZERO;
 	}
 
 	/** Keys held back now by the queue's limit per key, as this instance last saw them. */

@@ -1,5 +1,6 @@
 package dev.pgqueue.engine.poll;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -66,6 +67,12 @@ public final class RatePlanner {
 
 	/** Kinds at their limit, likewise. */
 	private final Map<String, Long> fullKinds = new ConcurrentHashMap<>();
+
+	/**
+	 * Since when ({@link System#nanoTime()}) each kind's limit has held its jobs back without a break:
+	 * from its first refusal until a claim reads the kind's jobs and its limit refuses none of them.
+	 */
+	private final Map<String, Long> kindsHeldSince = new ConcurrentHashMap<>();
 
 	RatePlanner(QueueSettings settings, Function<String, @Nullable RateLimit> kindLimits, ToIntFunction<String> weights,
 			LimitRepository candidates, RateRepository windows) {
@@ -183,6 +190,7 @@ public final class RatePlanner {
 				}
 			}
 		}
+		noteKindsHeld(readable, shortKinds, now);
 		List<Unused> unused = new ArrayList<>();
 		left.forEach((window, units) -> {
 			if (units > 0) {
@@ -197,6 +205,35 @@ public final class RatePlanner {
 		boolean othersWaiting = skipped && !queueShort && read.size() > tentative.size();
 		long heldNanos = (chosen.isEmpty() && skipped && !othersWaiting) ? Math.max(0, earliestFree - now) : 0;
 		return new Plan(chosen, byId, grants, startedAt, heldNanos, othersWaiting);
+	}
+
+	/**
+	 * Starts or ends the held stretch of each kind this claim could read: a kind refused starts one (if
+	 * none runs); a kind read and not refused, or not found among the next due jobs, ends it.
+	 */
+	private void noteKindsHeld(String[] readable, Set<String> shortKinds, long now) {
+		for (String kind : readable) {
+			if (this.kindLimits.apply(kind) == null) {
+				continue;
+			}
+			if (shortKinds.contains(kind)) {
+				this.kindsHeldSince.putIfAbsent(kind, now);
+			}
+			else {
+				this.kindsHeldSince.remove(kind);
+			}
+		}
+	}
+
+	/** A kind's limit, or {@code null}. */
+	@Nullable RateLimit kindLimit(String kind) {
+		return this.kindLimits.apply(kind);
+	}
+
+	/** How long a kind's limit has held its jobs back without a break; zero when it does not. */
+	Duration kindHeldStretch(String kind) {
+		Long since = this.kindsHeldSince.get(kind);
+		return (since == null) ? Duration.ZERO : Duration.ofNanos(System.nanoTime() - since);
 	}
 
 	private static long earliest(Iterable<Long> instants, long now) {

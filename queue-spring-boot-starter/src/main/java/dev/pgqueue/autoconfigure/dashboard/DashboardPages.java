@@ -19,7 +19,9 @@ import dev.pgqueue.JobProgress;
 import dev.pgqueue.JobQuery;
 import dev.pgqueue.JobState;
 import dev.pgqueue.ScheduleDetails;
+import dev.pgqueue.autoconfigure.dashboard.QueueSummary.KindRateUse;
 import dev.pgqueue.autoconfigure.dashboard.QueueSummary.RateUse;
+import dev.pgqueue.engine.settings.RateLimit;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.web.util.HtmlUtils;
@@ -364,9 +366,25 @@ final class DashboardPages {
 		if (rate == null) {
 			return here;
 		}
-		return here + "; rate limit: <span class=\"rate\">" + rate.used() + " of " + rate.limit().starts() + "</span> started in the last "
-				+ period(rate.limit().period())
-				+ (rate.heldFor().isZero() ? "" : ", claims held for " + age(rate.heldFor()));
+		StringBuilder text = new StringBuilder(here);
+		RateLimit limit = rate.limit();
+		if (limit != null) {
+			text.append("; rate limit: <span class=\"rate\">").append(rate.used()).append(" of ").append(limit.starts())
+				.append("</span> started in the last ").append(period(limit.period()))
+				.append(rate.heldFor().isZero() ? "" : ", claims held for " + age(rate.heldFor()));
+		}
+		for (KindRateUse kind : rate.kinds()) {
+			text.append("; kind ").append(escape(kind.kind())).append(": <span class=\"rate\">").append(kind.used())
+				.append(" of ").append(kind.limit().starts()).append("</span> units in the last ")
+				.append(period(kind.limit().period()))
+				.append(kind.heldFor().isZero() ? "" : ", held for " + age(kind.heldFor()));
+		}
+		RateLimit perKey = rate.perKey();
+		if (perKey != null) {
+			text.append("; per key: ").append(perKey.starts()).append(" per ").append(period(perKey.period()))
+				.append(", <span class=\"rate\">").append(rate.keysHeld()).append("</span> keys at their limit");
+		}
+		return text.toString();
 	}
 
 	private static void term(StringBuilder html, String term, String definition) {

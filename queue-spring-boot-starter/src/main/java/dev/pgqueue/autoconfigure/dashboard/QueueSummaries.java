@@ -14,8 +14,10 @@ import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobState;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.maintenance.StatsReader;
+import dev.pgqueue.autoconfigure.dashboard.QueueSummary.KindRateUse;
 import dev.pgqueue.autoconfigure.dashboard.QueueSummary.RateUse;
 import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.poll.RateGate;
 import dev.pgqueue.engine.settings.RateLimit;
 import dev.pgqueue.metrics.QueueStats;
 import org.jspecify.annotations.Nullable;
@@ -115,11 +117,16 @@ final class QueueSummaries {
 
 	/** The queue's rate limit and its use, when it has one and this application polls it. */
 	private static @Nullable RateUse rateUse(@Nullable JobPoller poller) {
-		RateLimit limit = (poller != null) ? poller.settings().rateLimit() : null;
-		if (poller == null || limit == null) {
+		if (poller == null || !poller.rate().isLimited()) {
 			return null;
 		}
-		return new RateUse(poller.rate().used(), limit, poller.rate().heldStretch());
+		RateGate gate = poller.rate();
+		RateLimit limit = poller.settings().rateLimit();
+		List<KindRateUse> kinds = new ArrayList<>();
+		gate.kindLimits(poller.kinds().toArray(String[]::new)).forEach((kind, kindLimit) -> kinds.add(
+				new KindRateUse(kind, gate.usedOfKind(kind), kindLimit, gate.kindHeldStretch(kind))));
+		return new RateUse((limit != null) ? gate.used() : 0, limit, gate.heldStretch(), kinds,
+				poller.settings().perKeyRateLimit(), gate.keysHeld());
 	}
 
 	private static long count(Map<JobState, Long> states, JobState state) {

@@ -1,6 +1,7 @@
 package dev.pgqueue.autoconfigure.dashboard;
 
 import java.time.Duration;
+import java.util.List;
 
 import dev.pgqueue.engine.settings.RateLimit;
 import org.jspecify.annotations.Nullable;
@@ -34,8 +35,22 @@ record QueueSummary(String queue, long available, @Nullable Duration oldestAge, 
 	 * @param used starts granted in the last period, by every instance
 	 * @param limit the limit
 	 * @param heldFor how long this application's claims have been held by it without a break
+	 * @param kinds the limits of the queue's kinds, with their use
+	 * @param perKey the queue's limit per concurrency key, or {@code null}
+	 * @param keysHeld how many keys that limit holds back now, as this application last saw them
 	 */
-	record RateUse(int used, RateLimit limit, Duration heldFor) {
+	record RateUse(int used, @Nullable RateLimit limit, Duration heldFor, List<KindRateUse> kinds,
+			@Nullable RateLimit perKey, int keysHeld) {
+	}
+
+	/**
+	 * A kind's rate limit and how much of it the last period used.
+	 * @param kind the kind
+	 * @param used units granted in the last period, by every instance
+	 * @param limit the limit
+	 * @param heldFor how long this application's claims of the kind have been held by it without a break
+	 */
+	record KindRateUse(String kind, int used, RateLimit limit, Duration heldFor) {
 	}
 
 }
