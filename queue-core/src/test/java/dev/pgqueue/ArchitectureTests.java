@@ -110,7 +110,7 @@ class ArchitectureTests {
 					"buckets", "twophase", "maintenance", "schedules", "engine")
 			// The engine's vocabulary: settings, and jobs as the engine passes them around.
 			.whereLayer("settings").mayOnlyBeAccessedByLayers("job", "sql", "run", "poll", "transactional", "leased",
-					"limits", "buckets", "twophase", "maintenance", "schedules", "engine")
+					"limits", "buckets", "twophase", "maintenance", "schedules", "engine", "listener")
 			.whereLayer("job").mayOnlyBeAccessedByLayers("sql", "run", "poll", "transactional", "leased", "limits",
 					"buckets", "twophase", "maintenance", "schedules", "engine", "listener")
 			.whereLayer("sql").mayOnlyBeAccessedByLayers("run", "poll", "transactional", "leased", "limits",
@@ -130,7 +130,7 @@ class ArchitectureTests {
 			// The clients, the admin and the assembly, and the @JobListener adapter: used by the starter only.
 			.whereLayer("engine").mayNotBeAccessedByAnyLayer()
 			.whereLayer("listener").mayNotBeAccessedByAnyLayer()
-			.whereLayer("listener").mayOnlyAccessLayers("api", "job")
+			.whereLayer("listener").mayOnlyAccessLayers("api", "job", "settings")
 			.ensureAllClassesAreContainedInArchitecture()
 			.check(MAIN);
 	}

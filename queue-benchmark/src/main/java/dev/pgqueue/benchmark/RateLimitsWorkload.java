@@ -20,6 +20,11 @@ import dev.pgqueue.metrics.QueueMetrics;
  * another those it did not use; the claims record the grant's instant as their jobs' start. No-op jobs
  * make that work as visible as it can be; real work hides it.
  *
+ * <p>A third side sets the same limit per concurrency key instead, over jobs spread round robin over
+ * {@value #KEYS} keys (all three sides drain the same keyed jobs): its claims read their candidates,
+ * reserve every key's window at one instant, and take the jobs chosen, the path of every limit that
+ * depends on the job (per kind, per key, weights).
+ *
  * <p>Measured at the queue defaults (concurrency {@value QueueSettings#DEFAULT_CONCURRENCY}, batch
  * size {@value QueueSettings#DEFAULT_BATCH_SIZE}), which most queues run, and at batch size
  * {@value #LARGE_BATCH}, where one reservation can cover more jobs. The order of the drains with and
@@ -38,6 +43,10 @@ final class RateLimitsWorkload implements Workload {
 	static final String WITHOUT_LIMIT = "pgqueue without limit";
 
 	private static final String LIMITED = "rate limit 10 M/s";
+
+	private static final String PER_KEY = "per-key rate limit 10 M/s, 100 keys";
+
+	static final int KEYS = 100;
 
 	private static final int CONCURRENCY = QueueSettings.DEFAULT_CONCURRENCY;
 
@@ -70,10 +79,13 @@ final class RateLimitsWorkload implements Workload {
 		try {
 			for (int round = 0; round < 2; round++) {
 				for (QueueMode mode : DrainWorkload.MODES) {
-					schema.truncate();
-					schema.loadAvailable(jobs);
-					Drains.pgqueue(schema, pool, limited(settings(mode, QueueSettings.DEFAULT_BATCH_SIZE)),
-							DrainWorkload.deletes(mode), 1, jobs, QueueMetrics.NONE, profile.drainTimeCap());
+					QueueSettings limited = limited(settings(mode, QueueSettings.DEFAULT_BATCH_SIZE));
+					for (QueueSettings settings : List.of(limited, limited.withRateLimit(null)
+						.withPerKeyRateLimit(new RateLimit(STARTS, PERIOD)))) {
+						load(schema, jobs);
+						Drains.pgqueue(schema, pool, settings, DrainWorkload.deletes(mode), 1, jobs, QueueMetrics.NONE,
+								profile.drainTimeCap());
+					}
 				}
 			}
 		}
@@ -89,8 +101,10 @@ final class RateLimitsWorkload implements Workload {
 		boolean deletes = DrainWorkload.deletes(mode);
 		QueueSettings plain = settings(mode, batchSize);
 		QueueSettings limited = limited(plain);
+		QueueSettings perKey = plain.withPerKeyRateLimit(new RateLimit(STARTS, PERIOD));
 		List<Double> plainRates = new ArrayList<>();
 		List<Double> limitedRates = new ArrayList<>();
+		List<Double> perKeyRates = new ArrayList<>();
 		List<Double> rawRates = new ArrayList<>();
 		String calls;
 		try {
@@ -98,17 +112,18 @@ final class RateLimitsWorkload implements Workload {
 				boolean limitedFirst = round % 2 == 1;
 				if (limitedFirst) {
 					limitedRates.add(drain(schema, pool, limited, deletes, jobs, cap));
+					perKeyRates.add(drain(schema, pool, perKey, deletes, jobs, cap));
 				}
 				plainRates.add(drain(schema, pool, plain, deletes, jobs, cap));
 				if (!limitedFirst) {
 					limitedRates.add(drain(schema, pool, limited, deletes, jobs, cap));
+					perKeyRates.add(drain(schema, pool, perKey, deletes, jobs, cap));
 				}
-				schema.truncate();
-				schema.loadAvailable(jobs);
+				load(schema, jobs);
 				rawRates.add(Drains.raw(schema, pool, mode, CONCURRENCY, batchSize, jobs, null, Long.MAX_VALUE, cap)
 					.rate());
 			}
-			calls = calls(schema, pool, plain, limited, deletes, profile.roundTripJobs());
+			calls = calls(schema, pool, List.of(plain, limited, perKey), deletes, profile.roundTripJobs());
 		}
 		finally {
 			schema.release(pool);
@@ -117,24 +132,28 @@ final class RateLimitsWorkload implements Workload {
 				+ ((batchSize == QueueSettings.DEFAULT_BATCH_SIZE) ? " (defaults)" : "");
 		double plainRate = Profile.median(plainRates);
 		double limitedRate = Profile.median(limitedRates);
+		double perKeyRate = Profile.median(perKeyRates);
 		double rawRate = Profile.median(rawRates);
 		context.progress("%-32s without limit %,8.0f jobs/s %-34s limit %,d/s %,8.0f jobs/s %-34s (%.2f of without) "
-				+ "raw %,8.0f jobs/s %s", variant, plainRate, range(plainRates), STARTS, limitedRate,
-				range(limitedRates), limitedRate / plainRate, rawRate, range(rawRates));
+				+ "per key %,8.0f jobs/s %-34s (%.2f of without) raw %,8.0f jobs/s %s", variant, plainRate,
+				range(plainRates), STARTS, limitedRate, range(limitedRates), limitedRate / plainRate, perKeyRate,
+				range(perKeyRates), perKeyRate / plainRate, rawRate, range(rawRates));
 		List<Result> results = new ArrayList<>();
 		results.add(Result.higher(name(), variant + ", without limit", "throughput", "jobs/s", plainRate, rawRate, null));
 		results.add(Result.higher(name(), variant + ", " + LIMITED, "throughput", "jobs/s", limitedRate,
 				rawRate, null));
 		results.add(new Result(name(), variant + ", " + LIMITED, "throughput", "jobs/s", limitedRate,
 				plainRate, WITHOUT_LIMIT, true, Target.ratioAtLeast(0.8)));
+		results.add(Result.higher(name(), variant + ", " + PER_KEY, "throughput", "jobs/s", perKeyRate, rawRate, null));
+		results.add(new Result(name(), variant + ", " + PER_KEY, "throughput", "jobs/s", perKeyRate, plainRate,
+				WITHOUT_LIMIT, true, Target.ratioAtLeast(0.8)));
 		context.progress("%-32s %s", "", calls);
 		return results;
 	}
 
 	private static double drain(BenchSchema schema, HikariDataSource pool, QueueSettings settings, boolean deletes,
 			int jobs, Duration cap) {
-		schema.truncate();
-		schema.loadAvailable(jobs);
+		load(schema, jobs);
 		return Drains.pgqueue(schema, pool, settings, deletes, 1, jobs, QueueMetrics.NONE, cap).rate();
 	}
 
@@ -142,20 +161,27 @@ final class RateLimitsWorkload implements Workload {
 	 * Untimed: drains {@code jobs} jobs without and with the limit through a counting data source,
 	 * and says how many calls wait on the server per job on each side.
 	 */
-	private static String calls(BenchSchema schema, HikariDataSource pool, QueueSettings plain, QueueSettings limited,
-			boolean deletes, int jobs) {
+	private static String calls(BenchSchema schema, HikariDataSource pool, List<QueueSettings> sides, boolean deletes,
+			int jobs) {
 		CountingDataSource counting = new CountingDataSource(pool);
 		StringBuilder line = new StringBuilder("calls that wait on the server per job:");
-		for (QueueSettings settings : List.of(plain, limited)) {
-			schema.truncate();
-			schema.loadAvailable(jobs);
+		for (QueueSettings settings : sides) {
+			load(schema, jobs);
 			counting.reset();
 			Drains.pgqueue(schema, counting, settings, deletes, 1, jobs, QueueMetrics.NONE, Drains.TIMEOUT);
 			Map<String, Long> byMethod = counting.byMethod();
-			line.append(String.format(Locale.ROOT, " %s %.2f %s;", (settings == plain) ? "without limit" : "limited",
-					counting.total() / (double) jobs, byMethod));
+			String side = (settings.perKeyRateLimit() != null) ? "per key"
+					: (settings.rateLimit() != null) ? "limited" : "without limit";
+			line.append(String.format(Locale.ROOT, " %s %.2f %s;", side, counting.total() / (double) jobs, byMethod));
 		}
 		return line.substring(0, line.length() - 1);
+	}
+
+	/** Loads the jobs of one drain, spread round robin over the keys. */
+	private static void load(BenchSchema schema, int jobs) {
+		schema.truncate();
+		schema.loadAvailable(jobs);
+		schema.assignConcurrencyKeys(KEYS);
 	}
 
 	/** The queue's defaults but for the mode and the batch size. */

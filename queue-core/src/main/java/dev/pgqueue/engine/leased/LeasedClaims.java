@@ -217,8 +217,15 @@ public final class LeasedClaims implements ClaimStrategy {
 			this.backlog = false;
 			return List.of();
 		}
-		List<ClaimedJob> jobs = this.scope.claim(granted, (from) -> this.claims.lease(this.kinds, granted, this.owner,
-				this.settings.leaseDuration(), permit.applyTo(from)));
+		List<ClaimedJob> jobs;
+		try {
+			jobs = this.scope.claim(granted, (from) -> this.claims.lease(this.kinds, granted, this.owner,
+					this.settings.leaseDuration(), permit.applyTo(from)));
+		}
+		catch (RuntimeException ex) {
+			this.rate.failed(permit);
+			throw ex;
+		}
 		this.rate.usedQuietly(permit, jobs);
 		jobs = permit.stamped(jobs);
 		long took = System.nanoTime() - start;

@@ -230,7 +230,10 @@ public final class RateGate {
 		RatePlanner.Plan plan = permit.plan();
 		RatePlanner chooser = this.planner;
 		if (plan != null && chooser != null) {
+			chooser.finished(plan);
 			if (jobs.size() < plan.chosen().size()) {
+				// Another claimer took some of the chosen jobs first: more may wait, so claim again at once.
+				this.heldUntil = System.nanoTime() + CLAIM_AGAIN_NANOS;
 				Set<Long> taken = new HashSet<>();
 				jobs.forEach((job) -> taken.add(job.id()));
 				chooser.giveBackUntaken(plan, taken);
@@ -238,6 +241,18 @@ public final class RateGate {
 			return;
 		}
 		used(permit, jobs.size());
+	}
+
+	/**
+	 * The claim under {@code permit} failed: its chosen jobs may be chosen again; its units stay used (its
+	 * listeners may have called out), and free with their window.
+	 */
+	public void failed(Permit permit) {
+		RatePlanner.Plan plan = permit.plan();
+		RatePlanner chooser = this.planner;
+		if (plan != null && chooser != null) {
+			chooser.finished(plan);
+		}
 	}
 
 	/**

@@ -41,11 +41,7 @@ import org.jspecify.annotations.Nullable;
  * never overtakes an earlier one. The next claim comes at once when other jobs may wait behind those
  * left out. A queue limit that fell short ends the claim, so that no job overtakes the first in line.
  */
-public final class RatePlanner {
-
-	private static final int MIN_SCAN = 32;
-
-	private static final int SCAN_FACTOR = 4;
+final class RatePlanner {
 
 	/** Keys remembered as at their limit, at most; past that, one is forgotten for each new one. */
 	private static final int MAX_FULL_KEYS = 10_000;
@@ -64,6 +60,12 @@ public final class RatePlanner {
 
 	/** Keys at their limit, with the {@link System#nanoTime()} their window frees a unit. */
 	private final Map<String, Long> fullKeys = new ConcurrentHashMap<>();
+
+	/**
+	 * Jobs chosen by this instance's claims in progress: the next claims read past them, so that the
+	 * claims of one instance do not choose the same jobs and lose them to each other.
+	 */
+	private final Set<Long> claiming = ConcurrentHashMap.newKeySet();
 
 	/** Kinds at their limit, likewise. */
 	private final Map<String, Long> fullKinds = new ConcurrentHashMap<>();
@@ -129,9 +131,10 @@ public final class RatePlanner {
 		if (readable.length == 0) {
 			return Plan.none(earliest(this.fullKinds.values(), now));
 		}
-		int scan = Math.max(MIN_SCAN, wanted * SCAN_FACTOR);
+		// One more than wanted says whether jobs wait beyond this claim.
+		int scan = wanted + 1;
 		List<Candidate> read = this.candidates.candidates(this.settings.name(), perKeyHint(), readable, null,
-				shortKeys, List.of(), this.settings.limits().orderedByKey(), scan);
+				shortKeys, List.copyOf(this.claiming), this.settings.limits().orderedByKey(), scan);
 		List<Candidate> tentative = read.subList(0, Math.min(wanted, read.size()));
 		if (tentative.isEmpty()) {
 			// Nothing to start but jobs of keys at their limit, perhaps: claim again when the first of them frees.
@@ -198,6 +201,7 @@ public final class RatePlanner {
 			}
 		});
 		this.windows.giveBackAll(unused);
+		this.claiming.addAll(chosen);
 		Instant startedAt = grants.values().stream().map(Grant::grantedAt).max(Instant::compareTo).orElse(null);
 		// Jobs of keys or kinds found at their limit were left out: others may be waiting behind them, which
 		// the next claim, knowing those keys, reads at once. Only the queue's own limit makes claims wait.
@@ -242,6 +246,13 @@ public final class RatePlanner {
 			earliest = Math.min(earliest, instant);
 		}
 		return (earliest == Long.MAX_VALUE) ? 0 : Math.max(0, earliest - now);
+	}
+
+	/** The claim under {@code plan} ended, whether it took its jobs or failed: later claims may read them. */
+	void finished(Plan plan) {
+		if (!plan.chosen().isEmpty()) {
+			this.claiming.removeAll(plan.chosen());
+		}
 	}
 
 	/**
