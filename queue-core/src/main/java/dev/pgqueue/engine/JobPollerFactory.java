@@ -13,6 +13,7 @@ import dev.pgqueue.engine.buckets.BucketScope;
 import dev.pgqueue.engine.job.JobHandler;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.leased.LeasedClaims;
+import dev.pgqueue.engine.limits.FairClaims;
 import dev.pgqueue.engine.limits.LimitedClaims;
 import dev.pgqueue.engine.poll.RateGate;
 import dev.pgqueue.engine.poll.CallingThreadRun;
@@ -28,6 +29,7 @@ import dev.pgqueue.engine.poll.RunContext;
 import dev.pgqueue.engine.run.JobRunner;
 import dev.pgqueue.engine.service.PooledConnections;
 import dev.pgqueue.engine.settings.EngineSettings;
+import dev.pgqueue.engine.settings.KeyFairness;
 import dev.pgqueue.engine.settings.QueueCatalog;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.settings.RateLimit;
@@ -113,15 +115,16 @@ final class JobPollerFactory {
 		boolean limited = LimitedClaims.needed(settings.limits(), kinds, handlers::maxRunningOf);
 		RateGate rate = RateGate.of(settings, kinds, handlers::rateLimitOf, handlers::rateWeightOf, this.sql.limits(),
 				this.sql.rates(), this.metrics);
+		requireFairnessAlone(settings, limited, rate);
 		String owner = owner(queue);
 		ClaimScope scope = switch (settings.assignment()) {
-			// Limited claims, and claims of jobs a rate limit chose, read past full keys from the head of the
-			// queue, so they do without floors.
-			case SHARED -> (this.claimFloors && !limited && !rate.choosesJobs())
+			// Limited claims, claims of jobs a rate limit chose and fair claims read past full keys from the
+			// head of the queue, or key by key, so they do without floors.
+			case SHARED -> (this.claimFloors && !limited && !rate.choosesJobs() && settings.fairness() == null)
 					? new ClaimFloor(sweepInterval(settings), ClaimFloor.DEFAULT_MARGIN) : ClaimFloor.none();
 			case BUCKETS -> buckets(settings, kinds, owner);
 		};
-		JobClaims claims = limited ? limitedClaims(settings, handlers) : JobClaims.plain(this.repository, this.sql.limits(), queue);
+		JobClaims claims = limited ? limitedClaims(settings, handlers) : claims(settings);
 		RunContext context = context(settings, kinds, owner, scope, claims, rate);
 		if (settings.mode() == QueueMode.TRANSACTIONAL) {
 			checkTransactional(settings);
@@ -141,7 +144,7 @@ final class JobPollerFactory {
 		JobHandlerRegistry handlers = this.runner.handlers();
 		JobClaims claims = (job != null) ? JobClaims.one(this.repository, job)
 				: LimitedClaims.needed(settings.limits(), kinds, handlers::maxRunningOf)
-						? limitedClaims(settings, handlers) : JobClaims.plain(this.repository, this.sql.limits(), queue);
+						? limitedClaims(settings, handlers) : claims(settings);
 		// A run on the calling thread (a test's, an operator's chosen job) does not wait for the rate limit.
 		return new CallingThreadRun(context(settings, kinds, owner(queue), ClaimFloor.none(), claims, RateGate.NONE),
 				this::strategy);
@@ -151,6 +154,36 @@ final class JobPollerFactory {
 			JobClaims claims, RateGate rate) {
 		return new RunContext(settings, kinds, owner, this.repository, scope, claims, this.signals.of(settings),
 				this.runner, this.metrics, this.workerSettings, this.connections, rate);
+	}
+
+	/** The claims of a queue without concurrency limits: fair across keys, or plain. */
+	private JobClaims claims(QueueSettings settings) {
+		KeyFairness fairness = settings.fairness();
+		return (fairness != null) ? new FairClaims(settings.name(), fairness, this.sql.limits())
+				: JobClaims.plain(this.repository, this.sql.limits(), settings.name());
+	}
+
+	/**
+	 * Fails when a queue that shares its workers fairly across keys also has limits whose claims read the
+	 * queue in its plain order: concurrency limits, or rate limits per kind or per key, or weights.
+	 */
+	private static void requireFairnessAlone(QueueSettings settings, boolean limited, RateGate rate) {
+		if (settings.fairness() == null) {
+			return;
+		}
+		String key = "pgqueue.queues." + settings.name() + ".fair-by-key";
+		if (limited) {
+			throw new InvalidQueueConfigurationException(key, key + " cannot be combined with the concurrency limits of "
+					+ "queue '" + settings.name() + "' or of its kinds (max-running): their claims read the queue in its "
+					+ "plain order", "Keep the limits and turn " + key + " off, or drop max-running from the queue and "
+							+ "its kinds (pgqueue.kinds.<kind>.max-running, @JobListener(maxRunning)).");
+		}
+		if (rate.choosesJobs()) {
+			throw new InvalidQueueConfigurationException(key, key + " cannot be combined with rate limits per kind, "
+					+ "per key, or weights above 1 on queue '" + settings.name() + "': their claims choose jobs in the "
+					+ "queue's plain order", "Keep the queue's own rate-limit only (it works with " + key + "), or "
+							+ "turn " + key + " off.");
+		}
 	}
 
 	/**

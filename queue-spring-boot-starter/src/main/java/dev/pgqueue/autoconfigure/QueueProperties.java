@@ -20,6 +20,7 @@ import dev.pgqueue.engine.settings.ScheduleSettings;
 import dev.pgqueue.engine.settings.MaintenanceSettings;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.settings.KindSettings;
+import dev.pgqueue.engine.settings.KeyFairness;
 import dev.pgqueue.engine.settings.RateLimit;
 import dev.pgqueue.engine.settings.TwoPhaseSettings;
 import dev.pgqueue.engine.settings.WorkerSettings;
@@ -1042,6 +1043,19 @@ public class QueueProperties {
 		 */
 		private boolean twoPhaseCommit;
 
+		/**
+		 * Whether the queue's workers are shared fairly across concurrency keys (tenants): claims take
+		 * the keys with waiting jobs in turn, round robin, so that a key with many waiting jobs cannot
+		 * starve one with few. Within a key, jobs start in the queue's order.
+		 */
+		private boolean fairByKey;
+
+		/**
+		 * With fair-by-key: the share of a key's turn, relative to keys not named here (which weigh
+		 * 1). A key of weight 3 starts three jobs on its turn where others start one.
+		 */
+		private Map<String, Integer> keyWeights = new LinkedHashMap<>();
+
 		private final Retry retry = new Retry();
 
 		private final RateLimitProperties rateLimit = new RateLimitProperties();
@@ -1192,6 +1206,22 @@ public class QueueProperties {
 			return this.twoPhaseCommit;
 		}
 
+		public boolean isFairByKey() {
+			return this.fairByKey;
+		}
+
+		public void setFairByKey(boolean fairByKey) {
+			this.fairByKey = fairByKey;
+		}
+
+		public Map<String, Integer> getKeyWeights() {
+			return this.keyWeights;
+		}
+
+		public void setKeyWeights(Map<String, Integer> keyWeights) {
+			this.keyWeights = keyWeights;
+		}
+
 		public void setTwoPhaseCommit(boolean twoPhaseCommit) {
 			this.twoPhaseCommit = twoPhaseCommit;
 		}
@@ -1221,7 +1251,20 @@ public class QueueProperties {
 					ConcurrencyLimits.of(name, this.perKeyConcurrency, this.orderedByKey, this.maxRunning), this.timeout,
 					this.twoPhaseCommit, this.rateLimit.toRateLimit(name, this.pollInterval),
 					this.perKeyRateLimit.toRateLimit("pgqueue.queues." + name + ".per-key-rate-limit", name,
-							this.pollInterval));
+							this.pollInterval), fairness(name));
+		}
+
+		private KeyFairness fairness(String name) {
+			if (!this.fairByKey) {
+				if (!this.keyWeights.isEmpty()) {
+					String key = "pgqueue.queues." + name + ".key-weights";
+					throw new InvalidQueueConfigurationException(key, key + " weighs keys, but the queue does not "
+							+ "share its workers across keys", "Set pgqueue.queues." + name + ".fair-by-key to true, "
+									+ "or remove " + key + ".");
+				}
+				return null;
+			}
+			return KeyFairness.of(name, this.keyWeights);
 		}
 
 	}

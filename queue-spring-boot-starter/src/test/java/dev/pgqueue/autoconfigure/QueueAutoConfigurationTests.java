@@ -34,6 +34,7 @@ import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.settings.ConcurrencyLimits;
 import dev.pgqueue.engine.settings.EngineSettings;
 import dev.pgqueue.engine.settings.QueueSettings;
+import dev.pgqueue.engine.settings.KeyFairness;
 import dev.pgqueue.engine.settings.RateLimit;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.schema.NotifyTrigger;
@@ -509,8 +510,23 @@ class QueueAutoConfigurationTests {
 						new RetryPolicy(Duration.ofSeconds(2), Duration.ofMinutes(1), 3.0, 0.5),
 						List.of(IllegalArgumentException.class), false, Duration.ofSeconds(5), QueueAssignment.BUCKETS, 128,
 						Duration.ofSeconds(10), new ConcurrencyLimits(2, false, 9), Duration.ofSeconds(45), false,
-						new RateLimit(100, Duration.ofMinutes(1)), new RateLimit(5, Duration.ofSeconds(10))));
+						new RateLimit(100, Duration.ofMinutes(1)), new RateLimit(5, Duration.ofSeconds(10)), null));
 			});
+	}
+
+	@Test
+	void bindsFairnessAcrossKeysAndItsWeights() {
+		this.contextRunner.withUserConfiguration(ReportListenerConfiguration.class)
+			.withPropertyValues("pgqueue.queues.reports.fair-by-key=true", "pgqueue.queues.reports.key-weights[tenant.gold]=3")
+			.run((context) -> assertThat(poller(context, "reports").settings().fairness())
+				.isEqualTo(new KeyFairness(Map.of("tenant.gold", 3))));
+	}
+
+	@Test
+	void failsStartupOnKeyWeightsWithoutFairness() {
+		this.contextRunner.withPropertyValues("pgqueue.queues.mail.key-weights.gold=3")
+			.run((context) -> assertThat(failureMessages(context))
+				.contains("pgqueue.queues.mail.key-weights weighs keys, but the queue does not share its workers"));
 	}
 
 	@Test

@@ -140,7 +140,8 @@ class UnknownKeysTests {
 			FailureAnalysis analysis = analysisOf(context);
 			assertThat(analysis.getDescription()).contains("Property: pgqueue.queues.orders.workers",
 					"Reason: pgqueue.queues.orders has no key 'workers'; its keys are assignment, batch-size, buckets, "
-							+ "claim-ahead, concurrency, lease-duration, max-attempts, max-batch-size, max-running, "
+							+ "claim-ahead, concurrency, fair-by-key, key-weights.*, lease-duration, max-attempts, "
+							+ "max-batch-size, max-running, "
 							+ "mode, non-retryable-exceptions, ordered-by-key, per-key-concurrency, per-key-rate-limit.*, "
 							+ "poll-interval, rate-limit.*, retry.*, run-at-jitter, sla, timeout, two-phase-commit",
 					"Property: pgqueue.concurrency",

@@ -54,13 +54,15 @@ import org.jspecify.annotations.Nullable;
  * instance; {@code null} for none
  * @param perKeyRateLimit at most so many jobs of one concurrency key start in any window of one period,
  * across every instance; {@code null} for none
+ * @param fairness whether claims share the queue's workers fairly across concurrency keys, round robin,
+ * and each key's weight; {@code null} for the queue's plain order
  */
 public record QueueSettings(String name, QueueMode mode, int concurrency, int batchSize, int maxBatchSize,
 		Duration pollInterval,
 		Duration leaseDuration, int maxAttempts, RetryPolicy retry, List<Class<? extends Throwable>> nonRetryable,
 		boolean claimAhead, Duration runAtJitter, QueueAssignment assignment, int buckets, @Nullable Duration sla,
 		ConcurrencyLimits limits, @Nullable Duration timeout, boolean twoPhaseCommit, @Nullable RateLimit rateLimit,
-		@Nullable RateLimit perKeyRateLimit) {
+		@Nullable RateLimit perKeyRateLimit, @Nullable KeyFairness fairness) {
 
 	public static final int DEFAULT_CONCURRENCY = 4;
 
@@ -149,6 +151,22 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 			RateLimit.of(key + "per-key-rate-limit", name, perKeyRateLimit.starts(), perKeyRateLimit.period(),
 					pollInterval);
 		}
+		if (fairness != null) {
+			KeyFairness.of(name, fairness.weights());
+			if (limits.orderedByKey() || limits.perKey() > 0) {
+				String limit = limits.orderedByKey() ? "ordered-by-key" : "per-key-concurrency";
+				throw new InvalidQueueConfigurationException(key + "fair-by-key", key + "fair-by-key cannot be combined "
+						+ "with " + key + limit + ": that limit's claims read the queue in its plain order",
+						"A limit per key already keeps one key from taking every worker: keep " + key + limit
+								+ " and turn fair-by-key off, or the other way round.");
+			}
+			if (perKeyRateLimit != null) {
+				throw new InvalidQueueConfigurationException(key + "fair-by-key", key + "fair-by-key cannot be combined "
+						+ "with " + key + "per-key-rate-limit: that limit's claims choose their jobs in the queue's plain "
+						+ "order", "Keep one of them: per-key-rate-limit already keeps one key from taking the others' "
+								+ "starts.");
+			}
+		}
 		nonRetryable = List.copyOf(nonRetryable);
 	}
 
@@ -157,7 +175,7 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 		return new QueueSettings(name, DEFAULT_MODE, DEFAULT_CONCURRENCY, DEFAULT_BATCH_SIZE, DEFAULT_MAX_BATCH_SIZE,
 				DEFAULT_POLL_INTERVAL,
 				DEFAULT_LEASE_DURATION, DEFAULT_MAX_ATTEMPTS, RetryPolicy.DEFAULT, List.of(), DEFAULT_CLAIM_AHEAD,
-				DEFAULT_RUN_AT_JITTER, DEFAULT_ASSIGNMENT, DEFAULT_BUCKETS, null, ConcurrencyLimits.NONE, null, false, null, null);
+				DEFAULT_RUN_AT_JITTER, DEFAULT_ASSIGNMENT, DEFAULT_BUCKETS, null, ConcurrencyLimits.NONE, null, false, null, null, null);
 	}
 
 	/**
@@ -179,32 +197,32 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 	public QueueSettings withName(String name) {
 		return new QueueSettings(name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit, this.fairness);
 	}
 
 	public QueueSettings withMode(QueueMode mode) {
 		return new QueueSettings(this.name, mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit, this.fairness);
 	}
 
 	public QueueSettings withConcurrency(int concurrency) {
 		return new QueueSettings(this.name, this.mode, concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit, this.fairness);
 	}
 
 	public QueueSettings withBatchSize(int batchSize) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, batchSize, Math.max(batchSize, this.maxBatchSize), this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit, this.fairness);
 	}
 
 	/** Transactional mode: the most jobs a batch grows to; {@link #batchSize()} for a fixed size. */
 	public QueueSettings withMaxBatchSize(int maxBatchSize) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
-				this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
+				this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit, this.fairness);
 	}
 
 	/**
@@ -220,85 +238,93 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 	public QueueSettings withPollInterval(Duration pollInterval) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit, this.fairness);
 	}
 
 	public QueueSettings withLeaseDuration(Duration leaseDuration) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit, this.fairness);
 	}
 
 	public QueueSettings withMaxAttempts(int maxAttempts) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit, this.fairness);
 	}
 
 	public QueueSettings withRetry(RetryPolicy retry) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, retry, this.nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit, this.fairness);
 	}
 
 	public QueueSettings withNonRetryable(List<Class<? extends Throwable>> nonRetryable) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, nonRetryable, this.claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit, this.fairness);
 	}
 
 	public QueueSettings withClaimAhead(boolean claimAhead) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, claimAhead,
-				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit, this.fairness);
 	}
 
 	public QueueSettings withRunAtJitter(Duration runAtJitter) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, runAtJitter,
-				this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
+				this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit, this.fairness);
 	}
 
 	public QueueSettings withAssignment(QueueAssignment assignment) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
-				assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
+				assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit, this.fairness);
 	}
 
 	public QueueSettings withBuckets(int buckets) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
-				this.assignment, buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
+				this.assignment, buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit, this.fairness);
 	}
 
 	public QueueSettings withSla(@Nullable Duration sla) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
-				this.assignment, this.buckets, sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
+				this.assignment, this.buckets, sla, this.limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit, this.fairness);
 	}
 
 	public QueueSettings withLimits(ConcurrencyLimits limits) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
-				this.assignment, this.buckets, this.sla, limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
+				this.assignment, this.buckets, this.sla, limits, this.timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit, this.fairness);
 	}
 
 	public QueueSettings withTimeout(@Nullable Duration timeout) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
-				this.assignment, this.buckets, this.sla, this.limits, timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
+				this.assignment, this.buckets, this.sla, this.limits, timeout, this.twoPhaseCommit, this.rateLimit, this.perKeyRateLimit, this.fairness);
 	}
 
 	public QueueSettings withTwoPhaseCommit(boolean twoPhaseCommit) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
-				this.assignment, this.buckets, this.sla, this.limits, this.timeout, twoPhaseCommit, this.rateLimit, this.perKeyRateLimit);
+				this.assignment, this.buckets, this.sla, this.limits, this.timeout, twoPhaseCommit, this.rateLimit, this.perKeyRateLimit, this.fairness);
 	}
 
 	public QueueSettings withRateLimit(@Nullable RateLimit rateLimit) {
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize, this.pollInterval,
 				this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead, this.runAtJitter,
-				this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, rateLimit, this.perKeyRateLimit);
+				this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit, rateLimit, this.perKeyRateLimit, this.fairness);
+	}
+
+	/** These settings with workers shared fairly across concurrency keys ({@code null}: plain order). */
+	public QueueSettings withFairness(@Nullable KeyFairness fairness) {
+		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize,
+				this.pollInterval, this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
+				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit,
+				this.rateLimit, this.perKeyRateLimit, fairness);
 	}
 
 	/** These settings with at most so many jobs of one concurrency key starting per period ({@code null}: none). */
@@ -306,7 +332,7 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 		return new QueueSettings(this.name, this.mode, this.concurrency, this.batchSize, this.maxBatchSize,
 				this.pollInterval, this.leaseDuration, this.maxAttempts, this.retry, this.nonRetryable, this.claimAhead,
 				this.runAtJitter, this.assignment, this.buckets, this.sla, this.limits, this.timeout, this.twoPhaseCommit,
-				this.rateLimit, perKeyRateLimit);
+				this.rateLimit, perKeyRateLimit, this.fairness);
 	}
 
 }

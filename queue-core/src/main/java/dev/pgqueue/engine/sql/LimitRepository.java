@@ -7,10 +7,13 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Objects;
 
 import dev.pgqueue.engine.job.ClaimedJob;
 import dev.pgqueue.schema.SchemaName;
 import org.jspecify.annotations.Nullable;
+
+import org.springframework.jdbc.core.RowMapper;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 
@@ -111,6 +114,68 @@ public class LimitRepository {
 			ps.setObject(4, JobRepository.timestamp(startedAt));
 			return ps;
 		}, JobRepository.claimedMapper(true));
+	}
+
+	/**
+	 * Up to {@code limit} concurrency keys that have due jobs in the queue, in key order, after
+	 * {@code after} (empty: from the first).
+	 */
+	public List<String> fairKeys(String queue, String after, int limit) {
+		return this.jdbc.queryForList(this.sql.fairKeys, String.class, queue, after, queue, limit);
+	}
+
+	/**
+	 * Locks up to {@code takes[i]} due jobs of key {@code keys[i]} each, and up to {@code keyless} due jobs
+	 * without a key, for the caller's transaction, skipping rows others hold.
+	 * @param buckets only jobs in these buckets; {@code null} for all
+	 */
+	public List<KeyedJob> lockFair(String queue, String[] kinds, String[] keys, int[] takes, int keyless,
+			int @Nullable [] buckets) {
+		return this.jdbc.query((Connection con) -> {
+			PreparedStatement ps = con.prepareStatement(this.sql.lockFair);
+			bindFair(con, ps, queue, kinds, keys, takes, keyless, buckets);
+			return ps;
+		}, keyed(JobRepository.claimedMapper(false)));
+	}
+
+	/**
+	 * Leases to {@code owner} what {@link #lockFair} would lock, counting the attempt.
+	 * @param startedAt the start instant to record; {@code null} for the claim's {@code now()}
+	 */
+	public List<KeyedJob> leaseFair(String queue, String[] kinds, String[] keys, int[] takes, int keyless,
+			int @Nullable [] buckets, String owner, Duration lease, @Nullable Instant startedAt) {
+		return this.jdbc.query((Connection con) -> {
+			PreparedStatement ps = con.prepareStatement(this.sql.leaseFair);
+			int next = bindFair(con, ps, queue, kinds, keys, takes, keyless, buckets);
+			ps.setString(next, owner);
+			ps.setLong(next + 1, lease.toMillis());
+			ps.setObject(next + 2, JobRepository.timestamp(startedAt));
+			return ps;
+		}, keyed(JobRepository.claimedMapper(true)));
+	}
+
+	private static RowMapper<KeyedJob> keyed(RowMapper<ClaimedJob> claimed) {
+		return (rs, i) -> new KeyedJob(Objects.requireNonNull(claimed.mapRow(rs, i)), rs.getString(14));
+	}
+
+	/** A job a fair claim took, with its concurrency key ({@code null} for none). */
+	public record KeyedJob(ClaimedJob job, @Nullable String key) {
+	}
+
+	private static int bindFair(Connection con, PreparedStatement ps, String queue, String[] kinds, String[] keys,
+			int[] takes, int keyless, int @Nullable [] buckets) throws java.sql.SQLException {
+		Object[] bucketArray = (buckets != null) ? java.util.Arrays.stream(buckets).boxed().toArray() : null;
+		ps.setArray(1, con.createArrayOf("text", keys));
+		ps.setArray(2, con.createArrayOf("int4", java.util.Arrays.stream(takes).boxed().toArray()));
+		int next = 3;
+		for (int branch = 0; branch < 2; branch++) {
+			ps.setString(next++, queue);
+			ps.setArray(next++, con.createArrayOf("text", kinds));
+			ps.setArray(next++, (bucketArray != null) ? con.createArrayOf("int2", bucketArray) : null);
+			ps.setArray(next++, (bucketArray != null) ? con.createArrayOf("int2", bucketArray) : null);
+		}
+		ps.setInt(next++, keyless);
+		return next;
 	}
 
 	private static String intArrayLiteral(int[] values) {

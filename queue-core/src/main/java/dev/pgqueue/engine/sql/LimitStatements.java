@@ -60,6 +60,30 @@ final class LimitStatements {
 	 */
 	final String leaseChosen;
 
+	/**
+	 * The concurrency keys that have due jobs in a queue, in key order from a key on, read from
+	 * {@code pgqueue_jobs_key_claim_idx} by skipping from each key to the next (one index probe per key,
+	 * however many jobs each holds). Parameters: queue, the key to start after (empty: from the first),
+	 * queue, limit.
+	 */
+	final String fairKeys;
+
+	/**
+	 * Locks, for the caller's transaction, up to the given number of due jobs of each given key, each
+	 * key's in the queue's order, skipping rows others hold; then up to a number of due jobs without a
+	 * key. Parameters: keys, takes, queue, kinds, buckets (or null) twice, queue, kinds, buckets (or
+	 * null) twice, take of jobs without a key. Returns {@link JobStatements#CLAIMED_COLUMNS}, then the
+	 * job's concurrency key.
+	 */
+	final String lockFair;
+
+	/**
+	 * Leases what {@link #lockFair} would lock, counting the attempt. Parameters: those of
+	 * {@link #lockFair}, then lease owner, lease in milliseconds, start instant (or null). Returns
+	 * {@link JobStatements#CLAIMED_COLUMNS}, then the job's concurrency key.
+	 */
+	final String leaseFair;
+
 	LimitStatements(SchemaName schema) {
 		String table = schema.qualify("pgqueue_jobs");
 		this.candidates = """
@@ -98,6 +122,47 @@ final class LimitStatements {
 				ORDER BY priority DESC, run_at, id
 				FOR UPDATE SKIP LOCKED""";
 		this.lockChosen = chosen.formatted(JobStatements.CLAIMED_COLUMNS, table);
+		this.fairKeys = """
+				WITH RECURSIVE k(key) AS (
+				    (SELECT concurrency_key FROM %1$s
+				     WHERE queue = ? AND state = 'available' AND concurrency_key IS NOT NULL AND concurrency_key > ?
+				     ORDER BY concurrency_key LIMIT 1)
+				  UNION ALL
+				    SELECT (SELECT j.concurrency_key FROM %1$s j
+				            WHERE j.queue = ? AND j.state = 'available' AND j.concurrency_key IS NOT NULL
+				              AND j.concurrency_key > k.key
+				            ORDER BY j.concurrency_key LIMIT 1)
+				    FROM k WHERE k.key IS NOT NULL)
+				SELECT key FROM k WHERE key IS NOT NULL LIMIT ?""".formatted(table);
+		// Each key's rows are read from pgqueue_jobs_key_claim_idx in the queue's order and locked as they are
+		// returned, up to the key's take; jobs without a key from the claim index.
+		String fair = """
+				SELECT c.* FROM unnest(?::text[], ?::int[]) WITH ORDINALITY AS k(key, take, ord)
+				CROSS JOIN LATERAL (
+				    SELECT %2$s FROM %1$s j
+				    WHERE j.queue = ? AND j.state = 'available' AND j.concurrency_key = k.key AND j.kind = ANY(?::text[])
+				      AND (?::smallint[] IS NULL OR j.bucket = ANY(?::smallint[]))
+				    ORDER BY j.priority DESC, j.run_at, j.id
+				    LIMIT k.take
+				    FOR UPDATE OF j SKIP LOCKED) c
+				UNION ALL
+				SELECT n.* FROM (
+				    SELECT %2$s FROM %1$s j
+				    WHERE j.queue = ? AND j.state = 'available' AND j.concurrency_key IS NULL AND j.kind = ANY(?::text[])
+				      AND (?::smallint[] IS NULL OR j.bucket = ANY(?::smallint[]))
+				    ORDER BY j.priority DESC, j.run_at, j.id
+				    LIMIT ?
+				    FOR UPDATE OF j SKIP LOCKED) n""";
+		this.lockFair = fair.formatted(table, JobStatements.CLAIMED_COLUMNS_OF_J + ", j.concurrency_key");
+		this.leaseFair = """
+				WITH claimed AS (%1$s)
+				UPDATE %2$s j
+				SET state = 'running', attempt = j.attempt + 1,
+				    lease_owner = ?, lease_until = now() + ? * interval '1 millisecond', started_at = coalesce(?, now())
+				FROM claimed
+				WHERE j.id = claimed.id
+				RETURNING %3$s, j.concurrency_key
+				""".formatted(fair.formatted(table, "j.id"), table, JobStatements.CLAIMED_COLUMNS_OF_J);
 		this.leaseChosen = """
 				WITH claimed AS (%1$s)
 				UPDATE %2$s j
