@@ -27,7 +27,8 @@ public final class Benchmark {
 	/** Every workload, in the order they run: the long loads (admin, growth) last. */
 	static final List<Workload> WORKLOADS = List.of(new DrainWorkload(), new DeepBacklogWorkload(), new SlowJobsWorkload(),
 			new EnqueueWorkload(), new UniqueWorkload(), new SteadyStateWorkload(), new BurstWorkload(), new ScalingWorkload(),
-			new RebalanceWorkload(), new LimitsWorkload(), new RateLimitsWorkload(), new RoundTripWorkload(),
+			new RebalanceWorkload(), new LimitsWorkload(), new RateLimitsWorkload(), new FairnessWorkload(),
+			new RoundTripWorkload(),
 			new TwoPhaseWorkload(), new UserPathWorkload(), new SoakWorkload(), new AdminWorkload(), new GrowthWorkload());
 
 	/** Run only when named: they explain figures rather than produce them. */
