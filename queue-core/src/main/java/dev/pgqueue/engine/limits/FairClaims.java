@@ -25,9 +25,8 @@ import org.jspecify.annotations.Nullable;
  * come in the queue's order (priority, then due time); the jobs without a key take turns as one key.
  *
  * <p>The keys with due jobs form a ring, read from the database by skipping from one key to the next
- * in an index of due jobs by key (one index probe per key), again after every full round (but not
- * more often than every {@link #ROUND_REFRESH}) and at least every {@link #REFRESH}, so that a new
- * tenant's jobs get their first turn within one round, or a tenth of a second. One
+ * in an index of due jobs by key (one index probe per key), again after every full round and at least
+ * every {@link #REFRESH}, so that a new tenant's jobs get their first turn within one round. One
  * statement claims a turn: for each key, a lateral read of its next jobs from that index, locked as
  * they are returned and skipping rows others hold, up to the key's take. A key that gave fewer than its
  * take has no more due jobs free, and leaves the ring until the next read. Concurrent claims of one
@@ -38,12 +37,6 @@ public final class FairClaims implements JobClaims {
 
 	/** Longest a ring is used before it is read again. */
 	static final Duration REFRESH = Duration.ofSeconds(1);
-
-	/**
-	 * Shortest a ring is used before a full round has it read again: claims that go round the ring in
-	 * a few milliseconds (large batches, few keys) read it at most this often.
-	 */
-	static final Duration ROUND_REFRESH = Duration.ofMillis(100);
 
 	/** Most keys a ring holds; past that, the keys after the last of them wait for the next read. */
 	static final int MAX_KEYS = 10_000;
@@ -129,7 +122,8 @@ public final class FairClaims implements JobClaims {
 	private synchronized Turn nextTurn(int wanted) {
 		long now = System.nanoTime();
 		long age = now - this.readAt;
-		if (this.ring.isEmpty() || age > REFRESH.toNanos() || (this.wrapped && age > ROUND_REFRESH.toNanos())) {
+		// After every round: a read costs one index probe per key, and a round starts a job of every key.
+		if (this.wrapped || this.ring.isEmpty() || age > REFRESH.toNanos()) {
 			readRing(now);
 		}
 		int total = weightLeft();
