@@ -100,6 +100,9 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 				kindLimits.forEach((kind, limit) -> kinds.put(kind, kindRateLimitDetails(kind, limit, poller.rate())));
 				details.put("kindRateLimits", kinds);
 			}
+			if (poller.settings().fairness() != null) {
+				details.put("fairByKey", true);
+			}
 			RateLimit perKey = poller.settings().perKeyRateLimit();
 			if (perKey != null) {
 				Map<String, Object> keys = new LinkedHashMap<>();
@@ -219,39 +222,34 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 		Map<String, Object> details = new LinkedHashMap<>();
 		details.put("starts", limit.starts());
 		details.put("period", limit.period().toString());
-		Duration held = gate.heldStretch();
-		details.put("heldFor", held.toString());
-		boolean holdingBack = held.compareTo(gate.holdingBackAfter()) >= 0;
-		details.put("holdingBack", holdingBack);
-		if (holdingBack) {
-			details.put("warning", "the rate limit of queue '" + queue + "' (" + limit + ") has held its jobs back for "
-					+ held.toSeconds() + " s: they arrive faster than it lets them start; raise pgqueue.queues." + queue
-					+ ".rate-limit.starts if the system it protects allows, or expect the backlog to grow");
-		}
+		putHeld(details, "queue '" + queue + "'", "pgqueue.queues." + queue, limit, gate.heldStretch());
 		return details;
 	}
 
-	/**
-	 * A kind's rate limit: the units its last period granted, how long this instance's claims have been
-	 * held by it without a break, and, past two periods (at least a minute), a warning.
-	 */
+	/** A kind's rate limit: the units its last period granted, and how long it has held claims, as above. */
 	private static Map<String, Object> kindRateLimitDetails(String kind, RateLimit limit, RateGate gate) {
 		Map<String, Object> details = new LinkedHashMap<>();
 		details.put("starts", limit.starts());
 		details.put("period", limit.period().toString());
 		details.put("used", gate.usedOfKind(kind));
-		Duration held = gate.kindHeldStretch(kind);
+		putHeld(details, "kind '" + kind + "'", "pgqueue.kinds." + kind, limit, gate.kindHeldStretch(kind));
+		return details;
+	}
+
+	/**
+	 * How long a limit has held claims without a break and whether that passed two periods (at least a
+	 * minute), with a warning naming the limit and its key when it did.
+	 */
+	private static void putHeld(Map<String, Object> details, String owner, String prefix, RateLimit limit,
+			Duration held) {
 		details.put("heldFor", held.toString());
-		Duration threshold = limit.period().multipliedBy(2).compareTo(Duration.ofMinutes(1)) > 0
-				? limit.period().multipliedBy(2) : Duration.ofMinutes(1);
-		boolean holdingBack = held.compareTo(threshold) >= 0;
+		boolean holdingBack = held.compareTo(limit.holdingBackAfter()) >= 0;
 		details.put("holdingBack", holdingBack);
 		if (holdingBack) {
-			details.put("warning", "the rate limit of kind '" + kind + "' (" + limit + ") has held its jobs back for "
-					+ held.toSeconds() + " s: they arrive faster than it lets them start; raise pgqueue.kinds." + kind
+			details.put("warning", "the rate limit of " + owner + " (" + limit + ") has held its jobs back for "
+					+ held.toSeconds() + " s: they arrive faster than it lets them start; raise " + prefix
 					+ ".rate-limit.starts if the system it protects allows, or expect the backlog to grow");
 		}
-		return details;
 	}
 
 	private static Map<String, Object> vacuumDetails(VacuumHealth vacuum) {

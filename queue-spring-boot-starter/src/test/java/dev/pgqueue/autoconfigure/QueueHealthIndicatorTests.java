@@ -186,6 +186,18 @@ class QueueHealthIndicatorTests {
 	}
 
 	@Test
+	void saysWhenAQueueTakesItsKeysInTurn() {
+		this.contextRunner.withPropertyValues("pgqueue.queues.billing.fair-by-key=true").run((context) -> {
+			HealthIndicator indicator = context.getBean("pgqueueHealthIndicator", HealthIndicator.class);
+			assertThat(queueDetails(indicator.health(true), "billing")).containsEntry("fairByKey", true);
+		});
+		this.contextRunner.run((context) -> {
+			HealthIndicator indicator = context.getBean("pgqueueHealthIndicator", HealthIndicator.class);
+			assertThat(queueDetails(indicator.health(true), "billing")).doesNotContainKey("fairByKey");
+		});
+	}
+
+	@Test
 	void isDegradedWhileJobsAreClaimedLaterThanTheQueuesSla() {
 		this.contextRunner.withPropertyValues("pgqueue.queues.billing.sla=1m").run((context) -> {
 			HealthIndicator indicator = context.getBean("pgqueueHealthIndicator", HealthIndicator.class);

@@ -368,16 +368,6 @@ public final class RateGate {
 		return (since == 0) ? Duration.ZERO : Duration.ofNanos(System.nanoTime() - since);
 	}
 
-	/**
-	 * A stretch of holding this long says jobs arrive faster than the limit lets them start: two
-	 * periods, and at least a minute.
-	 */
-	public Duration holdingBackAfter() {
-		RateLimit rate = this.limit;
-		Duration twoPeriods = (rate != null) ? rate.period().multipliedBy(2) : Duration.ZERO;
-		return (twoPeriods.compareTo(Duration.ofMinutes(1)) > 0) ? twoPeriods : Duration.ofMinutes(1);
-	}
-
 	private void endHold() {
 		long since = this.heldSince;
 		this.heldUntil = 0;

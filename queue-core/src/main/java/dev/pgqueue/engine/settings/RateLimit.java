@@ -93,6 +93,15 @@ public record RateLimit(int starts, Duration period) {
 		return new RateLimit(starts, period);
 	}
 
+	/**
+	 * How long this limit may hold claims without a break before health warns that jobs arrive faster
+	 * than it lets them start: two periods, and at least a minute.
+	 */
+	public Duration holdingBackAfter() {
+		Duration twoPeriods = this.period.multipliedBy(2);
+		return (twoPeriods.compareTo(Duration.ofMinutes(1)) > 0) ? twoPeriods : Duration.ofMinutes(1);
+	}
+
 	/** The period in microseconds, as the database counts it. */
 	public long periodMicros() {
 		return this.period.toNanos() / 1000;

@@ -92,7 +92,7 @@ final class QueueSummaries {
 					(queueStats != null) ? queueStats.oldestAvailableAge() : null, count(states, JobState.SCHEDULED),
 					count(states, JobState.RUNNING), count(states, JobState.FAILED),
 					rowsDeleted ? null : counted.finished().getOrDefault(queue, 0L), paused.contains(queue),
-					(poller != null) ? poller.settings().mode().name().toLowerCase(Locale.ROOT) : null,
+					(poller != null) ? mode(poller) : null,
 					(poller != null) ? poller.busySlots() : null,
 					(poller != null) ? poller.settings().concurrency() : null, rateUse(poller)));
 		}
@@ -113,6 +113,12 @@ final class QueueSummaries {
 		this.lastCounted = counted;
 		this.lastCountedAt = now;
 		return counted;
+	}
+
+	/** How the queue runs here: its mode, and whether it takes its keys in turn. */
+	private static String mode(JobPoller poller) {
+		String mode = poller.settings().mode().name().toLowerCase(Locale.ROOT);
+		return (poller.settings().fairness() != null) ? mode + ", fair across keys" : mode;
 	}
 
 	/** The queue's rate limit and its use, when it has one and this application polls it. */
