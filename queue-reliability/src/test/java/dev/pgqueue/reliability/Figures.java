@@ -28,8 +28,8 @@ final class Figures {
 				"jobs=%d lost=%d duplicates=%d rescued=%d duration=%.1fs", tally.jobs(), tally.lost(),
 				tally.duplicates(), tally.rescued(), duration.toMillis() / 1000.0));
 		if (tally.retried() > 0 || tally.released() > 0 || tally.extraAttempts() > 0) {
-			figures.append(String.format(Locale.ROOT, " handler-failures=%d released=%d extra-attempts=%d", tally.retried(),
-					tally.released(), tally.extraAttempts()));
+			figures.append(String.format(Locale.ROOT, " handler-failures=%d released=%d extra-attempts=%d rescues-logged=%d",
+					tally.retried(), tally.released(), tally.extraAttempts(), tally.rescuesLogged()));
 		}
 		if (!details.isEmpty()) {
 			figures.append(" | ").append(details);

@@ -12,9 +12,10 @@ final class Guarantees {
 	/**
 	 * Both modes: every job completed with its ledger row. Transactional mode: each job's work
 	 * committed exactly once, and no attempt was counted for a batch that died. Leased mode (at
-	 * least once): a job ran again only when the logs say why (its lease expired, an attempt
-	 * failed, or it was returned unfinished at shutdown), and every run after an expired lease or a
-	 * failure counted an attempt.
+	 * least once): a job ran again only for a recorded reason (an expired lease in its attempt
+	 * history, a failed attempt in the logs, or a return at shutdown), every run after an expired
+	 * lease or a failure counted an attempt, and every rescue a rescuer logged is in the job's
+	 * history.
 	 */
 	static void assertHeld(QueueMode mode, Workload.Tally tally, long expectedJobs) {
 		SoftAssertions softly = new SoftAssertions();
@@ -29,8 +30,10 @@ final class Guarantees {
 		else {
 			// Only a release at shutdown runs a job again without counting an attempt, and the engine
 			// logs how many it released, not which.
+			softly.assertThat(tally.rescuesLoggedNotRecorded())
+				.as("jobs a rescuer's log names whose attempt history records no expired lease").isZero();
 			softly.assertThat(tally.duplicatedUnexplained())
-				.as("jobs run twice that no rescue or retry in the logs names")
+				.as("jobs run twice with neither an expired lease in their history nor a retry in the logs")
 				.isLessThanOrEqualTo(tally.released());
 			softly.assertThat(tally.sameAttemptTwice()).as("jobs with an attempt that ran twice")
 				.isLessThanOrEqualTo(tally.released());

@@ -327,19 +327,28 @@ final class Workload implements AutoCloseable {
 				       count(*) FILTER (WHERE r.same_attempt > 1) AS same_attempt_twice,
 				       count(*) FILTER (WHERE r.runs > j.attempt) AS runs_beyond_attempts,
 				       coalesce(sum(j.attempt - 1), 0) AS extra_attempts,
+				       coalesce(sum((SELECT count(*) FROM jsonb_array_elements(j.attempts) e
+				                     WHERE e->>'outcome' = 'expired')), 0) AS expired_leases,
 				       (SELECT count(*) FROM ledger l WHERE NOT EXISTS (
 				           SELECT 1 FROM %1$s k WHERE k.public_id = l.job_id)) AS unknown
 				FROM %1$s j LEFT JOIN runs r ON r.job_id = j.public_id
 				""".formatted(this.table));
 		List<UUID> duplicated = jdbc().queryForList(
 				"SELECT job_id FROM ledger GROUP BY job_id HAVING sum(runs) > 1", UUID.class);
-		Set<UUID> explained = new HashSet<>(log.rescued());
+		// The table's attempt history is the record of each expired lease: the rescue writes it in the
+		// statement that returns the job. A rescuer's log line can be missing, when its process is
+		// killed between that commit and the line (or while the statement runs on the server).
+		Set<UUID> expired = new HashSet<>(jdbc().queryForList("SELECT public_id FROM " + this.table
+				+ " j WHERE EXISTS (SELECT 1 FROM jsonb_array_elements(j.attempts) e WHERE e->>'outcome' = 'expired')",
+				UUID.class));
+		Set<UUID> explained = new HashSet<>(expired);
 		explained.addAll(log.retried());
 		long unexplained = duplicated.stream().filter((id) -> !explained.contains(id)).count();
+		long loggedNotRecorded = log.rescued().stream().filter((id) -> !expired.contains(id)).count();
 		return new Tally(number(row, "jobs"), number(row, "lost"), number(row, "duplicates"),
 				number(row, "same_attempt_twice"), number(row, "runs_beyond_attempts"), unexplained,
-				log.rescued().size(), log.retried().size(), log.released(), number(row, "extra_attempts"),
-				number(row, "unknown"));
+				number(row, "expired_leases"), log.rescued().size(), loggedNotRecorded, log.retried().size(),
+				log.released(), number(row, "extra_attempts"), number(row, "unknown"));
 	}
 
 	private static long number(Map<String, Object> row, String column) {
@@ -359,17 +368,19 @@ final class Workload implements AutoCloseable {
 	 * @param duplicates ledger runs beyond the first of each job
 	 * @param sameAttemptTwice jobs one of whose attempts ran to the end twice
 	 * @param runsBeyondAttempts jobs that ran to the end more often than attempts were counted
-	 * @param duplicatedUnexplained jobs that ran twice without the logs naming an expired lease or a
-	 * failed attempt of theirs
-	 * @param rescued expired leases the workers' rescuers reported
+	 * @param duplicatedUnexplained jobs that ran twice with neither an expired lease in their attempt
+	 * history nor a failed attempt named in the logs
+	 * @param rescued expired leases the jobs' attempt histories record (one entry per rescue)
+	 * @param rescuesLogged expired leases the workers' rescuers reported in their logs
+	 * @param rescuesLoggedNotRecorded jobs a rescuer's log names whose history records no expired lease
 	 * @param retried failed attempts the workers reported
 	 * @param released jobs the workers returned unfinished at shutdown
 	 * @param extraAttempts attempts counted beyond the first of each job
 	 * @param unknownLedgerRows ledger rows of no enqueued job
 	 */
 	record Tally(long jobs, long lost, long duplicates, long sameAttemptTwice, long runsBeyondAttempts,
-			long duplicatedUnexplained, long rescued, long retried, long released, long extraAttempts,
-			long unknownLedgerRows) {
+			long duplicatedUnexplained, long rescued, long rescuesLogged, long rescuesLoggedNotRecorded, long retried,
+			long released, long extraAttempts, long unknownLedgerRows) {
 	}
 
 }
