@@ -122,6 +122,38 @@ class FairnessTests {
 		assertThat(ratio).as("gold's starts for each of plain's").isBetween(2.4, 3.6);
 	}
 
+	/**
+	 * Two pollers, each with a ring of its own, over keys of uneven sizes: claims come back short when
+	 * keys on a ring ran dry (the other poller took their jobs) while other keys still have jobs. The
+	 * poller must claim again at once; with a poll interval of a minute, one that waited would stall the
+	 * drain. (Transactional batches say so through the claim; leased pollers keep claiming while their
+	 * workers free slots.)
+	 */
+	@ParameterizedTest
+	@EnumSource(QueueMode.class)
+	void aClaimThatComesBackShortWhileKeysHaveJobsClaimsAgainAtOnce(QueueMode mode) {
+		String queue = "rings";
+		this.fixture = QueueFixture.create("fair_short_" + mode.name().toLowerCase(Locale.ROOT));
+		this.fixture.configure(QueueSettings.defaults(queue).withMode(mode).withConcurrency(4).withBatchSize(10)
+			.withMaxBatchSize(200).withPollInterval(Duration.ofMinutes(1)).withFairness(KeyFairness.EQUAL));
+		this.fixture.handle("rings.work", queue, (job) -> {
+		});
+		List<JobRequest> requests = new ArrayList<>();
+		for (int i = 0; i < 6_000; i++) {
+			// Uneven keys: some run dry early in every round.
+			requests.add(JobRequest.of("rings.work", i).concurrencyKey("key-" + (i * i % 100)));
+		}
+		this.fixture.client().enqueueAll(requests);
+		String table = this.fixture.table();
+		JdbcTemplate jdbc = new JdbcTemplate(this.fixture.schema().dataSource());
+		long start = System.nanoTime();
+		this.pollers.addAll(this.fixture.startPollers(queue, 2));
+		await().atMost(Duration.ofSeconds(40)).until(() -> jdbc.queryForObject(
+				"SELECT count(*) FROM " + table + " WHERE state <> 'completed'", Integer.class) == 0);
+		System.out.printf(Locale.ROOT, "fair-by-key, %s, 2 pollers with a poll interval of 1 min: 6 000 jobs over uneven "
+				+ "keys drained in %.1f s%n", mode, (System.nanoTime() - start) / 1e9);
+	}
+
 	@Test
 	void fairnessWithLimitsThatReadThePlainOrderFailsNamingTheKeyAndTheFix() {
 		assertThatThrownBy(() -> QueueSettings.defaults("shared")

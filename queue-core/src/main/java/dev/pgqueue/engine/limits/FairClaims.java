@@ -29,7 +29,11 @@ import org.jspecify.annotations.Nullable;
  * every {@link #REFRESH}, so that a new tenant's jobs get their first turn within one round. One
  * statement claims a turn: for each key, a lateral read of its next jobs from that index, locked as
  * they are returned and skipping rows others hold, up to the key's take. A key that gave fewer than its
- * take has no more due jobs free, and leaves the ring until the next read. Concurrent claims of one
+ * take has no more due jobs free, and leaves the ring until the next read. A claim that comes back
+ * short while keys of the ring may still give jobs says so ({@link #stoppedAtShare}), so that its
+ * poller claims again at once instead of waiting for the poll interval as after a drained queue.
+ * A large claim (a transactional batch grown for short jobs) visits about {@value #KEYS_PER_CLAIM}
+ * keys and takes more of each, as every key visited costs an index read. Concurrent claims of one
  * instance take consecutive turns, so its batches spread over the keys; each instance keeps a ring of
  * its own.
  */
@@ -40,6 +44,13 @@ public final class FairClaims implements JobClaims {
 
 	/** Most keys a ring holds; past that, the keys after the last of them wait for the next read. */
 	static final int MAX_KEYS = 10_000;
+
+	/**
+	 * Keys one claim visits, at least, before each key's take grows: a claim larger than this (a
+	 * transactional batch grown for short jobs) takes several jobs of each key it visits rather than
+	 * one of each of hundreds, since every key visited costs an index read of its own.
+	 */
+	static final int KEYS_PER_CLAIM = 32;
 
 	/** Turns one claim takes at most, when the first came back short while some keys had more. */
 	private static final int PASSES = 3;
@@ -76,6 +87,9 @@ public final class FairClaims implements JobClaims {
 
 	private @Nullable String creditOf;
 
+	/** Whether this thread's last claim came back short while keys had jobs left to give. */
+	private final ThreadLocal<Boolean> stoppedShort = ThreadLocal.withInitial(() -> Boolean.FALSE);
+
 	/** The last key that had a turn, where the next read of the ring resumes; guarded by this. */
 	private @Nullable String lastKey;
 
@@ -97,20 +111,36 @@ public final class FairClaims implements JobClaims {
 				turn.keyless(), start.buckets(), owner, lease, start.startedAt()));
 	}
 
+	@Override
+	public boolean stoppedAtShare() {
+		return this.stoppedShort.get();
+	}
+
 	private List<ClaimedJob> claim(int limit, Function<Turn, List<KeyedJob>> statement) {
 		List<ClaimedJob> claimed = new ArrayList<>();
+		boolean more = false;
 		for (int pass = 0; pass < PASSES && claimed.size() < limit; pass++) {
 			Turn turn = nextTurn(limit - claimed.size());
 			if (turn.isEmpty()) {
+				more = false;
 				break;
 			}
 			List<KeyedJob> jobs = statement.apply(turn);
 			jobs.forEach((keyed) -> claimed.add(keyed.job()));
-			if (!settle(turn, jobs)) {
+			// Keys whose free jobs other batches hold give nothing; keys the turn did not reach may.
+			more = settle(turn, jobs) || hasKeysLeft();
+			if (!more) {
 				break;
 			}
 		}
+		// Short after its passes while keys still had jobs to give: the queue is not drained, and its
+		// poller should claim again at once rather than after the poll interval.
+		this.stoppedShort.set(claimed.size() < limit && !claimed.isEmpty() && more);
 		return claimed;
+	}
+
+	private synchronized boolean hasKeysLeft() {
+		return weightLeft() > 0;
 	}
 
 	/**
@@ -136,7 +166,8 @@ public final class FairClaims implements JobClaims {
 			return Turn.NONE;
 		}
 		int size = this.ring.size();
-		int scale = (total < wanted) ? (wanted + total - 1) / total : 1;
+		int scale = Math.max((total < wanted) ? (wanted + total - 1) / total : 1,
+				(wanted + KEYS_PER_CLAIM - 1) / KEYS_PER_CLAIM);
 		Map<@Nullable String, Integer> takes = new java.util.LinkedHashMap<>();
 		int left = wanted;
 		for (int visited = 0; left > 0 && visited < size;) {

@@ -36,9 +36,9 @@ public interface JobClaims {
 	}
 
 	/**
-	 * Whether the last {@link #lock} on this thread stopped at its batch's share of a limit while
-	 * more jobs were there to take: another batch should claim at once rather than after the poll
-	 * interval.
+	 * Whether the last claim on this thread stopped short while more jobs were there to take (at its
+	 * batch's share of a limit, or between rounds of fair claims): another claim should follow at once
+	 * rather than after the poll interval.
 	 */
 	default boolean stoppedAtShare() {
 		return false;
