@@ -66,6 +66,8 @@ public final class JobRequest {
 
 	private OnConflict onConflict = OnConflict.KEEP;
 
+	private @Nullable Integer rateWeight;
+
 	private JobRequest(String kind, @Nullable Object payload) {
 		this.kind = requireName("kind", kind);
 		this.payload = payload;
@@ -160,6 +162,23 @@ public final class JobRequest {
 	 */
 	public JobRequest concurrencyKey(String key) {
 		this.concurrencyKey = requireName("concurrency key", key);
+		return this;
+	}
+
+	/**
+	 * Sets how many units of each rate limit the job uses when it starts (its queue's, its kind's and
+	 * its key's): more than 1 for a job that costs an external API several calls, such as a batch of 40
+	 * messages. Overrides its kind's weight ({@code pgqueue.kinds.<kind>.rate-weight},
+	 * {@code @JobListener(rateWeight)}) for this job; a queue without rate limits ignores it. A weight
+	 * above a limit this process knows for the queue is refused here; a weight above a limit configured
+	 * only where the job runs uses that whole limit (see the rate limits reference).
+	 */
+	public JobRequest rateWeight(int weight) {
+		if (weight < 1) {
+			throw new IllegalArgumentException(
+					"Rate weight of a '" + this.kind + "' job must be at least 1, was " + weight);
+		}
+		this.rateWeight = weight;
 		return this;
 	}
 
@@ -304,6 +323,11 @@ public final class JobRequest {
 	/** What an enqueue does when the unique key is taken. */
 	public OnConflict onConflict() {
 		return this.onConflict;
+	}
+
+	/** The units of each rate limit the job uses, or {@code null} for its kind's weight. */
+	public @Nullable Integer rateWeight() {
+		return this.rateWeight;
 	}
 
 	private static String requireName(String what, @Nullable String value) {

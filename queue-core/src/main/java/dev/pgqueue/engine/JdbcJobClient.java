@@ -27,6 +27,7 @@ import dev.pgqueue.engine.sql.UniqueJobRepository.Enqueued;
 import dev.pgqueue.engine.poll.PollerWakeUps;
 import dev.pgqueue.engine.settings.QueueCatalog;
 import dev.pgqueue.engine.settings.QueueSettings;
+import dev.pgqueue.engine.settings.RateLimit;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.twophase.TwoPhaseJobRunner;
 import dev.pgqueue.observation.EnqueueContext;
@@ -439,7 +440,35 @@ class JdbcJobClient implements JobClient {
 		if (!request.tags().isEmpty()) {
 			job = job.withTags(request.tags());
 		}
+		if (request.rateWeight() != null) {
+			job = job.withRateWeight(checkedWeight(request, queue, settings));
+		}
 		return (request.uniqueKey() != null) ? job.withUnique(uniqueness(request, queue)) : job;
+	}
+
+	/**
+	 * The request's rate weight, refused when it is above a limit this process knows the job falls under:
+	 * such a job would use more than one period ever grants.
+	 */
+	private int checkedWeight(JobRequest request, String queue, QueueSettings settings) {
+		int weight = Objects.requireNonNull(request.rateWeight());
+		String queueKey = "pgqueue.queues." + queue + ".";
+		requireWeightFits(request, queue, weight, settings.rateLimit(), queueKey + "rate-limit.starts");
+		requireWeightFits(request, queue, weight, this.handlers.rateLimitOf(request.kind()),
+				"pgqueue.kinds." + request.kind() + ".rate-limit.starts");
+		if (request.concurrencyKey() != null) {
+			requireWeightFits(request, queue, weight, settings.perKeyRateLimit(), queueKey + "per-key-rate-limit.starts");
+		}
+		return weight;
+	}
+
+	private static void requireWeightFits(JobRequest request, String queue, int weight, @Nullable RateLimit limit,
+			String limitKey) {
+		if (limit != null && weight > limit.starts()) {
+			throw new IllegalArgumentException("Rate weight of a '" + request.kind() + "' job (queue '" + queue + "') is "
+					+ weight + ", above " + limitKey + " (" + limit.starts() + "): the job would use more than one period "
+					+ "of that limit ever grants. Split the job, or raise the limit.");
+		}
 	}
 
 	private static Uniqueness uniqueness(JobRequest request, String queue) {

@@ -5,6 +5,7 @@ import java.util.Map;
 
 import dev.pgqueue.QueueMode;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -15,7 +16,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * one-second window holds more than 50 starts, and while the backlog lasts the queue starts 45 a
  * second or more. {@code -Dpgqueue.reliability.rate.jobs} sets the backlog (1 500 by default, 30 s
  * a mode; 5 000 for the full proof). The same with a limit per key, 5 starts a second for each of 20
- * keys, and with jobs that weigh 2 units of a limit of 50 (25 jobs a second).
+ * keys, and with jobs that weigh 2 units of a limit of 50 (25 jobs a second), by their kind's weight
+ * and by their own.
  */
 class RateLimitTests {
 
@@ -109,16 +111,27 @@ class RateLimitTests {
 		}
 	}
 
-	@ParameterizedTest(name = "{0}")
-	@EnumSource(QueueMode.class)
-	void jobsThatWeighTwoUnitsStartHalfAsManyAndKeepThatPace(QueueMode mode) throws Exception {
+	/**
+	 * Jobs of 2 units: weighted by their kind ({@code rate-weight: 2}, claims that choose their jobs), or
+	 * each by its own weight ({@code JobRequest.rateWeight(2)}, claims that reserve a number of starts).
+	 */
+	@ParameterizedTest(name = "{0}, weight of the {1}")
+	@CsvSource({ "TRANSACTIONAL, kind", "LEASED, kind", "TRANSACTIONAL, job", "LEASED, job" })
+	void jobsThatWeighTwoUnitsStartHalfAsManyAndKeepThatPace(QueueMode mode, String weighedBy) throws Exception {
 		int jobs = Integer.getInteger("pgqueue.reliability.rate.jobs", 1_500) / 3;
 		int perWindow = LIMIT / 2;
-		String scenario = "rate_weight_" + Scenarios.name(mode);
+		boolean byJob = "job".equals(weighedBy);
+		String scenario = "rate_weight_" + weighedBy + "_" + Scenarios.name(mode);
+		Map<String, String> options = byJob ? Map.of("rate-starts", String.valueOf(LIMIT), "work-ms", "5")
+				: Map.of("rate-starts", String.valueOf(LIMIT), "rate-weight", "2", "work-ms", "5");
 		try (Workload workload = Workload.create(scenario);
-				WorkerFleet fleet = new WorkerFleet(scenario, workload, Scenarios.options(mode,
-						Map.of("rate-starts", String.valueOf(LIMIT), "rate-weight", "2", "work-ms", "5")))) {
-			workload.enqueue(jobs);
+				WorkerFleet fleet = new WorkerFleet(scenario, workload, Scenarios.options(mode, options))) {
+			if (byJob) {
+				workload.enqueueWeighted(jobs, 2);
+			}
+			else {
+				workload.enqueue(jobs);
+			}
 			long start = System.nanoTime();
 			fleet.startReady("w", 3);
 			workload.awaitDrained(Duration.ofSeconds(jobs / perWindow + 60));
@@ -133,8 +146,8 @@ class RateLimitTests {
 			double span = workload.jdbc().queryForObject(
 					"SELECT extract(epoch FROM max(started_at) - min(started_at)) FROM " + table, Double.class);
 			double pace = (jobs - perWindow) / span;
-			Figures.print("28. rate limit " + LIMIT + " units a second, jobs of 2 units, " + jobs + " jobs, three workers, "
-					+ Scenarios.name(mode), tally, took, String.format(java.util.Locale.ROOT, "most jobs started in any "
+			Figures.print("28. rate limit " + LIMIT + " units a second, jobs of 2 units (weight of the " + weighedBy + "), "
+					+ jobs + " jobs, three workers, " + Scenarios.name(mode), tally, took, String.format(java.util.Locale.ROOT, "most jobs started in any "
 							+ "one-second window %d; %.1f jobs a second after the first window's %d", most, pace, perWindow));
 			Guarantees.assertHeld(mode, tally, jobs);
 			assertThat(most).as("most jobs started in any one-second window").isLessThanOrEqualTo(perWindow);

@@ -114,6 +114,19 @@ final class Workload implements AutoCloseable {
 		return enqueue(count, Duration.ZERO);
 	}
 
+	/** Enqueues {@code count} jobs due now, each with its own rate weight ({@code JobRequest.rateWeight}). */
+	List<UUID> enqueueWeighted(int count, int weight) {
+		List<UUID> ids = new ArrayList<>(count);
+		for (int start = 0; start < count; start += CHUNK) {
+			List<JobRequest> requests = new ArrayList<>(CHUNK);
+			for (int n = start; n < Math.min(count, start + CHUNK); n++) {
+				requests.add(JobRequest.of(WorkerProcess.KIND, Map.of("n", n)).queue(WorkerProcess.QUEUE).rateWeight(weight));
+			}
+			ids.addAll(this.client.enqueueAll(requests));
+		}
+		return ids;
+	}
+
 	/** Enqueues {@code count} jobs due at an even pace over {@code spread} from now. */
 	List<UUID> enqueue(int count, Duration spread) {
 		List<UUID> ids = new ArrayList<>(count);

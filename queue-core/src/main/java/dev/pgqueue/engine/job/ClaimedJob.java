@@ -19,12 +19,14 @@ import org.jspecify.annotations.Nullable;
  * @param traceContext the trace headers stored at enqueue, which its processing continues; empty for
  * none
  * @param snoozes how many times the job has snoozed so far
+ * @param rateWeight the units of each rate limit the job's start uses, as enqueued; {@code null} for its
+ * kind's weight
  */
 public record ClaimedJob(long id, int attempt, Job job, @Nullable Instant claimedAt, Map<String, String> traceContext,
-		int snoozes) {
+		int snoozes, @Nullable Integer rateWeight) {
 
 	public ClaimedJob(long id, int attempt, Job job, @Nullable Instant claimedAt, Map<String, String> traceContext) {
-		this(id, attempt, job, claimedAt, traceContext, 0);
+		this(id, attempt, job, claimedAt, traceContext, 0, null);
 	}
 
 	public static ClaimedJob of(long id, UUID publicId, String kind, String queue, int storedAttempt, int runningAttempt,
@@ -49,9 +51,16 @@ public record ClaimedJob(long id, int attempt, Job job, @Nullable Instant claime
 	public static ClaimedJob of(long id, UUID publicId, String kind, String queue, int storedAttempt, int runningAttempt,
 			int maxAttempts, int priority, String payload, Instant runAt, Instant createdAt, @Nullable Instant claimedAt,
 			Map<String, String> traceContext, int snoozes) {
+		return of(id, publicId, kind, queue, storedAttempt, runningAttempt, maxAttempts, priority, payload, runAt,
+				createdAt, claimedAt, traceContext, snoozes, null);
+	}
+
+	public static ClaimedJob of(long id, UUID publicId, String kind, String queue, int storedAttempt, int runningAttempt,
+			int maxAttempts, int priority, String payload, Instant runAt, Instant createdAt, @Nullable Instant claimedAt,
+			Map<String, String> traceContext, int snoozes, @Nullable Integer rateWeight) {
 		return new ClaimedJob(id, storedAttempt,
 				new Job(publicId, kind, queue, runningAttempt, maxAttempts, priority, payload, runAt, createdAt),
-				claimedAt, traceContext, snoozes);
+				claimedAt, traceContext, snoozes, rateWeight);
 	}
 
 	@Override

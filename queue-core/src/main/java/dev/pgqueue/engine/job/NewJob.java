@@ -19,22 +19,31 @@ import org.jspecify.annotations.Nullable;
  * @param traceContext the enqueue's trace headers (such as {@code traceparent}), empty without tracing
  * @param unique the key that keeps a second such job out, or {@code null}
  * @param tags the job's tags, in order; empty for none
+ * @param rateWeight the units of each rate limit the job's start uses, or {@code null} for its kind's weight
  */
 public record NewJob(UUID publicId, String kind, String queue, String payloadJson, int priority,
 		@Nullable Instant runAt, @Nullable Duration delay, int maxAttempts, Duration jitter, int bucket,
 		@Nullable String concurrencyKey, Map<String, String> traceContext, @Nullable Uniqueness unique,
-		List<String> tags) {
+		List<String> tags, @Nullable Integer rateWeight) {
 
 	public NewJob(UUID publicId, String kind, String queue, String payloadJson, int priority, @Nullable Instant runAt,
 			@Nullable Duration delay, int maxAttempts, Duration jitter, int bucket, @Nullable String concurrencyKey) {
 		this(publicId, kind, queue, payloadJson, priority, runAt, delay, maxAttempts, jitter, bucket, concurrencyKey,
-				Map.of(), null, List.of());
+				Map.of(), null, List.of(), null);
+	}
+
+	/** This job using {@code rateWeight} units of each rate limit it falls under when it starts. */
+	public NewJob withRateWeight(@Nullable Integer rateWeight) {
+		return new NewJob(this.publicId, this.kind, this.queue, this.payloadJson, this.priority, this.runAt, this.delay,
+				this.maxAttempts, this.jitter, this.bucket, this.concurrencyKey, this.traceContext, this.unique, this.tags,
+				rateWeight);
 	}
 
 	/** This job with the tags given. */
 	public NewJob withTags(List<String> tags) {
 		return new NewJob(this.publicId, this.kind, this.queue, this.payloadJson, this.priority, this.runAt, this.delay,
-				this.maxAttempts, this.jitter, this.bucket, this.concurrencyKey, this.traceContext, this.unique, tags);
+				this.maxAttempts, this.jitter, this.bucket, this.concurrencyKey, this.traceContext, this.unique, tags,
+				this.rateWeight);
 	}
 
 	/**
@@ -67,13 +76,15 @@ public record NewJob(UUID publicId, String kind, String queue, String payloadJso
 	/** This job carrying the trace headers given. */
 	public NewJob withTraceContext(Map<String, String> headers) {
 		return new NewJob(this.publicId, this.kind, this.queue, this.payloadJson, this.priority, this.runAt, this.delay,
-				this.maxAttempts, this.jitter, this.bucket, this.concurrencyKey, headers, this.unique, this.tags);
+				this.maxAttempts, this.jitter, this.bucket, this.concurrencyKey, headers, this.unique, this.tags,
+				this.rateWeight);
 	}
 
 	/** This job, kept unique by the key given. */
 	public NewJob withUnique(@Nullable Uniqueness unique) {
 		return new NewJob(this.publicId, this.kind, this.queue, this.payloadJson, this.priority, this.runAt, this.delay,
-				this.maxAttempts, this.jitter, this.bucket, this.concurrencyKey, this.traceContext, unique, this.tags);
+				this.maxAttempts, this.jitter, this.bucket, this.concurrencyKey, this.traceContext, unique, this.tags,
+				this.rateWeight);
 	}
 
 	/**

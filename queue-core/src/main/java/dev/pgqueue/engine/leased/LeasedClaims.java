@@ -1,6 +1,7 @@
 package dev.pgqueue.engine.leased;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -219,8 +220,10 @@ public final class LeasedClaims implements ClaimStrategy {
 		}
 		List<ClaimedJob> jobs;
 		try {
-			jobs = this.scope.claim(granted, (from) -> this.claims.lease(this.kinds, granted, this.owner,
-					this.settings.leaseDuration(), permit.applyTo(from)));
+			// Leased jobs whose weights the grant cannot carry go back to the queue at once, untouched.
+			jobs = this.scope.claim(granted, (from) -> this.rate.fit(permit, this.claims.lease(this.kinds, granted,
+					this.owner, this.settings.leaseDuration(), permit.applyTo(from)),
+					(left) -> this.repository.releaseLeased(this.owner, ids(left))));
 		}
 		catch (RuntimeException ex) {
 			this.rate.failed(permit);
@@ -235,6 +238,12 @@ public final class LeasedClaims implements ClaimStrategy {
 			this.aheadEstimate.claimed(start, took);
 		}
 		return this.leased.claimed(jobs, start);
+	}
+
+	private static List<Long> ids(List<ClaimedJob> jobs) {
+		List<Long> ids = new ArrayList<>(jobs.size());
+		jobs.forEach((job) -> ids.add(job.id()));
+		return ids;
 	}
 
 	/** Starts jobs claimed ahead on free slots, oldest first. */

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.ToIntFunction;
 
@@ -80,6 +81,21 @@ public final class RateGate {
 	private int credit;
 
 	private @Nullable Grant creditGrant;
+
+	/**
+	 * The units the first job left out of the last claim needs, for its own weight: the next
+	 * reservation asks for at least that many, so that a heavy job is not left out for ever by claims
+	 * too small to carry it; 0 when none was left out.
+	 */
+	private volatile int needed;
+
+	/**
+	 * The units a claimed job has used, on average over recent claims (a moving average, 1 while no job
+	 * carries a weight): a reservation asks for that many per job wanted, and a claim takes as many jobs
+	 * as the units granted carry, so that claims of weighted jobs neither leave most of them out nor
+	 * reserve units they cannot use.
+	 */
+	private volatile double unitsPerJob = 1;
 
 	/** {@link System#nanoTime()} of the reservation that left {@link #credit}. */
 	private long creditAt;
@@ -164,7 +180,7 @@ public final class RateGate {
 			// Other keys' jobs wait behind those at their limit: claim again at once, not after the interval.
 			this.heldUntil = now + CLAIM_AGAIN_NANOS;
 		}
-		return new Permit(plan.chosen().size(), null, plan);
+		return new Permit(plan.chosen().size(), plan.chosen().size(), null, plan);
 	}
 
 	/** The limit, or {@code null}. */
@@ -180,15 +196,18 @@ public final class RateGate {
 		RateLimit rate = this.limit;
 		RateRepository windows = this.repository;
 		if (rate == null || windows == null || wanted <= 0) {
-			return new Permit(wanted, null, null);
+			return new Permit(wanted, wanted, null, null);
 		}
 		synchronized (this) {
 			long now = System.nanoTime();
 			Grant saved = this.creditGrant;
+			double perJob = this.unitsPerJob;
+			int units = Math.max(this.needed,
+					Math.max(wanted, (int) Math.min(rate.starts(), Math.ceil(wanted * perJob))));
 			if (this.credit > 0 && saved != null) {
-				if (this.credit >= wanted && now - this.creditAt < this.creditMaxAge) {
-					this.credit -= wanted;
-					return new Permit(wanted, saved, null);
+				if (this.credit >= units && now - this.creditAt < this.creditMaxAge) {
+					this.credit -= units;
+					return new Permit(wanted, units, saved, null);
 				}
 				// Too old (its instant would date the jobs too early) or too small: back to the window.
 				int stale = this.credit;
@@ -198,28 +217,36 @@ public final class RateGate {
 			}
 			// While claims find a backlog and the window is less than half used, one reservation serves
 			// this claim and the next one.
-			Grant grant = windows.reserve(this.name, rate.starts(), rate.periodMicros(), wanted,
-					this.backlog ? wanted : 0);
-			int take = Math.min(grant.granted(), wanted);
+			Grant grant = windows.reserve(this.name, rate.starts(), rate.periodMicros(), units,
+					this.backlog ? units : 0);
+			int take = Math.min(grant.granted(), units);
 			if (grant.granted() > take) {
 				this.credit = grant.granted() - take;
 				this.creditGrant = grant;
 				this.creditAt = now;
 			}
 			Long freeIn = grant.freeInMicros();
-			if (take < wanted && freeIn != null) {
+			if (take < units && freeIn != null) {
 				this.heldUntil = now + TimeUnit.MICROSECONDS.toNanos(Math.max(0, freeIn));
 				if (this.heldSince == 0) {
 					this.heldSince = now;
 				}
 				if (this.metrics != null) {
-					this.metrics.rateLimitRefused(this.queue, "queue", wanted - take);
+					this.metrics.rateLimitRefused(this.queue, "queue", Math.max(1, wanted - take));
 				}
 			}
 			else {
 				endHold();
 			}
-			return new Permit(take, grant, null);
+			if (take < this.needed) {
+				// Too few for the heavy job first in line: claim nothing (it must not be overtaken), and
+				// give the units back.
+				if (take > 0) {
+					windows.giveBack(this.name, grant, take);
+				}
+				return new Permit(0, 0, grant, null);
+			}
+			return new Permit(Math.min(wanted, Math.max(1, (int) (take / perJob))), take, grant, null);
 		}
 	}
 
@@ -240,7 +267,62 @@ public final class RateGate {
 			}
 			return;
 		}
-		used(permit, jobs.size());
+		used(permit, unitsOf(jobs));
+	}
+
+	/**
+	 * Of the jobs a claim under a queue-wide {@code permit} took, those whose weights fit the units
+	 * granted, in claim order, and stops at the first that does not: it and the jobs after it must not
+	 * start now, and the next reservation asks for enough to carry it. Under a permit whose jobs were
+	 * chosen (or without a limit), all of them.
+	 * @param left told of the jobs left out, which the caller gives back untouched
+	 */
+	public List<ClaimedJob> fit(Permit permit, List<ClaimedJob> jobs, Consumer<List<ClaimedJob>> left) {
+		RateLimit rate = this.limit;
+		if (permit.plan() != null || permit.grant() == null || rate == null) {
+			return jobs;
+		}
+		int units = 0;
+		if (!jobs.isEmpty()) {
+			double average = 0.75 * this.unitsPerJob + 0.25 * ((double) unitsOf(jobs) / jobs.size());
+			// Back to exactly one once weighted jobs are gone, so that unweighted claims reserve as before.
+			this.unitsPerJob = (average < 1.01) ? 1 : average;
+		}
+		for (int i = 0; i < jobs.size(); i++) {
+			int weight = weightOf(jobs.get(i));
+			if (units + weight > permit.units()) {
+				this.needed = weight;
+				// Whether the window has room for it now is for the next reservation to say: claim again soon.
+				this.heldUntil = Math.max(this.heldUntil, System.nanoTime() + CLAIM_AGAIN_NANOS);
+				left.accept(List.copyOf(jobs.subList(i, jobs.size())));
+				return List.copyOf(jobs.subList(0, i));
+			}
+			units += weight;
+		}
+		this.needed = 0;
+		return jobs;
+	}
+
+	/** The units of the queue's limit a job uses: its own weight, at most the whole limit; else one. */
+	private int weightOf(ClaimedJob job) {
+		Integer weight = job.rateWeight();
+		RateLimit rate = this.limit;
+		if (weight == null || weight <= 1 || rate == null) {
+			return 1;
+		}
+		if (weight > rate.starts()) {
+			RatePlanner.warnOverweight(this.queue, job.job().kind(), job.job().id(), weight, "queue", rate.starts());
+			return rate.starts();
+		}
+		return weight;
+	}
+
+	private int unitsOf(List<ClaimedJob> jobs) {
+		int units = 0;
+		for (ClaimedJob job : jobs) {
+			units += weightOf(job);
+		}
+		return units;
 	}
 
 	/**
@@ -315,11 +397,13 @@ public final class RateGate {
 		if (grant == null || windows == null) {
 			return;
 		}
-		int unused = permit.granted() - used;
+		int unused = permit.units() - used;
 		this.backlog = unused <= 0;
 		if (unused > 0) {
 			windows.giveBack(this.name, grant, unused);
-			endHold();
+			if (this.needed == 0) {
+				endHold();
+			}
 		}
 	}
 
@@ -333,7 +417,7 @@ public final class RateGate {
 		}
 		catch (RuntimeException ex) {
 			logger.debug("Queue '{}': could not give back {} unused starts of its rate limit; they free with their "
-					+ "window: {}", this.queue, permit.granted() - used, ex.toString());
+					+ "window: {}", this.queue, permit.units() - used, ex.toString());
 		}
 	}
 
@@ -382,10 +466,12 @@ public final class RateGate {
 	/**
 	 * What a claim may take.
 	 * @param granted how many jobs the claim may start
+	 * @param units the units of the queue's limit granted, which the jobs' weights may use; equal to
+	 * {@code granted} unless a heavy job needs more
 	 * @param grant the database's grant, or {@code null} without a limit or when the jobs were chosen
 	 * @param plan the jobs chosen by limits that depend on the job, and their grants; {@code null} without
 	 */
-	public record Permit(int granted, @Nullable Grant grant, RatePlanner.@Nullable Plan plan) {
+	public record Permit(int granted, int units, @Nullable Grant grant, RatePlanner.@Nullable Plan plan) {
 
 		/** The start instant of the jobs claimed under this permit, or {@code null} without a limit. */
 		public @Nullable Instant startedAt() {
@@ -417,7 +503,7 @@ public final class RateGate {
 			List<ClaimedJob> stamped = new ArrayList<>(jobs.size());
 			for (ClaimedJob job : jobs) {
 				stamped.add(new ClaimedJob(job.id(), job.attempt(), job.job(), startedAt, job.traceContext(),
-						job.snoozes()));
+						job.snoozes(), job.rateWeight()));
 			}
 			return stamped;
 		}

@@ -25,6 +25,8 @@ import dev.pgqueue.engine.sql.RateRepository.Grant;
 import dev.pgqueue.engine.sql.RateRepository.Unused;
 import dev.pgqueue.engine.sql.RateRepository.Wanted;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Chooses the jobs a claim may start under rate limits that depend on the job: per kind, per
@@ -42,6 +44,11 @@ import org.jspecify.annotations.Nullable;
  * left out. A queue limit that fell short ends the claim, so that no job overtakes the first in line.
  */
 final class RatePlanner {
+
+	private static final Logger logger = LoggerFactory.getLogger(RatePlanner.class);
+
+	/** Queue, kind and limit of the overweight jobs warned of. */
+	private static final Set<String> OVERWEIGHT_WARNED = ConcurrentHashMap.newKeySet();
 
 	/** Keys remembered as at their limit, at most; past that, one is forgotten for each new one. */
 	private static final int MAX_FULL_KEYS = 10_000;
@@ -144,10 +151,10 @@ final class RatePlanner {
 		Map<Long, Candidate> byId = new HashMap<>();
 		for (Candidate candidate : tentative) {
 			byId.put(candidate.id(), candidate);
-			int weight = this.weights.applyAsInt(candidate.kind());
 			for (Limit limit : limitsOf(candidate)) {
 				demand.merge(limit.window(), new Wanted(limit.window(), limit.rate().starts(), limit.rate().periodMicros(),
-						weight), (a, b) -> new Wanted(a.name(), a.starts(), a.periodMicros(), a.units() + b.units()));
+						weightOf(candidate, limit)), (a, b) -> new Wanted(a.name(), a.starts(), a.periodMicros(),
+								a.units() + b.units()));
 			}
 		}
 		// One reservation per claim: every limit books at the one instant the claim's jobs record as their start.
@@ -162,18 +169,17 @@ final class RatePlanner {
 					|| (candidate.key() != null && shortKeys.contains(candidate.key()))) {
 				continue;
 			}
-			int weight = this.weights.applyAsInt(candidate.kind());
 			List<Limit> limits = limitsOf(candidate);
 			Limit lacking = null;
 			for (Limit limit : limits) {
-				if (left.getOrDefault(limit.window(), 0) < weight) {
+				if (left.getOrDefault(limit.window(), 0) < weightOf(candidate, limit)) {
 					lacking = limit;
 					break;
 				}
 			}
 			if (lacking == null) {
 				for (Limit limit : limits) {
-					left.merge(limit.window(), -weight, Integer::sum);
+					left.merge(limit.window(), -weightOf(candidate, limit), Integer::sum);
 				}
 				chosen.add(candidate.id());
 				continue;
@@ -269,9 +275,8 @@ final class RatePlanner {
 			if (candidate == null) {
 				continue;
 			}
-			int weight = this.weights.applyAsInt(candidate.kind());
 			for (Limit limit : limitsOf(candidate)) {
-				units.merge(limit.window(), weight, Integer::sum);
+				units.merge(limit.window(), weightOf(candidate, limit), Integer::sum);
 			}
 		}
 		List<Unused> unused = new ArrayList<>();
@@ -293,6 +298,36 @@ final class RatePlanner {
 	private int perKeyHint() {
 		// Leased claims skip keys that already run as many jobs as their concurrency limit allows.
 		return this.settings.limits().orderedByKey() ? 0 : this.settings.limits().perKey();
+	}
+
+	/**
+	 * The units of a limit a job uses: its own weight if it was enqueued with one, else its kind's; a
+	 * weight above the limit (which start-up and the enqueue refuse where they know the limit) uses the
+	 * whole limit, so that the job starts alone in a period rather than never.
+	 */
+	private int weightOf(Candidate candidate, Limit limit) {
+		Integer own = candidate.rateWeight();
+		int weight = (own != null) ? own : this.weights.applyAsInt(candidate.kind());
+		if (weight > limit.rate().starts()) {
+			warnOverweight(this.settings.name(), candidate.kind(), candidate.id(), weight, limit.label(),
+					limit.rate().starts());
+			return limit.rate().starts();
+		}
+		return weight;
+	}
+
+	/**
+	 * Warns, once per queue, kind and limit, of a job heavier than a limit it falls under: it is counted
+	 * as the whole limit.
+	 */
+	static void warnOverweight(String queue, String kind, Object job, int weight, String limit, int starts) {
+		if (OVERWEIGHT_WARNED.add(queue + "\u0000" + kind + "\u0000" + limit)
+				&& OVERWEIGHT_WARNED.size() < MAX_FULL_KEYS) {
+			logger.warn("Queue '{}': job {} of kind '{}' has a rate weight of {}, above its {} limit of {} starts a "
+					+ "period; it is counted as {} (the whole period) so that it can start. Enqueue it with a weight "
+					+ "of at most {}, split it, or raise the limit.", queue, job, kind, weight, limit, starts, starts,
+					starts);
+		}
 	}
 
 	private List<Limit> limitsOf(Candidate candidate) {

@@ -141,7 +141,7 @@ public final class JdbcJobSchedules implements JobSchedules {
 		QueueSettings settings = this.queues.settings(schedule.queue());
 		NewJob job = new NewJob(UUID.randomUUID(), schedule.kind(), schedule.queue(), schedule.payload(), 0, null, null,
 				settings.maxAttempts(), Duration.ZERO, Buckets.of(null, settings.buckets()), null, Map.of(), null,
-				List.of());
+				List.of(), null);
 		this.jobs.insert(job, true);
 		this.repository.recordJob(name, job.publicId());
 		logger.info("Schedule '{}' run now by {}: job {} (kind '{}', queue '{}')", name, this.caller.get(),

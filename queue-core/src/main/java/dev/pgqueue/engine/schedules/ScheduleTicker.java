@@ -277,7 +277,7 @@ public final class ScheduleTicker extends PeriodicService {
 				: Duration.ofDays(1).getSeconds();
 		return new NewJob(UUID.randomUUID(), schedule.kind(), schedule.queue(), schedule.payload(), 0, tick, null,
 				settings.maxAttempts(), Duration.ZERO, Buckets.of(null, settings.buckets()), null, Map.of(),
-				new Uniqueness(TICK_KEY_PREFIX + schedule.name(), period, tick, OnConflict.KEEP), List.of());
+				new Uniqueness(TICK_KEY_PREFIX + schedule.name(), period, tick, OnConflict.KEEP), List.of(), null);
 	}
 
 	/** How long after its instant a tick may fire and still be on time. */

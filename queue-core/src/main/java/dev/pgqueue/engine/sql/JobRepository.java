@@ -126,7 +126,8 @@ public class JobRepository {
 	public void insert(NewJob job, boolean notify) {
 		Object[] arguments = { job.publicId(), job.kind(), job.queue(), job.payloadJson(), job.priority(),
 				timestamp(job.runAt()), delayMicros(job.delay()), job.maxAttempts(), delayMicros(job.jitter()),
-				job.bucket(), job.concurrencyKey(), TraceContextColumn.write(job.traceContext()), job.tagsLiteral() };
+				job.bucket(), job.concurrencyKey(), TraceContextColumn.write(job.traceContext()), job.tagsLiteral(),
+				job.rateWeight() };
 		if (notify && this.notify) {
 			this.jdbc.query(this.sql.insertOneNotifying, IGNORE_ROWS, arguments);
 		}
@@ -526,7 +527,7 @@ public class JobRepository {
 					attemptCounted ? stored : stored + 1, rs.getInt(6), rs.getInt(7), rs.getString(8),
 					instant(rs.getObject(9, OffsetDateTime.class)), instant(rs.getObject(10, OffsetDateTime.class)),
 					instant(rs.getObject(11, OffsetDateTime.class)), TraceContextColumn.read(rs.getString(12)),
-					rs.getInt(13));
+					rs.getInt(13), rs.getObject(14, Integer.class));
 		};
 	}
 

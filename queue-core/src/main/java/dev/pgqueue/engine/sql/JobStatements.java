@@ -21,12 +21,12 @@ public final class JobStatements {
 	 */
 	public static final String CLAIMED_COLUMNS = "id, public_id, kind, queue, attempt, max_attempts, priority, "
 			+ "payload::text AS payload, run_at, created_at, now() AS claimed_at, trace_context::text AS trace_context, "
-			+ "snoozes";
+			+ "snoozes, rate_weight";
 
 	/** {@link #CLAIMED_COLUMNS} as an {@code UPDATE … RETURNING} of the table aliased {@code j} lists them. */
 	static final String CLAIMED_COLUMNS_OF_J = "j.id, j.public_id, j.kind, j.queue, j.attempt, j.max_attempts, "
 			+ "j.priority, j.payload::text AS payload, j.run_at, j.created_at, now() AS claimed_at, "
-			+ "j.trace_context::text AS trace_context, j.snoozes";
+			+ "j.trace_context::text AS trace_context, j.snoozes, j.rate_weight";
 
 	/**
 	 * When a new job falls due: its run-at, or now plus its delay, plus a random part of its jitter.
@@ -260,27 +260,29 @@ public final class JobStatements {
 		this.channel = "pgqueue:" + schema.value();
 		this.insertOne = """
 				INSERT INTO %1$s (public_id, kind, queue, payload, priority, run_at, max_attempts, bucket,
-				                  concurrency_key, trace_context, tags, state)
+				                  concurrency_key, trace_context, tags, rate_weight, state)
 				SELECT r.public_id, r.kind, r.queue, r.payload, r.priority, d.due, r.max_attempts, r.bucket,
-				       r.concurrency_key, r.trace_context, r.tags,
+				       r.concurrency_key, r.trace_context, r.tags, r.rate_weight,
 				       CASE WHEN d.due <= now() THEN 'available' ELSE 'scheduled' END
 				FROM (SELECT ?::uuid AS public_id, ?::text AS kind, ?::text AS queue, ?::jsonb AS payload,
 				             ?::smallint AS priority, ?::timestamptz AS run_at, ?::bigint AS delay_us,
 				             ?::integer AS max_attempts, ?::bigint AS jitter_us, ?::smallint AS bucket,
-				             ?::text AS concurrency_key, ?::jsonb AS trace_context, ?::text[] AS tags) r
+				             ?::text AS concurrency_key, ?::jsonb AS trace_context, ?::text[] AS tags,
+				             ?::integer AS rate_weight) r
 				CROSS JOIN LATERAL (SELECT %2$s AS due) d
 				""".formatted(this.table, DUE_AT);
 		this.insertOneNotifying = notifying(this.insertOne);
 		this.insertMany = """
 				INSERT INTO %1$s (public_id, kind, queue, payload, priority, run_at, max_attempts, bucket,
-				                  concurrency_key, trace_context, tags, state)
+				                  concurrency_key, trace_context, tags, rate_weight, state)
 				SELECT r.public_id, r.kind, r.queue, r.payload::jsonb, r.priority, d.due, r.max_attempts, r.bucket,
-				       r.concurrency_key, r.trace_context::jsonb, r.tags::text[],
+				       r.concurrency_key, r.trace_context::jsonb, r.tags::text[], r.rate_weight,
 				       CASE WHEN d.due <= now() THEN 'available' ELSE 'scheduled' END
 				FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::smallint[], ?::timestamptz[],
-				            ?::bigint[], ?::integer[], ?::bigint[], ?::smallint[], ?::text[], ?::text[], ?::text[])
+				            ?::bigint[], ?::integer[], ?::bigint[], ?::smallint[], ?::text[], ?::text[], ?::text[],
+				            ?::integer[])
 				     AS r(public_id, kind, queue, payload, priority, run_at, delay_us, max_attempts, jitter_us, bucket,
-				          concurrency_key, trace_context, tags)
+				          concurrency_key, trace_context, tags, rate_weight)
 				CROSS JOIN LATERAL (SELECT %2$s AS due) d
 				""".formatted(this.table, DUE_AT);
 		this.insertManyNotifying = notifying(this.insertMany);

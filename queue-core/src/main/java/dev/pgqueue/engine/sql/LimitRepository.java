@@ -57,7 +57,8 @@ public class LimitRepository {
 			ps.setBoolean(10, orderedByKey);
 			ps.setInt(11, limit);
 			return ps;
-		}, (rs, i) -> new Candidate(rs.getLong(1), rs.getString(2), rs.getString(3)));
+		}, (rs, i) -> new Candidate(rs.getLong(1), rs.getString(2), rs.getString(3),
+				rs.getObject(4, Integer.class)));
 	}
 
 	/**
@@ -155,7 +156,7 @@ public class LimitRepository {
 	}
 
 	private static RowMapper<KeyedJob> keyed(RowMapper<ClaimedJob> claimed) {
-		return (rs, i) -> new KeyedJob(Objects.requireNonNull(claimed.mapRow(rs, i)), rs.getString(14));
+		return (rs, i) -> new KeyedJob(Objects.requireNonNull(claimed.mapRow(rs, i)), rs.getString(15));
 	}
 
 	/** A job a fair claim took, with its concurrency key ({@code null} for none). */
@@ -186,8 +187,11 @@ public class LimitRepository {
 		return literal.append('}').toString();
 	}
 
-	/** A due job a limited claim may take: its id, kind and concurrency key (or {@code null}). */
-	public record Candidate(long id, String kind, @Nullable String key) {
+	/**
+	 * A due job a limited claim may take: its id, kind, concurrency key (or {@code null}) and its own rate
+	 * weight (or {@code null} for its kind's).
+	 */
+	public record Candidate(long id, String kind, @Nullable String key, @Nullable Integer rateWeight) {
 	}
 
 	/** How many jobs of a kind and concurrency key (or {@code null}) are running. */

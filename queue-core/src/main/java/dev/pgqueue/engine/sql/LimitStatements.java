@@ -95,7 +95,7 @@ final class LimitStatements {
 				    SELECT concurrency_key FROM %1$s
 				    WHERE queue = ? AND state = 'running' AND lease_until IS NOT NULL AND concurrency_key IS NOT NULL
 				    GROUP BY concurrency_key HAVING ?::int > 0 AND count(*) >= ?::int)
-				SELECT j.id, j.kind, j.concurrency_key FROM %1$s j
+				SELECT j.id, j.kind, j.concurrency_key, j.rate_weight FROM %1$s j
 				WHERE j.queue = ? AND j.state = 'available' AND j.kind = ANY(?::text[])
 				  AND (?::smallint[] IS NULL OR j.bucket = ANY(?::smallint[]))
 				  AND (j.concurrency_key IS NULL OR NOT (j.concurrency_key = ANY(?::text[])

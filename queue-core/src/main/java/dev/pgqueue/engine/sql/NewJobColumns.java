@@ -13,12 +13,12 @@ import dev.pgqueue.engine.job.NewJob;
 /**
  * New jobs as the arrays a many-row insert unnests, column by column, in the order of
  * {@code JobStatements.insertMany}: public id, kind, queue, payload, priority, run-at, delay (µs), max
- * attempts, jitter (µs), bucket, concurrency key, trace context, tags.
+ * attempts, jitter (µs), bucket, concurrency key, trace context, tags, rate weight.
  */
 final class NewJobColumns {
 
 	/** How many parameters {@link #bind} sets. */
-	static final int COUNT = 13;
+	static final int COUNT = 14;
 
 	private final UUID[] ids;
 
@@ -47,6 +47,8 @@ final class NewJobColumns {
 	/** Each job's tags as the text of a {@code text[]}: unnest cannot hand out arrays of arrays. */
 	private final String[] tags;
 
+	private final Integer[] rateWeights;
+
 	NewJobColumns(List<NewJob> jobs) {
 		int n = jobs.size();
 		this.ids = new UUID[n];
@@ -62,6 +64,7 @@ final class NewJobColumns {
 		this.concurrencyKeys = new String[n];
 		this.traceContexts = new String[n];
 		this.tags = new String[n];
+		this.rateWeights = new Integer[n];
 		Map<String, String> lastContext = null;
 		String lastContextJson = null;
 		for (int i = 0; i < n; i++) {
@@ -84,6 +87,7 @@ final class NewJobColumns {
 			}
 			this.traceContexts[i] = lastContextJson;
 			this.tags[i] = job.tagsLiteral();
+			this.rateWeights[i] = job.rateWeight();
 		}
 	}
 
@@ -102,6 +106,7 @@ final class NewJobColumns {
 		ps.setArray(11, con.createArrayOf("text", this.concurrencyKeys));
 		ps.setArray(12, con.createArrayOf("text", this.traceContexts));
 		ps.setArray(13, con.createArrayOf("text", this.tags));
+		ps.setArray(14, con.createArrayOf("int4", this.rateWeights));
 	}
 
 }

@@ -50,7 +50,8 @@ final class UniqueInserts {
 		return new Object[] { job.publicId(), job.kind(), job.queue(), job.payloadJson(), job.priority(),
 				JobRepository.timestamp(job.runAt()), JobRepository.delayMicros(job.delay()), job.maxAttempts(),
 				JobRepository.delayMicros(job.jitter()), job.bucket(), job.concurrencyKey(),
-				TraceContextColumn.write(job.traceContext()), job.tagsLiteral(), job.unique().key(), 0L, null };
+				TraceContextColumn.write(job.traceContext()), job.tagsLiteral(), job.rateWeight(), job.unique().key(), 0L,
+				null };
 	}
 
 	/** Reads one row an insert returned: the job's id, and its queue if the job is due. */

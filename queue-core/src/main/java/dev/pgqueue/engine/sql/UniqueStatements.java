@@ -116,9 +116,9 @@ final class UniqueStatements {
 				WITH r AS (
 				    SELECT * FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::smallint[], ?::timestamptz[],
 				                         ?::bigint[], ?::integer[], ?::bigint[], ?::smallint[], ?::text[], ?::text[],
-				                         ?::text[], ?::text[], ?::bigint[], ?::timestamptz[])
+				                         ?::text[], ?::integer[], ?::text[], ?::bigint[], ?::timestamptz[])
 				        AS r(public_id, kind, queue, payload, priority, run_at, delay_us, max_attempts, jitter_us, bucket,
-				             concurrency_key, trace_context, tags, unique_key, period_s, period_start))""";
+				             concurrency_key, trace_context, tags, rate_weight, unique_key, period_s, period_start))""";
 		String held = """
 				,
 				held AS (
@@ -131,9 +131,9 @@ final class UniqueStatements {
 				    RETURNING public_id)""".formatted(periods, PERIOD_START);
 		String insertJobs = """
 				INSERT INTO %1$s (public_id, kind, queue, payload, priority, run_at, max_attempts, bucket,
-				                  concurrency_key, trace_context, tags, state, unique_key)
+				                  concurrency_key, trace_context, tags, rate_weight, state, unique_key)
 				SELECT r.public_id, r.kind, r.queue, r.payload::jsonb, r.priority, d.due, r.max_attempts, r.bucket,
-				       r.concurrency_key, r.trace_context::jsonb, r.tags::text[],
+				       r.concurrency_key, r.trace_context::jsonb, r.tags::text[], r.rate_weight,
 				       CASE WHEN d.due <= now() THEN 'available' ELSE 'scheduled' END,
 				       CASE WHEN r.period_s = 0 THEN r.unique_key END
 				FROM r CROSS JOIN LATERAL (SELECT %2$s AS due) d
@@ -152,7 +152,8 @@ final class UniqueStatements {
 				    SELECT ?::uuid AS public_id, ?::text AS kind, ?::text AS queue, ?::text AS payload,
 				           ?::smallint AS priority, ?::timestamptz AS run_at, ?::bigint AS delay_us,
 				           ?::integer AS max_attempts, ?::bigint AS jitter_us, ?::smallint AS bucket,
-				           ?::text AS concurrency_key, ?::text AS trace_context, ?::text AS tags, ?::text AS unique_key,
+				           ?::text AS concurrency_key, ?::text AS trace_context, ?::text AS tags,
+				           ?::integer AS rate_weight, ?::text AS unique_key,
 				           ?::bigint AS period_s, ?::timestamptz AS period_start)""";
 		this.insertOneWhileUnfinished = oneRow + "\n" + whileUnfinished;
 		this.insertOneWhileUnfinishedNotifying = notifying(oneRow, whileUnfinished, channel);

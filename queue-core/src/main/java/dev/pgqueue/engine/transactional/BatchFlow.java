@@ -119,8 +119,12 @@ public abstract class BatchFlow implements BatchRun {
 		String[] kinds = this.context.kinds();
 		int batchSize = permit.granted();
 		long start = System.nanoTime();
+		// Jobs whose weights the grant cannot carry stay untouched (locked until the batch ends) and are not
+		// run; the floors never see them, so the next claim reads them first.
 		List<ClaimedJob> jobs = this.context.scope()
-			.claim(batchSize, (from) -> this.context.claims().lock(kinds, batchSize, permit.applyTo(from)));
+			.claim(batchSize, (from) -> this.context.rate()
+				.fit(permit, this.context.claims().lock(kinds, batchSize, permit.applyTo(from)), (left) -> {
+				}));
 		this.context.progress().claimed(kinds, batchSize, jobs, start, System.nanoTime() - start, this.held);
 		return jobs;
 	}
