@@ -62,7 +62,6 @@ class FairnessTests {
 		await().atMost(Duration.ofSeconds(30)).until(() -> jdbc.queryForObject(
 				"SELECT count(*) FROM " + table + " WHERE started_at IS NOT NULL", Integer.class) >= 200);
 
-		OffsetDateTime arrived = jdbc.queryForObject("SELECT now()", OffsetDateTime.class);
 		List<JobRequest> small = new ArrayList<>();
 		for (int i = 0; i < 20; i++) {
 			for (char tenant = 'b'; tenant <= 'k'; tenant++) {
@@ -70,6 +69,11 @@ class FairnessTests {
 			}
 		}
 		this.fixture.client().enqueueAll(small);
+		// They arrived with their insert: its transaction's start, a little before its commit made them
+		// visible (not the instant before the requests were built, which would count the big tenant's
+		// claims while this thread was still serializing payloads).
+		OffsetDateTime arrived = jdbc.queryForObject("SELECT min(created_at) FROM " + table
+				+ " WHERE concurrency_key <> 'tenant-a'", OffsetDateTime.class);
 		await().atMost(Duration.ofSeconds(60)).until(() -> jdbc.queryForObject("SELECT count(*) FROM " + table
 				+ " WHERE concurrency_key <> 'tenant-a' AND state = 'completed'", Integer.class) == 200);
 

@@ -38,10 +38,10 @@ import org.slf4j.LoggerFactory;
  * start instant recorded for the jobs that use it.
  *
  * <p>While claims find a backlog and the window is less than half used (the limit far from holding
- * anything back), a reservation also takes what the next claim will want and keeps it for this
- * instance, for at most a fiftieth of the period (the window's resolution): one reservation then
- * serves two claims. Starts kept longer go back to the window. Near the limit nothing is kept, so no
- * instance holds starts another could use.
+ * anything back), a reservation also takes what the next {@value #CLAIMS_AHEAD} claims will want and
+ * keeps it for this instance, for at most a fiftieth of the period (the window's resolution): one
+ * reservation then serves up to {@value #CLAIMS_AHEAD} + 1 claims. Starts kept longer go back to the
+ * window. Near the limit nothing is kept, so no instance holds starts another could use.
  *
  * <p>One per queue and poller; claims of several batches may use it at once.
  */
@@ -54,6 +54,9 @@ public final class RateGate {
 
 	/** How soon a claim comes again after one that left jobs of keys at their limit out. */
 	private static final long CLAIM_AGAIN_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
+	/** How many further claims one reservation may cover while the window is less than half used. */
+	private static final int CLAIMS_AHEAD = 3;
 
 	private final @Nullable RateLimit limit;
 
@@ -216,9 +219,9 @@ public final class RateGate {
 				windows.giveBack(this.name, saved, stale);
 			}
 			// While claims find a backlog and the window is less than half used, one reservation serves
-			// this claim and the next one.
+			// this claim and the next ones.
 			Grant grant = windows.reserve(this.name, rate.starts(), rate.periodMicros(), units,
-					this.backlog ? units : 0);
+					this.backlog ? units * CLAIMS_AHEAD : 0);
 			int take = Math.min(grant.granted(), units);
 			if (grant.granted() > take) {
 				this.credit = grant.granted() - take;
