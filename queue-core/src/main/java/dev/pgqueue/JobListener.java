@@ -56,7 +56,8 @@ public @interface JobListener {
 	/**
 	 * How many units of each rate limit a job of this kind uses when it starts (the queue's, the
 	 * kind's and its key's): more than 1 for a job that costs an external API several calls. A weight
-	 * above a limit it falls under fails start-up. {@code pgqueue.kinds.<kind>.rate-weight} overrides it.
+	 * above a limit it falls under fails start-up. {@code pgqueue.kinds.<kind>.rate-weight} overrides it,
+	 * and {@link JobRequest#rateWeight} overrides both for one job.
 	 */
 	int rateWeight() default 1;
 
