@@ -170,6 +170,7 @@ final class RawQueue implements AutoCloseable {
 		ps.setNull(11, Types.VARCHAR);
 		ps.setNull(12, Types.VARCHAR);
 		ps.setNull(13, Types.ARRAY);
+		ps.setNull(14, Types.INTEGER);
 		ps.executeUpdate();
 	}
 
@@ -209,6 +210,7 @@ final class RawQueue implements AutoCloseable {
 		ps.setArray(11, this.connection.createArrayOf("text", new String[count]));
 		ps.setArray(12, this.connection.createArrayOf("text", new String[count]));
 		ps.setArray(13, this.connection.createArrayOf("text", new String[count]));
+		ps.setArray(14, this.connection.createArrayOf("int4", new Integer[count]));
 		ps.executeUpdate();
 	}
 
@@ -293,9 +295,10 @@ final class RawQueue implements AutoCloseable {
 		ps.setArray(11, this.connection.createArrayOf("text", new String[count]));
 		ps.setArray(12, this.connection.createArrayOf("text", new String[count]));
 		ps.setArray(13, this.connection.createArrayOf("text", new String[count]));
-		ps.setArray(14, this.connection.createArrayOf("text", keys));
-		ps.setArray(15, this.connection.createArrayOf("int8", periodSeconds));
-		ps.setArray(16, this.connection.createArrayOf("timestamptz", periodStarts));
+		ps.setArray(14, this.connection.createArrayOf("int4", new Integer[count]));
+		ps.setArray(15, this.connection.createArrayOf("text", keys));
+		ps.setArray(16, this.connection.createArrayOf("int8", periodSeconds));
+		ps.setArray(17, this.connection.createArrayOf("timestamptz", periodStarts));
 		Set<UUID> inserted = new HashSet<>();
 		try (ResultSet rs = ps.executeQuery()) {
 			while (rs.next()) {
