@@ -10,7 +10,7 @@ import dev.pgqueue.JobOutcome;
 import dev.pgqueue.engine.job.ClaimedJob;
 import dev.pgqueue.engine.leased.LeasedJobs.Held;
 import dev.pgqueue.engine.poll.RateGate;
-import dev.pgqueue.engine.poll.RateGate.Permit;
+import dev.pgqueue.engine.poll.RatePermit;
 import dev.pgqueue.engine.poll.ClaimProgress;
 import dev.pgqueue.engine.poll.ClaimScope;
 import dev.pgqueue.engine.poll.ClaimStrategy;
@@ -211,7 +211,7 @@ public final class LeasedClaims implements ClaimStrategy {
 	 */
 	private List<Held> claim(int wanted, boolean estimate) {
 		long start = System.nanoTime();
-		Permit permit = this.rate.reserve(wanted, this.kinds);
+		RatePermit permit = this.rate.reserve(wanted, this.kinds);
 		int granted = permit.granted();
 		if (granted == 0) {
 			// Held by the rate limit: the poll thread sleeps until a start frees; workers leave it to it.

@@ -1,8 +1,6 @@
 package dev.pgqueue.engine.poll;
 
 import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -13,7 +11,6 @@ import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.ToIntFunction;
 
-import dev.pgqueue.engine.job.ClaimStart;
 import dev.pgqueue.engine.job.ClaimedJob;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.settings.RateLimit;
@@ -85,20 +82,8 @@ public final class RateGate {
 
 	private @Nullable Grant creditGrant;
 
-	/**
-	 * The units the first job left out of the last claim needs, for its own weight: the next
-	 * reservation asks for at least that many, so that a heavy job is not left out for ever by claims
-	 * too small to carry it; 0 when none was left out.
-	 */
-	private volatile int needed;
-
-	/**
-	 * The units a claimed job has used, on average over recent claims (a moving average, 1 while no job
-	 * carries a weight): a reservation asks for that many per job wanted, and a claim takes as many jobs
-	 * as the units granted carry, so that claims of weighted jobs neither leave most of them out nor
-	 * reserve units they cannot use.
-	 */
-	private volatile double unitsPerJob = 1;
+	/** The units the jobs of claims under the queue's own limit use, by their own weights. */
+	private final QueueUnits units;
 
 	/** {@link System#nanoTime()} of the reservation that left {@link #credit}. */
 	private long creditAt;
@@ -119,6 +104,7 @@ public final class RateGate {
 		this.name = "queue:" + queue;
 		this.metrics = metrics;
 		this.creditMaxAge = (limit != null) ? limit.period().toNanos() / 50 : 0;
+		this.units = new QueueUnits(queue, limit);
 	}
 
 	/** The gate of a queue's rate limit, or {@link #NONE} for a queue without one. */
@@ -157,9 +143,9 @@ public final class RateGate {
 	/**
 	 * Reserves what a claim of up to {@code wanted} jobs of the given kinds may start. Under limits that
 	 * depend on the job, this chooses the jobs: the claim must take no others
-	 * ({@link ClaimStart#granted}).
+	 * ({@link dev.pgqueue.engine.job.ClaimStart#granted}).
 	 */
-	public Permit reserve(int wanted, String[] kinds) {
+	public RatePermit reserve(int wanted, String[] kinds) {
 		RatePlanner chooser = this.planner;
 		if (chooser == null || wanted <= 0) {
 			return reserve(wanted);
@@ -171,10 +157,7 @@ public final class RateGate {
 		});
 		long now = System.nanoTime();
 		if (plan.heldNanos() > 0) {
-			this.heldUntil = now + plan.heldNanos();
-			if (this.heldSince == 0) {
-				this.heldSince = now;
-			}
+			hold(now, now + plan.heldNanos());
 		}
 		else if (!plan.chosen().isEmpty()) {
 			endHold();
@@ -183,7 +166,7 @@ public final class RateGate {
 			// Other keys' jobs wait behind those at their limit: claim again at once, not after the interval.
 			this.heldUntil = now + CLAIM_AGAIN_NANOS;
 		}
-		return new Permit(plan.chosen().size(), plan.chosen().size(), null, plan);
+		return new RatePermit(plan.chosen().size(), plan.chosen().size(), null, plan);
 	}
 
 	/** The limit, or {@code null}. */
@@ -195,22 +178,21 @@ public final class RateGate {
 	 * Reserves up to {@code wanted} starts; the claim that follows takes at most the number granted.
 	 * Without a limit, grants all at once without asking the database.
 	 */
-	public Permit reserve(int wanted) {
+	public RatePermit reserve(int wanted) {
 		RateLimit rate = this.limit;
 		RateRepository windows = this.repository;
 		if (rate == null || windows == null || wanted <= 0) {
-			return new Permit(wanted, wanted, null, null);
+			return new RatePermit(wanted, wanted, null, null);
 		}
 		synchronized (this) {
 			long now = System.nanoTime();
 			Grant saved = this.creditGrant;
-			double perJob = this.unitsPerJob;
-			int units = Math.max(this.needed,
-					Math.max(wanted, (int) Math.min(rate.starts(), Math.ceil(wanted * perJob))));
+			double perJob = this.units.perJob();
+			int units = this.units.toReserve(wanted, perJob);
 			if (this.credit > 0 && saved != null) {
 				if (this.credit >= units && now - this.creditAt < this.creditMaxAge) {
 					this.credit -= units;
-					return new Permit(wanted, units, saved, null);
+					return new RatePermit(wanted, units, saved, null);
 				}
 				// Too old (its instant would date the jobs too early) or too small: back to the window.
 				int stale = this.credit;
@@ -230,10 +212,7 @@ public final class RateGate {
 			}
 			Long freeIn = grant.freeInMicros();
 			if (take < units && freeIn != null) {
-				this.heldUntil = now + TimeUnit.MICROSECONDS.toNanos(Math.max(0, freeIn));
-				if (this.heldSince == 0) {
-					this.heldSince = now;
-				}
+				hold(now, now + TimeUnit.MICROSECONDS.toNanos(Math.max(0, freeIn)));
 				if (this.metrics != null) {
 					this.metrics.rateLimitRefused(this.queue, "queue", Math.max(1, wanted - take));
 				}
@@ -241,22 +220,22 @@ public final class RateGate {
 			else {
 				endHold();
 			}
-			if (take < this.needed) {
+			if (this.units.tooFewForNext(take)) {
 				// Too few for the heavy job first in line: claim nothing (it must not be overtaken), and
 				// give the units back.
 				if (take > 0) {
 					windows.giveBack(this.name, grant, take);
 				}
-				return new Permit(0, 0, grant, null);
+				return new RatePermit(0, 0, grant, null);
 			}
-			return new Permit(Math.min(wanted, Math.max(1, (int) (take / perJob))), take, grant, null);
+			return new RatePermit(QueueUnits.jobsCarried(take, wanted, perJob), take, grant, null);
 		}
 	}
 
 	/**
 	 * The claim under {@code permit} took these jobs: gives back what the others would have used.
 	 */
-	public void used(Permit permit, List<ClaimedJob> jobs) {
+	public void used(RatePermit permit, List<ClaimedJob> jobs) {
 		RatePlanner.Plan plan = permit.plan();
 		RatePlanner chooser = this.planner;
 		if (plan != null && chooser != null) {
@@ -270,7 +249,7 @@ public final class RateGate {
 			}
 			return;
 		}
-		used(permit, unitsOf(jobs));
+		used(permit, this.units.of(jobs));
 	}
 
 	/**
@@ -280,59 +259,25 @@ public final class RateGate {
 	 * chosen (or without a limit), all of them.
 	 * @param left told of the jobs left out, which the caller gives back untouched
 	 */
-	public List<ClaimedJob> fit(Permit permit, List<ClaimedJob> jobs, Consumer<List<ClaimedJob>> left) {
-		RateLimit rate = this.limit;
-		if (permit.plan() != null || permit.grant() == null || rate == null) {
+	public List<ClaimedJob> fit(RatePermit permit, List<ClaimedJob> jobs, Consumer<List<ClaimedJob>> left) {
+		if (permit.plan() != null || permit.grant() == null || this.limit == null) {
 			return jobs;
 		}
-		int units = 0;
-		if (!jobs.isEmpty()) {
-			double average = 0.75 * this.unitsPerJob + 0.25 * ((double) unitsOf(jobs) / jobs.size());
-			// Back to exactly one once weighted jobs are gone, so that unweighted claims reserve as before.
-			this.unitsPerJob = (average < 1.01) ? 1 : average;
+		List<ClaimedJob> kept = this.units.fit(permit.units(), jobs);
+		if (kept.size() < jobs.size()) {
+			// Whether the window has room for the first left out is for the next reservation to say: claim
+			// again soon.
+			this.heldUntil = Math.max(this.heldUntil, System.nanoTime() + CLAIM_AGAIN_NANOS);
+			left.accept(List.copyOf(jobs.subList(kept.size(), jobs.size())));
 		}
-		for (int i = 0; i < jobs.size(); i++) {
-			int weight = weightOf(jobs.get(i));
-			if (units + weight > permit.units()) {
-				this.needed = weight;
-				// Whether the window has room for it now is for the next reservation to say: claim again soon.
-				this.heldUntil = Math.max(this.heldUntil, System.nanoTime() + CLAIM_AGAIN_NANOS);
-				left.accept(List.copyOf(jobs.subList(i, jobs.size())));
-				return List.copyOf(jobs.subList(0, i));
-			}
-			units += weight;
-		}
-		this.needed = 0;
-		return jobs;
-	}
-
-	/** The units of the queue's limit a job uses: its own weight, at most the whole limit; else one. */
-	private int weightOf(ClaimedJob job) {
-		Integer weight = job.rateWeight();
-		RateLimit rate = this.limit;
-		if (weight == null || weight <= 1 || rate == null) {
-			return 1;
-		}
-		if (weight > rate.starts()) {
-			RatePlanner.warnOverweight(this.queue, job.job().kind(), job.job().id(), weight, "queue", rate.starts());
-			return rate.starts();
-		}
-		return weight;
-	}
-
-	private int unitsOf(List<ClaimedJob> jobs) {
-		int units = 0;
-		for (ClaimedJob job : jobs) {
-			units += weightOf(job);
-		}
-		return units;
+		return kept;
 	}
 
 	/**
 	 * The claim under {@code permit} failed: its chosen jobs may be chosen again; its units stay used (its
 	 * listeners may have called out), and free with their window.
 	 */
-	public void failed(Permit permit) {
+	public void failed(RatePermit permit) {
 		RatePlanner.Plan plan = permit.plan();
 		RatePlanner chooser = this.planner;
 		if (plan != null && chooser != null) {
@@ -341,10 +286,10 @@ public final class RateGate {
 	}
 
 	/**
-	 * As {@link #used(Permit, List)}, for a caller that must go on whatever happens: a give-back that
+	 * As {@link #used(RatePermit, List)}, for a caller that must go on whatever happens: a give-back that
 	 * fails is logged, and its starts free with their window.
 	 */
-	public void usedQuietly(Permit permit, List<ClaimedJob> jobs) {
+	public void usedQuietly(RatePermit permit, List<ClaimedJob> jobs) {
 		try {
 			used(permit, jobs);
 		}
@@ -391,10 +336,10 @@ public final class RateGate {
 	}
 
 	/**
-	 * The claim under {@code permit} took {@code used} jobs: gives back the rest. A claim that took
-	 * fewer than it was granted found no more jobs due, so claims are no longer held.
+	 * The claim under {@code permit} took jobs that use {@code used} units: gives back the rest. A claim
+	 * that took fewer than it was granted found no more jobs due, so claims are no longer held.
 	 */
-	public void used(Permit permit, int used) {
+	private void used(RatePermit permit, int used) {
 		Grant grant = permit.grant();
 		RateRepository windows = this.repository;
 		if (grant == null || windows == null) {
@@ -404,23 +349,9 @@ public final class RateGate {
 		this.backlog = unused <= 0;
 		if (unused > 0) {
 			windows.giveBack(this.name, grant, unused);
-			if (this.needed == 0) {
+			if (!this.units.waiting()) {
 				endHold();
 			}
-		}
-	}
-
-	/**
-	 * As {@link #used}, for a caller that must go on whatever happens: a give-back that fails is logged,
-	 * and its starts free with their window.
-	 */
-	public void usedQuietly(Permit permit, int used) {
-		try {
-			used(permit, used);
-		}
-		catch (RuntimeException ex) {
-			logger.debug("Queue '{}': could not give back {} unused starts of its rate limit; they free with their "
-					+ "window: {}", this.queue, permit.units() - used, ex.toString());
 		}
 	}
 
@@ -455,6 +386,14 @@ public final class RateGate {
 		return (since == 0) ? Duration.ZERO : Duration.ofNanos(System.nanoTime() - since);
 	}
 
+	/** Holds claims until {@code until}; a hold that begins now starts the time-held meter's stretch. */
+	private void hold(long now, long until) {
+		this.heldUntil = until;
+		if (this.heldSince == 0) {
+			this.heldSince = now;
+		}
+	}
+
 	private void endHold() {
 		long since = this.heldSince;
 		this.heldUntil = 0;
@@ -464,53 +403,6 @@ public final class RateGate {
 				this.metrics.rateLimitHeld(this.queue, System.nanoTime() - since);
 			}
 		}
-	}
-
-	/**
-	 * What a claim may take.
-	 * @param granted how many jobs the claim may start
-	 * @param units the units of the queue's limit granted, which the jobs' weights may use; equal to
-	 * {@code granted} unless a heavy job needs more
-	 * @param grant the database's grant, or {@code null} without a limit or when the jobs were chosen
-	 * @param plan the jobs chosen by limits that depend on the job, and their grants; {@code null} without
-	 */
-	public record Permit(int granted, int units, @Nullable Grant grant, RatePlanner.@Nullable Plan plan) {
-
-		/** The start instant of the jobs claimed under this permit, or {@code null} without a limit. */
-		public @Nullable Instant startedAt() {
-			if (this.plan != null) {
-				return this.plan.startedAt();
-			}
-			return (this.grant != null) ? this.grant.grantedAt() : null;
-		}
-
-		/** The only jobs the claim may take, in claim order, or {@code null} to let it read the queue. */
-		public @Nullable List<Long> chosen() {
-			return (this.plan != null) ? this.plan.chosen() : null;
-		}
-
-		/** Where a claim under this permit starts: {@code from}, with the grant's instant and chosen jobs. */
-		public ClaimStart applyTo(ClaimStart from) {
-			return (this.plan == null && this.grant == null) ? from : from.granted(startedAt(), chosen());
-		}
-
-		/**
-		 * The jobs claimed under this permit, with the grant's instant as their claim instant: the start
-		 * their attempts record, where the window counted them. Without a limit, the jobs as they are.
-		 */
-		public List<ClaimedJob> stamped(List<ClaimedJob> jobs) {
-			Instant startedAt = startedAt();
-			if (startedAt == null || jobs.isEmpty()) {
-				return jobs;
-			}
-			List<ClaimedJob> stamped = new ArrayList<>(jobs.size());
-			for (ClaimedJob job : jobs) {
-				stamped.add(new ClaimedJob(job.id(), job.attempt(), job.job(), startedAt, job.traceContext(),
-						job.snoozes(), job.rateWeight()));
-			}
-			return stamped;
-		}
-
 	}
 
 }

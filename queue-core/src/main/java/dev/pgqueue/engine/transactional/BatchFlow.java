@@ -12,7 +12,7 @@ import java.util.function.Supplier;
 import dev.pgqueue.JobOutcome;
 import dev.pgqueue.engine.job.ClaimedJob;
 import dev.pgqueue.engine.poll.RateGate;
-import dev.pgqueue.engine.poll.RateGate.Permit;
+import dev.pgqueue.engine.poll.RatePermit;
 import dev.pgqueue.engine.poll.RunContext;
 import dev.pgqueue.engine.run.Attempt;
 import dev.pgqueue.engine.run.JobRunner;
@@ -57,7 +57,7 @@ public abstract class BatchFlow implements BatchRun {
 		// Reserved before the batch's transaction, in one of its own: the window's row is never held
 		// while a batch runs.
 		RateGate rate = this.context.rate();
-		Permit permit = rate.reserve(batchSize, this.context.kinds());
+		RatePermit permit = rate.reserve(batchSize, this.context.kinds());
 		if (permit.granted() == 0) {
 			handOff.claimed(0);
 			return 0;
@@ -115,7 +115,7 @@ public abstract class BatchFlow implements BatchRun {
 	 * Claims up to the permit's jobs from where the scope says (or the jobs the permit chose), and
 	 * records what the claim achieved.
 	 */
-	private List<ClaimedJob> claim(Permit permit) {
+	private List<ClaimedJob> claim(RatePermit permit) {
 		String[] kinds = this.context.kinds();
 		int batchSize = permit.granted();
 		long start = System.nanoTime();
