@@ -96,6 +96,7 @@ class ArchitectureTests {
 			.layer("service").definedBy("dev.pgqueue.engine.service..")
 			.layer("maintenance").definedBy("dev.pgqueue.engine.maintenance..")
 			.layer("schedules").definedBy("dev.pgqueue.engine.schedules..")
+			.layer("shards").definedBy("dev.pgqueue.engine.shards..")
 			.layer("engine").definedBy("dev.pgqueue.engine")
 			.layer("listener").definedBy("dev.pgqueue.listener..")
 			// What users touch needs nothing else of pgqueue; every layer may use it.
@@ -127,6 +128,9 @@ class ArchitectureTests {
 			.whereLayer("twophase").mayOnlyBeAccessedByLayers("maintenance", "engine")
 			.whereLayer("maintenance").mayOnlyBeAccessedByLayers("engine")
 			.whereLayer("schedules").mayOnlyBeAccessedByLayers("engine")
+			// Where a key's jobs live across servers: configuration in, a shard's name out.
+			.whereLayer("shards").mayOnlyAccessLayers("api")
+			.whereLayer("shards").mayOnlyBeAccessedByLayers("engine")
 			// The clients, the admin and the assembly, and the @JobListener adapter: used by the starter only.
 			.whereLayer("engine").mayNotBeAccessedByAnyLayer()
 			.whereLayer("listener").mayNotBeAccessedByAnyLayer()
