@@ -16,14 +16,16 @@ public enum OnConflict {
 	KEEP,
 
 	/**
-	 * Gives the waiting job the request's payload and run time (its delay or instant, from now), as if
-	 * it had been enqueued in its place; it keeps its id, attempts and enqueue time.
+	 * Gives the waiting job the request's payload, run time (its delay or instant, from now) and rate
+	 * weight ({@link JobRequest#rateWeight(int)}, or its kind's when the request gives none), as if it
+	 * had been enqueued in its place; it keeps its id, attempts and enqueue time.
 	 */
 	REPLACE,
 
 	/**
 	 * Moves the waiting job's run time to the request's when that is later, and keeps its payload: a
 	 * burst of requests, each with a delay, makes one job that runs that delay after the last of them.
+	 * Its rate weight stays too.
 	 */
 	DEBOUNCE
 

@@ -120,6 +120,24 @@ class UniqueJobsTests {
 	}
 
 	@Test
+	void replaceGivesTheWaitingJobTheRequestsRateWeightAndDebounceKeepsItsOwn() {
+		UUID first = fixture.client().enqueue(JobRequest.of("report.build", Map.of("items", 2)).uniqueKey("k-weight")
+			.rateWeight(2).delay(Duration.ofHours(1)));
+		fixture.client().enqueue(JobRequest.of("report.build", Map.of("items", 9)).uniqueKey("k-weight")
+			.rateWeight(9).delay(Duration.ofHours(1)).onConflict(OnConflict.REPLACE));
+		assertThat(fixture.row(first).get("rate_weight")).as("the replacing request's weight").isEqualTo(9);
+
+		fixture.client().enqueue(JobRequest.of("report.build", Map.of("items", 4)).uniqueKey("k-weight")
+			.rateWeight(4).delay(Duration.ofHours(2)).onConflict(OnConflict.DEBOUNCE));
+		assertThat(fixture.row(first).get("rate_weight")).as("debounce keeps the waiting job's weight").isEqualTo(9);
+
+		fixture.client().enqueue(JobRequest.of("report.build", Map.of("items", 1)).uniqueKey("k-weight")
+			.onConflict(OnConflict.REPLACE));
+		assertThat(fixture.row(first).get("rate_weight")).as("a request without a weight takes its kind's")
+			.isNull();
+	}
+
+	@Test
 	void debounceMovesTheWaitingJobLaterNeverEarlierAndKeepsItsPayload() {
 		UUID first = fixture.client().enqueue(JobRequest.of("search.reindex", Map.of("v", 1)).uniqueKey("customer-7")
 			.delay(Duration.ofSeconds(30)));

@@ -201,6 +201,7 @@ public final class UniqueJobRepository {
 		Timestamp[] runAts = new Timestamp[n];
 		Long[] delays = new Long[n];
 		Long[] jitters = new Long[n];
+		Integer[] weights = new Integer[n];
 		int k = 0;
 		for (int i : last.values()) {
 			NewJob job = jobs.get(i);
@@ -211,6 +212,7 @@ public final class UniqueJobRepository {
 			runAts[k] = JobRepository.timestamp(job.runAt());
 			delays[k] = JobRepository.delayMicros(job.delay());
 			jitters[k] = JobRepository.delayMicros(job.jitter());
+			weights[k] = job.rateWeight();
 			k++;
 		}
 		this.jdbc.query((Connection con) -> {
@@ -222,6 +224,7 @@ public final class UniqueJobRepository {
 			ps.setArray(5, con.createArrayOf("timestamptz", runAts));
 			ps.setArray(6, con.createArrayOf("int8", delays));
 			ps.setArray(7, con.createArrayOf("int8", jitters));
+			ps.setArray(8, con.createArrayOf("int4", weights));
 			return ps;
 		}, (ResultSet rs) -> {
 			KindKey key = new KindKey(rs.getString(1), rs.getString(2));

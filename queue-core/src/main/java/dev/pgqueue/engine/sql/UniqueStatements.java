@@ -169,15 +169,16 @@ final class UniqueStatements {
 		this.changeWaiting = """
 				WITH r AS (
 				    SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::timestamptz[], ?::bigint[],
-				                         ?::bigint[])
-				        AS r(kind, unique_key, policy, payload, run_at, delay_us, jitter_us)),
+				                         ?::bigint[], ?::integer[])
+				        AS r(kind, unique_key, policy, payload, run_at, delay_us, jitter_us, rate_weight)),
 				t AS (
-				    SELECT j.id, r.policy, r.payload, d.due
+				    SELECT j.id, r.policy, r.payload, r.rate_weight, d.due
 				    FROM r CROSS JOIN LATERAL (SELECT %2$s AS due) d
 				    JOIN %1$s j ON j.kind = r.kind AND j.unique_key = r.unique_key AND j.state IN ('available', 'scheduled')
 				    FOR UPDATE OF j SKIP LOCKED)
 				UPDATE %1$s j
 				SET payload = CASE WHEN t.policy = 'REPLACE' THEN t.payload::jsonb ELSE j.payload END,
+				    rate_weight = CASE WHEN t.policy = 'REPLACE' THEN t.rate_weight ELSE j.rate_weight END,
 				    run_at = %3$s,
 				    state = CASE WHEN %3$s <= now() THEN 'available' ELSE 'scheduled' END
 				FROM t
