@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -309,8 +310,9 @@ final class RatePlanner {
 		Integer own = candidate.rateWeight();
 		int weight = (own != null) ? own : this.weights.applyAsInt(candidate.kind());
 		if (weight > limit.rate().starts()) {
-			warnOverweight(this.settings.name(), candidate.kind(), candidate.id(), weight, limit.label(),
-					limit.rate().starts());
+			// A candidate carries the row's internal id alone, which no admin call takes: the warning
+			// names the kind and weight instead.
+			warnOverweight(this.settings.name(), candidate.kind(), null, weight, limit.label(), limit.rate().starts());
 			return limit.rate().starts();
 		}
 		return weight;
@@ -319,14 +321,15 @@ final class RatePlanner {
 	/**
 	 * Warns, once per queue, kind and limit, of a job heavier than a limit it falls under: it is counted
 	 * as the whole limit.
+	 * @param job the job's public id where known, as {@link dev.pgqueue.JobAdmin} finds it
 	 */
-	static void warnOverweight(String queue, String kind, Object job, int weight, String limit, int starts) {
+	static void warnOverweight(String queue, String kind, @Nullable UUID job, int weight, String limit, int starts) {
 		if (OVERWEIGHT_WARNED.add(queue + "\u0000" + kind + "\u0000" + limit)
 				&& OVERWEIGHT_WARNED.size() < MAX_FULL_KEYS) {
-			logger.warn("Queue '{}': job {} of kind '{}' has a rate weight of {}, above its {} limit of {} starts a "
-					+ "period; it is counted as {} (the whole period) so that it can start. Enqueue it with a weight "
-					+ "of at most {}, split it, or raise the limit.", queue, job, kind, weight, limit, starts, starts,
-					starts);
+			logger.warn("Queue '{}': {} of kind '{}' has a rate weight of {}, above its {} limit of {} starts a "
+					+ "period; it is counted as {} (the whole period) so that it can start. Enqueue jobs of that kind "
+					+ "with a weight of at most {}, split them, or raise the limit.", queue,
+					(job != null) ? "job " + job : "a job", kind, weight, limit, starts, starts, starts);
 		}
 	}
 
