@@ -28,12 +28,17 @@ import org.jspecify.annotations.Nullable;
  * @param finishedAt when it completed, failed or was cancelled, or {@code null}
  * @param snoozes how many times the job has snoozed ({@link JobSnoozedException})
  * @param tags the tags it was enqueued with, in their order; empty for none
+ * @param concurrencyKey the concurrency key it was enqueued with ({@link JobRequest#concurrencyKey}), or
+ * {@code null}
+ * @param rateWeight its own rate weight ({@link JobRequest#rateWeight}), or {@code null} when it uses
+ * its kind's
  * @param payload raw JSON payload, only when asked for ({@link JobAdmin#findWithPayload}), else
  * {@code null}
  */
 public record JobDetails(UUID id, String kind, String queue, JobState state, int priority, int attempt,
 		int maxAttempts, @Nullable String lastError, Instant createdAt, Instant runAt, @Nullable Instant startedAt,
-		@Nullable Instant finishedAt, int snoozes, List<String> tags, @Nullable String payload) {
+		@Nullable Instant finishedAt, int snoozes, List<String> tags, @Nullable String concurrencyKey,
+		@Nullable Integer rateWeight, @Nullable String payload) {
 
 	public JobDetails {
 		tags = List.copyOf(tags);

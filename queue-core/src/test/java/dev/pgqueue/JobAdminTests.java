@@ -117,7 +117,13 @@ class JobAdminTests {
 		assertThat(job.finishedAt()).isNull();
 		assertThat(job.lastError()).isNull();
 		assertThat(job.payload()).isNull();
+		assertThat(job.concurrencyKey()).isNull();
+		assertThat(job.rateWeight()).as("no weight of its own: its kind's applies").isNull();
 		assertThat(job.toString()).doesNotContain("acct-7");
+		UUID keyed = fixture.client().enqueue(JobRequest.of("report.render", Map.of("account", "acct-8")).queue("idle")
+			.concurrencyKey("acct-8").rateWeight(4));
+		assertThat(admin.find(keyed).orElseThrow()).extracting(JobDetails::concurrencyKey, JobDetails::rateWeight)
+			.containsExactly("acct-8", 4);
 
 		assertThat(admin.findWithPayload(id).orElseThrow().payload()).isEqualTo("{\"account\": \"acct-7\"}");
 		assertThat(admin.find(UUID.randomUUID())).isEmpty();

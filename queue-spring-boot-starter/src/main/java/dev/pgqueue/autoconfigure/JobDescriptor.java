@@ -34,6 +34,8 @@ import org.springframework.boot.actuate.endpoint.OperationResponseBody;
  * @param runTime how long its last attempt ran, once finished
  * @param snoozes how often it snoozed
  * @param tags its tags
+ * @param concurrencyKey its concurrency key, if it has one
+ * @param rateWeight its own rate weight, if it was enqueued with one (else its kind's applies)
  * @param payload its payload, only when asked for
  * @param attempts its attempt history, only for one job
  * @param progress the progress its running attempt reported, only for one job
@@ -42,7 +44,7 @@ import org.springframework.boot.actuate.endpoint.OperationResponseBody;
 public record JobDescriptor(UUID id, String kind, String queue, String state, int priority, int attempt,
 		int maxAttempts, @Nullable String lastError, Instant createdAt, Instant runAt, @Nullable Instant startedAt,
 		@Nullable Instant finishedAt, @Nullable Duration runTime, int snoozes, List<String> tags,
-		@Nullable String payload, @Nullable List<AttemptDescriptor> attempts, @Nullable ProgressDescriptor progress,
+		@Nullable String concurrencyKey, @Nullable Integer rateWeight, @Nullable String payload, @Nullable List<AttemptDescriptor> attempts, @Nullable ProgressDescriptor progress,
 		@Nullable String output) implements OperationResponseBody {
 
 	/** What a value shows when {@code show-values} hides it, as Spring Boot's own endpoints show it. */
@@ -57,7 +59,8 @@ public record JobDescriptor(UUID id, String kind, String queue, String state, in
 			@Nullable ProgressDescriptor progress, @Nullable String output) {
 		return new JobDescriptor(job.id(), job.kind(), job.queue(), job.state().sqlValue(), job.priority(),
 				job.attempt(), job.maxAttempts(), job.lastError(), job.createdAt(), job.runAt(), job.startedAt(),
-				job.finishedAt(), job.runTime(), job.snoozes(), job.tags(), payload, attempts, progress, output);
+				job.finishedAt(), job.runTime(), job.snoozes(), job.tags(), job.concurrencyKey(), job.rateWeight(), payload,
+				attempts, progress, output);
 	}
 
 	/**

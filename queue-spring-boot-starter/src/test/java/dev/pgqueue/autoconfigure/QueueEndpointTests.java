@@ -149,7 +149,9 @@ class QueueEndpointTests {
 	void findsListsAndRetriesAFailedJob() {
 		UUID id = this.jobs.enqueue(JobRequest.of("endpoint.fail-once", Map.of("secret", "s3cr3t")).queue("endpoint")
 			.maxAttempts(1)
-			.tags("endpoint-check"));
+			.tags("endpoint-check")
+			.concurrencyKey("account-7")
+			.rateWeight(3));
 		await().atMost(TIMEOUT).until(() -> "failed".equals(SCHEMA.stateOf(this.jdbc, id)));
 
 		Map<String, Object> page = get("/jobs?queue=endpoint&state=failed&limit=10").expectStatus()
@@ -169,6 +171,7 @@ class QueueEndpointTests {
 		assertThat(tagged.get(0)).containsEntry("tags", List.of("endpoint-check"));
 		Map<String, Object> job = get("/jobs/" + id).expectStatus().isOk().expectBody(JSON).returnResult().getResponseBody();
 		assertThat(job).containsEntry("state", "failed").containsEntry("kind", "endpoint.fail-once").doesNotContainKey("payload");
+		assertThat(job).containsEntry("concurrencyKey", "account-7").containsEntry("rateWeight", 3);
 		assertThat((String) job.get("lastError")).contains("first run fails");
 		assertThat(getAs("/jobs/" + id + "?payload=true", "ops-day", "OPS").expectBody(JSON).returnResult()
 			.getResponseBody()).containsEntry("payload", "{\"secret\": \"s3cr3t\"}");

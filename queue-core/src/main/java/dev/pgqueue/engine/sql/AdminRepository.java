@@ -240,7 +240,8 @@ public class AdminRepository {
 						JobState.fromSqlValue(rs.getString(5)), rs.getInt(6), rs.getInt(7), rs.getInt(8), rs.getString(9),
 						instant(rs.getObject(10, OffsetDateTime.class)), instant(rs.getObject(11, OffsetDateTime.class)),
 						instant(rs.getObject(12, OffsetDateTime.class)), instant(rs.getObject(13, OffsetDateTime.class)),
-						rs.getInt(14), tags(rs.getArray(15)), withPayload ? rs.getString(16) : null));
+						rs.getInt(14), tags(rs.getArray(15)), rs.getString(16), rs.getObject(17, Integer.class),
+						withPayload ? rs.getString(18) : null));
 	}
 
 	private static List<String> tags(@Nullable Array array) throws SQLException {

@@ -22,10 +22,10 @@ public final class AdminStatements {
 	/**
 	 * Columns of a job as an operator sees it, in this order: {@code id, public_id, kind, queue, state,
 	 * priority, attempt, max_attempts, last_error, created_at, run_at, started_at, finished_at, snoozes,
-	 * tags}.
+	 * tags, concurrency_key, rate_weight}.
 	 */
 	static final String DETAIL_COLUMNS = "id, public_id, kind, queue, state, priority, attempt, max_attempts, "
-			+ "last_error, created_at, run_at, started_at, finished_at, snoozes, tags";
+			+ "last_error, created_at, run_at, started_at, finished_at, snoozes, tags, concurrency_key, rate_weight";
 
 	/** Finds a job by public id. Parameter: public id. Returns {@link #DETAIL_COLUMNS}. */
 	public final String findJob;

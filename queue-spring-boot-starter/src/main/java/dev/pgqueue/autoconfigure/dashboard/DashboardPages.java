@@ -128,6 +128,12 @@ final class DashboardPages {
 		if (!job.tags().isEmpty()) {
 			term(html, "Tags", escape(String.join(", ", job.tags())));
 		}
+		if (job.concurrencyKey() != null) {
+			term(html, "Concurrency key", escape(job.concurrencyKey()));
+		}
+		if (job.rateWeight() != null) {
+			term(html, "Rate weight", Integer.toString(job.rateWeight()));
+		}
 		html.append("</dl>");
 		actions(html, viewer, job);
 		attempts(html, attempts);

@@ -109,6 +109,9 @@ class QueueDashboardAutoConfigurationTests {
 				.contains("java.lang.IllegalStateException: &lt;b&gt;printer&lt;/b&gt; on fire")
 				.contains("<span class=\"state failed\">failed</span>")
 				.contains("<dt>Run time</dt><dd>1.0 s</dd>");
+			// What its limits count it by: its key (escaped, as a user's value) and its own rate weight.
+			assertThat(page).contains("<dt>Concurrency key</dt><dd>&lt;i&gt;acct-7&lt;/i&gt;</dd>")
+				.contains("<dt>Rate weight</dt><dd>3</dd>");
 		});
 	}
 

@@ -165,7 +165,7 @@ class RecordingJobAdmin implements JobAdmin {
 		Instant created = Instant.parse("2026-01-01T10:00:00Z");
 		return new JobDetails(FAILED_JOB, "report.monthly", "reports", JobState.FAILED, 0, 1, 1,
 				"java.lang.IllegalStateException: <b>printer</b> on fire", created, created, created,
-				created.plusSeconds(1), 0, List.of(), null);
+				created.plusSeconds(1), 0, List.of(), "<i>acct-7</i>", 3, null);
 	}
 
 }
