@@ -13,7 +13,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Two rules. First, only an attempt that <em>started after</em> the last failure counted can
  * count: when a terminated backend, a restart or a failover breaks every open transaction at once,
- * the first of their failures counts and the rest belong to it. Second, what failed sets the pace: a
+ * the first of their failures counts and the rest belong to it, even those that report after a fresh
+ * attempt has already succeeded. Second, what failed sets the pace: a
  * lost connection or a conflict ({@link FailureCause#worthRetryingAtOnce()}) is tried again at once,
  * on a fresh connection ({@link PooledConnections}), and only fresh attempts failing again space out, from 100 ms doubling to at
  * most {@link #MAX_TRANSIENT_PAUSE} (so that work resumes within about a second of a server's
@@ -39,6 +40,9 @@ public final class FailureStreak {
 
 	/** When the last failure that counted happened; attempts started before it belong to it. */
 	private long lastCountedAt;
+
+	/** Whether any failure has counted yet, so that {@link #lastCountedAt} means something. */
+	private boolean anyCounted;
 
 	private volatile boolean failing;
 
@@ -67,7 +71,9 @@ public final class FailureStreak {
 	public synchronized Pause failed(Throwable failure, long startedAt) {
 		FailureCause cause = FailureCause.of(failure);
 		long now = this.nanoTime.getAsLong();
-		if (this.failing && startedAt - this.lastCountedAt < 0) {
+		// Also after a success: a batch that a sweep broke can report its failure after a fresh batch,
+		// claimed once the sweep's first failure counted, has already succeeded. It is still that sweep.
+		if (this.anyCounted && startedAt - this.lastCountedAt < 0) {
 			return new Pause(cause, this.count, false, Duration.ZERO);
 		}
 		if (!this.failing) {
@@ -76,6 +82,7 @@ public final class FailureStreak {
 		}
 		this.count++;
 		this.lastCountedAt = now;
+		this.anyCounted = true;
 		if (cause == FailureCause.CONNECTION) {
 			this.connections.discardIdle();
 		}

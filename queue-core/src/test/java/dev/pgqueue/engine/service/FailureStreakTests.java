@@ -40,6 +40,32 @@ class FailureStreakTests {
 	}
 
 	@Test
+	void anAttemptOpenBeforeTheCountedFailureBelongsToItEvenWhenItReportsAfterAFreshAttemptSucceeded() {
+		long opened = this.clock.get();
+		advance(100);
+		assertThat(this.streak.failed(LOST, opened).counted()).isTrue();
+		advance(5);
+		assertThat(this.streak.succeeded()).as("a fresh batch worked").isNotNull();
+		advance(200);
+		// A batch of the same sweep whose thread was slow to see its connection gone.
+		Pause late = this.streak.failed(LOST, opened);
+
+		assertThat(late.counted()).as("one sweep, one failure").isFalse();
+		assertThat(late.delay()).isZero();
+		assertThat(this.streak.count()).isZero();
+		assertThat(this.streak.succeeded()).as("no streak was started").isNull();
+		advance(1);
+		assertThat(this.streak.failed(LOST, this.clock.get() - 1).counted()).as("an attempt started since counts")
+			.isTrue();
+	}
+
+	@Test
+	void aFailureBeforeAnyHasCountedCountsWhateverTheClockReads() {
+		FailureStreak negative = new FailureStreak(PooledConnections.NONE, () -> -5_000_000_000L);
+		assertThat(negative.failed(LOST, -6_000_000_000L).counted()).isTrue();
+	}
+
+	@Test
 	void freshAttemptsThatFailAgainSpaceOutToASecondForLostConnections() {
 		assertThat(this.streak.failed(LOST, this.clock.get()).delay()).isZero();
 		long[] expected = { 100, 200, 400, 800, 1000, 1000 };
