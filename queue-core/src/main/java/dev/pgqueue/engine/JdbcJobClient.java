@@ -1,7 +1,5 @@
 package dev.pgqueue.engine;
 
-import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -15,19 +13,14 @@ import java.util.function.Supplier;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobEvent;
 import dev.pgqueue.JobRequest;
-import dev.pgqueue.OnConflict;
 import dev.pgqueue.QueueMode;
-import dev.pgqueue.engine.buckets.Buckets;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.job.JobEvents;
 import dev.pgqueue.engine.job.NewJob;
-import dev.pgqueue.engine.job.Uniqueness;
 import dev.pgqueue.engine.sql.UniqueJobRepository;
 import dev.pgqueue.engine.sql.UniqueJobRepository.Enqueued;
 import dev.pgqueue.engine.poll.PollerWakeUps;
 import dev.pgqueue.engine.settings.QueueCatalog;
-import dev.pgqueue.engine.settings.QueueSettings;
-import dev.pgqueue.engine.settings.RateLimit;
 import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.twophase.TwoPhaseJobRunner;
 import dev.pgqueue.observation.EnqueueContext;
@@ -36,7 +29,6 @@ import io.micrometer.observation.Observation;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import tools.jackson.core.JacksonException;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.transaction.support.TransactionSynchronization;
@@ -46,8 +38,8 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * The {@link JobClient} that inserts into the jobs table through {@link JobRepository}, joining the
  * caller's transaction.
  *
- * <p>Public ids are random (version 4) UUIDs made here rather than by the database, so a many-job
- * enqueue needs no {@code RETURNING} and keeps the requests' order.
+ * <p>Public ids are random (version 4) UUIDs made here ({@link NewJobs}) rather than by the database, so
+ * a many-job enqueue needs no {@code RETURNING} and keeps the requests' order.
  *
  * <p>Given this application's {@link PollerWakeUps}, it wakes the pollers of a queue it enqueued due
  * jobs in as soon as the enqueue commits, without waiting for the notification to come back. Given a
@@ -76,13 +68,10 @@ class JdbcJobClient implements JobClient {
 
 	private final UniqueJobRepository uniqueJobs;
 
-	private final JsonMapper jsonMapper;
-
 	private final QueueCatalog queues;
 
-	private final JobHandlerRegistry handlers;
-
-	private final long maxPayloadBytes;
+	/** Turns requests into rows, with the queue's defaults and the checks an enqueue makes. */
+	private final NewJobs newJobs;
 
 	private final @Nullable PollerWakeUps wakeUps;
 
@@ -111,10 +100,8 @@ class JdbcJobClient implements JobClient {
 		this.events = events;
 		this.repository = repository;
 		this.uniqueJobs = uniqueJobs;
-		this.jsonMapper = jsonMapper;
 		this.queues = queues;
-		this.handlers = handlers;
-		this.maxPayloadBytes = maxPayloadBytes;
+		this.newJobs = new NewJobs(jsonMapper, queues, handlers, maxPayloadBytes);
 		this.wakeUps = wakeUps;
 		this.throttle = (repository.notifies()) ? throttle : null;
 		this.observations = observations;
@@ -123,7 +110,7 @@ class JdbcJobClient implements JobClient {
 
 	@Override
 	public UUID enqueue(JobRequest request) {
-		NewJob job = resolve(request);
+		NewJob job = this.newJobs.of(request);
 		Set<String> dueQueues = job.isDueNow() ? Set.of(job.queue()) : Set.of();
 		boolean notify = notifyNow(dueQueues);
 		if (job.unique() != null) {
@@ -150,7 +137,7 @@ class JdbcJobClient implements JobClient {
 		List<UUID> ids = new ArrayList<>(requests.size());
 		boolean anyUnique = false;
 		for (JobRequest request : requests) {
-			NewJob job = resolve(request);
+			NewJob job = this.newJobs.of(request);
 			jobs.add(job);
 			ids.add(job.publicId());
 			anyUnique |= job.unique() != null;
@@ -403,87 +390,6 @@ class JdbcJobClient implements JobClient {
 			}
 		}
 
-	}
-
-	private NewJob resolve(JobRequest request) {
-		Objects.requireNonNull(request, "request must not be null");
-		String queue = request.queue();
-		if (queue == null) {
-			String listenerQueue = this.handlers.queueOf(request.kind());
-			queue = (listenerQueue != null) ? listenerQueue : JobRequest.DEFAULT_QUEUE;
-		}
-		QueueSettings settings = this.queues.settings(queue);
-		int maxAttempts = (request.maxAttempts() != null) ? request.maxAttempts() : settings.maxAttempts();
-		Duration jitter = (request.jitter() != null) ? request.jitter() : settings.runAtJitter();
-		String payload;
-		try {
-			payload = this.jsonMapper.writeValueAsString(request.payload());
-		}
-		catch (JacksonException ex) {
-			throw new IllegalArgumentException("Payload of a '" + request.kind() + "' job (queue '" + queue
-					+ "') cannot be serialized to JSON: " + ex.getOriginalMessage()
-					+ ". Pass a record, bean, map or other value Jackson can write.", ex);
-		}
-		// A char is at most 3 bytes in UTF-8: only long payloads need counting.
-		if ((long) payload.length() * 3 > this.maxPayloadBytes) {
-			long bytes = payload.getBytes(StandardCharsets.UTF_8).length;
-			if (bytes > this.maxPayloadBytes) {
-				throw new IllegalArgumentException("Payload of a '" + request.kind() + "' job (queue '" + queue
-						+ "') is " + bytes + " bytes of JSON, over the limit of " + this.maxPayloadBytes
-						+ " bytes (pgqueue.max-payload-size). Store large data elsewhere and pass its key, or raise "
-						+ "the limit.");
-			}
-		}
-		NewJob job = new NewJob(UUID.randomUUID(), request.kind(), queue, payload, request.priority(), request.runAt(),
-				request.delay(), maxAttempts, jitter, Buckets.of(request.bucketKey(), settings.buckets()),
-				request.concurrencyKey());
-		if (!request.tags().isEmpty()) {
-			job = job.withTags(request.tags());
-		}
-		if (request.rateWeight() != null) {
-			job = job.withRateWeight(checkedWeight(request, queue, settings));
-		}
-		return (request.uniqueKey() != null) ? job.withUnique(uniqueness(request, queue)) : job;
-	}
-
-	/**
-	 * The request's rate weight, refused when it is above a limit this process knows the job falls under:
-	 * such a job would use more than one period ever grants.
-	 */
-	private int checkedWeight(JobRequest request, String queue, QueueSettings settings) {
-		int weight = Objects.requireNonNull(request.rateWeight());
-		String queueKey = "pgqueue.queues." + queue + ".";
-		requireWeightFits(request, queue, weight, settings.rateLimit(), queueKey + "rate-limit.starts");
-		requireWeightFits(request, queue, weight, this.handlers.rateLimitOf(request.kind()),
-				"pgqueue.kinds." + request.kind() + ".rate-limit.starts");
-		if (request.concurrencyKey() != null) {
-			requireWeightFits(request, queue, weight, settings.perKeyRateLimit(), queueKey + "per-key-rate-limit.starts");
-		}
-		return weight;
-	}
-
-	private static void requireWeightFits(JobRequest request, String queue, int weight, @Nullable RateLimit limit,
-			String limitKey) {
-		if (limit != null && weight > limit.starts()) {
-			throw new IllegalArgumentException("Rate weight of a '" + request.kind() + "' job (queue '" + queue + "') is "
-					+ weight + ", above " + limitKey + " (" + limit.starts() + "): the job would use more than one period "
-					+ "of that limit ever grants. Split the job, or raise the limit.");
-		}
-	}
-
-	private static Uniqueness uniqueness(JobRequest request, String queue) {
-		String key = Objects.requireNonNull(request.uniqueKey());
-		Duration period = request.uniquePeriod();
-		if (period == null) {
-			return Uniqueness.whileUnfinished(key, request.onConflict());
-		}
-		if (request.onConflict() != OnConflict.KEEP) {
-			throw new IllegalArgumentException("A '" + request.kind() + "' job (queue '" + queue + "') with unique key '"
-					+ key + "' held for " + period + " cannot use OnConflict." + request.onConflict()
-					+ ": a key held for a period may belong to a job that finished, which nothing can replace or "
-					+ "delay. Use OnConflict.KEEP, or uniqueKey(key) without a period.");
-		}
-		return new Uniqueness(key, period.getSeconds(), null, OnConflict.KEEP);
 	}
 
 }

@@ -1,0 +1,136 @@
+package dev.pgqueue.engine;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.UUID;
+
+import dev.pgqueue.JobRequest;
+import dev.pgqueue.OnConflict;
+import dev.pgqueue.engine.buckets.Buckets;
+import dev.pgqueue.engine.job.JobHandlerRegistry;
+import dev.pgqueue.engine.job.NewJob;
+import dev.pgqueue.engine.job.Uniqueness;
+import dev.pgqueue.engine.settings.QueueCatalog;
+import dev.pgqueue.engine.settings.QueueSettings;
+import dev.pgqueue.engine.settings.RateLimit;
+import org.jspecify.annotations.Nullable;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Turns a {@link JobRequest} into the {@link NewJob} an enqueue inserts, and refuses one that cannot
+ * work before anything is written: a payload Jackson cannot write or over
+ * {@code pgqueue.max-payload-size}, a rate weight above a limit this process knows the job falls
+ * under, a unique key held for a period with a policy that would change a finished job.
+ */
+final class NewJobs {
+
+	private final JsonMapper jsonMapper;
+
+	private final QueueCatalog queues;
+
+	private final JobHandlerRegistry handlers;
+
+	private final long maxPayloadBytes;
+
+	/**
+	 * @param maxPayloadBytes largest serialized payload accepted, in bytes of UTF-8 JSON
+	 */
+	NewJobs(JsonMapper jsonMapper, QueueCatalog queues, JobHandlerRegistry handlers, long maxPayloadBytes) {
+		this.jsonMapper = jsonMapper;
+		this.queues = queues;
+		this.handlers = handlers;
+		this.maxPayloadBytes = maxPayloadBytes;
+	}
+
+	/**
+	 * The row a request makes: its queue (the request's, else its listener's, else the default), the
+	 * queue's defaults where the request gives none, its payload as JSON, its bucket, and its weight
+	 * and uniqueness once checked.
+	 * @throws IllegalArgumentException naming the kind and queue when the payload cannot be written or
+	 * is too large, when the weight is above a limit the job falls under, or when the uniqueness asked
+	 * for cannot work
+	 */
+	NewJob of(JobRequest request) {
+		Objects.requireNonNull(request, "request must not be null");
+		String queue = request.queue();
+		if (queue == null) {
+			String listenerQueue = this.handlers.queueOf(request.kind());
+			queue = (listenerQueue != null) ? listenerQueue : JobRequest.DEFAULT_QUEUE;
+		}
+		QueueSettings settings = this.queues.settings(queue);
+		int maxAttempts = (request.maxAttempts() != null) ? request.maxAttempts() : settings.maxAttempts();
+		Duration jitter = (request.jitter() != null) ? request.jitter() : settings.runAtJitter();
+		String payload;
+		try {
+			payload = this.jsonMapper.writeValueAsString(request.payload());
+		}
+		catch (JacksonException ex) {
+			throw new IllegalArgumentException("Payload of a '" + request.kind() + "' job (queue '" + queue
+					+ "') cannot be serialized to JSON: " + ex.getOriginalMessage()
+					+ ". Pass a record, bean, map or other value Jackson can write.", ex);
+		}
+		// A char is at most 3 bytes in UTF-8: only long payloads need counting.
+		if ((long) payload.length() * 3 > this.maxPayloadBytes) {
+			long bytes = payload.getBytes(StandardCharsets.UTF_8).length;
+			if (bytes > this.maxPayloadBytes) {
+				throw new IllegalArgumentException("Payload of a '" + request.kind() + "' job (queue '" + queue
+						+ "') is " + bytes + " bytes of JSON, over the limit of " + this.maxPayloadBytes
+						+ " bytes (pgqueue.max-payload-size). Store large data elsewhere and pass its key, or raise "
+						+ "the limit.");
+			}
+		}
+		NewJob job = new NewJob(UUID.randomUUID(), request.kind(), queue, payload, request.priority(), request.runAt(),
+				request.delay(), maxAttempts, jitter, Buckets.of(request.bucketKey(), settings.buckets()),
+				request.concurrencyKey());
+		if (!request.tags().isEmpty()) {
+			job = job.withTags(request.tags());
+		}
+		if (request.rateWeight() != null) {
+			job = job.withRateWeight(checkedWeight(request, queue, settings));
+		}
+		return (request.uniqueKey() != null) ? job.withUnique(uniqueness(request, queue)) : job;
+	}
+
+	/**
+	 * The request's rate weight, refused when it is above a limit this process knows the job falls under:
+	 * such a job would use more than one period ever grants.
+	 */
+	private int checkedWeight(JobRequest request, String queue, QueueSettings settings) {
+		int weight = Objects.requireNonNull(request.rateWeight());
+		String queueKey = "pgqueue.queues." + queue + ".";
+		requireWeightFits(request, queue, weight, settings.rateLimit(), queueKey + "rate-limit.starts");
+		requireWeightFits(request, queue, weight, this.handlers.rateLimitOf(request.kind()),
+				"pgqueue.kinds." + request.kind() + ".rate-limit.starts");
+		if (request.concurrencyKey() != null) {
+			requireWeightFits(request, queue, weight, settings.perKeyRateLimit(), queueKey + "per-key-rate-limit.starts");
+		}
+		return weight;
+	}
+
+	private static void requireWeightFits(JobRequest request, String queue, int weight, @Nullable RateLimit limit,
+			String limitKey) {
+		if (limit != null && weight > limit.starts()) {
+			throw new IllegalArgumentException("Rate weight of a '" + request.kind() + "' job (queue '" + queue + "') is "
+					+ weight + ", above " + limitKey + " (" + limit.starts() + "): the job would use more than one period "
+					+ "of that limit ever grants. Split the job, or raise the limit.");
+		}
+	}
+
+	private static Uniqueness uniqueness(JobRequest request, String queue) {
+		String key = Objects.requireNonNull(request.uniqueKey());
+		Duration period = request.uniquePeriod();
+		if (period == null) {
+			return Uniqueness.whileUnfinished(key, request.onConflict());
+		}
+		if (request.onConflict() != OnConflict.KEEP) {
+			throw new IllegalArgumentException("A '" + request.kind() + "' job (queue '" + queue + "') with unique key '"
+					+ key + "' held for " + period + " cannot use OnConflict." + request.onConflict()
+					+ ": a key held for a period may belong to a job that finished, which nothing can replace or "
+					+ "delay. Use OnConflict.KEEP, or uniqueKey(key) without a period.");
+		}
+		return new Uniqueness(key, period.getSeconds(), null, OnConflict.KEEP);
+	}
+
+}
