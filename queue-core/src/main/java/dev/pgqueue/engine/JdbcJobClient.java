@@ -92,16 +92,17 @@ class JdbcJobClient implements JobClient {
 	 * (when the repository notifies at all)
 	 * @param observations observes each enqueue
 	 * @param unpolled warns about jobs that no instance will run
+	 * @param publicIds makes each new job's public id
 	 */
 	JdbcJobClient(JobRepository repository, UniqueJobRepository uniqueJobs, JsonMapper jsonMapper, QueueCatalog queues,
 			JobHandlerRegistry handlers, long maxPayloadBytes, @Nullable PollerWakeUps wakeUps,
 			@Nullable NotificationThrottle throttle, QueueObservations observations, UnpolledQueueWarnings unpolled,
-			JobEvents events) {
+			JobEvents events, Supplier<UUID> publicIds) {
 		this.events = events;
 		this.repository = repository;
 		this.uniqueJobs = uniqueJobs;
 		this.queues = queues;
-		this.newJobs = new NewJobs(jsonMapper, queues, handlers, maxPayloadBytes);
+		this.newJobs = new NewJobs(jsonMapper, queues, handlers, maxPayloadBytes, publicIds);
 		this.wakeUps = wakeUps;
 		this.throttle = (repository.notifies()) ? throttle : null;
 		this.observations = observations;

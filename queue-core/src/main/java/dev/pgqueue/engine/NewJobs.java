@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.function.Supplier;
 
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.OnConflict;
@@ -34,14 +35,19 @@ final class NewJobs {
 
 	private final long maxPayloadBytes;
 
+	private final Supplier<UUID> publicIds;
+
 	/**
 	 * @param maxPayloadBytes largest serialized payload accepted, in bytes of UTF-8 JSON
+	 * @param publicIds makes each new job's public id
 	 */
-	NewJobs(JsonMapper jsonMapper, QueueCatalog queues, JobHandlerRegistry handlers, long maxPayloadBytes) {
+	NewJobs(JsonMapper jsonMapper, QueueCatalog queues, JobHandlerRegistry handlers, long maxPayloadBytes,
+			Supplier<UUID> publicIds) {
 		this.jsonMapper = jsonMapper;
 		this.queues = queues;
 		this.handlers = handlers;
 		this.maxPayloadBytes = maxPayloadBytes;
+		this.publicIds = publicIds;
 	}
 
 	/**
@@ -81,7 +87,7 @@ final class NewJobs {
 						+ "the limit.");
 			}
 		}
-		NewJob job = new NewJob(UUID.randomUUID(), request.kind(), queue, payload, request.priority(), request.runAt(),
+		NewJob job = new NewJob(this.publicIds.get(), request.kind(), queue, payload, request.priority(), request.runAt(),
 				request.delay(), maxAttempts, jitter, Buckets.of(request.bucketKey(), settings.buckets()),
 				request.concurrencyKey());
 		if (!request.tags().isEmpty()) {

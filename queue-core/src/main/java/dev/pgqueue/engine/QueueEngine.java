@@ -174,7 +174,7 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		JobEvents events = JobEvents.to(builder.events);
 		this.client = new JdbcJobClient(this.jobs, sql.unique(), builder.jsonMapper, this.queues, this.handlers,
 				this.settings.maxPayloadBytes(), this.wakeUps, this.throttle, builder.observations,
-				new UnpolledQueueWarnings(this.pollingHeartbeat::view), events);
+				new UnpolledQueueWarnings(this.pollingHeartbeat::view), events, builder.publicIds);
 		ControlRepository controls = new ControlRepository(jdbc, schema, notify);
 		this.historySettings = builder.history;
 		HistoryRepository history = new HistoryRepository(jdbc, schema);

@@ -2,8 +2,10 @@ package dev.pgqueue.engine;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.Executor;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
@@ -89,8 +91,19 @@ public final class QueueEngineBuilder {
 
 	@Nullable Consumer<JobEvent> events;
 
+	Supplier<UUID> publicIds = UUID::randomUUID;
+
 	QueueEngineBuilder(DataSource dataSource) {
 		this.dataSource = dataSource;
+	}
+
+	/**
+	 * Where the client's new jobs get their public ids: random (version 4) UUIDs by default; ids that
+	 * tell their shard where queues span several servers.
+	 */
+	public QueueEngineBuilder publicIds(Supplier<UUID> publicIds) {
+		this.publicIds = publicIds;
+		return this;
 	}
 
 	/** Recurring jobs: those declared, saved at start, and the ticker's timings. */

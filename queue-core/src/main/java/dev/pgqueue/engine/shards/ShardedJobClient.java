@@ -1,0 +1,136 @@
+package dev.pgqueue.engine.shards;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.UUID;
+import java.util.function.Supplier;
+
+import javax.sql.DataSource;
+
+import dev.pgqueue.JobClient;
+import dev.pgqueue.JobRequest;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+
+/**
+ * The {@link JobClient} of queues spread over shards: each new job goes to one shard's own client,
+ * chosen in this order.
+ * <ol>
+ * <li>The caller's transaction: an enqueue inside a transaction on a shard's {@link DataSource} lands
+ * on that shard and commits or rolls back with it. A transaction on a DataSource that is no shard is
+ * an error naming it, since the job could not join it; so is a keyed job whose key belongs to another
+ * shard, since a key must never span shards.</li>
+ * <li>Its key: the concurrency key, else the bucket key, hashed to a slot whose shard holds every job
+ * of that key ({@link SlotMap}), whether or not that shard is up.</li>
+ * <li>Otherwise the shards that are up, in turn ({@link ShardRouter}).</li>
+ * </ol>
+ * {@link #enqueueAll} sends each shard its requests in one call, so it is atomic per shard, not
+ * across shards: a failure on one shard leaves the others' jobs enqueued.
+ */
+final class ShardedJobClient implements JobClient {
+
+	private final Map<String, Shard> shards;
+
+	private final SlotMap slots;
+
+	private final ShardRouter router;
+
+	private final Supplier<Set<String>> up;
+
+	/**
+	 * @param shards each shard's DataSource and client, in the shards' declared order, which
+	 * {@code slots} spreads over
+	 * @param up the shards that answer now
+	 */
+	ShardedJobClient(List<Shard> shards, SlotMap slots, Supplier<Set<String>> up) {
+		Map<String, Shard> byName = new LinkedHashMap<>();
+		shards.forEach((shard) -> byName.put(shard.name(), shard));
+		if (!byName.keySet().equals(Set.copyOf(slots.shards()))) {
+			throw new IllegalArgumentException("The shards " + byName.keySet() + " are not those the slot map spreads over "
+					+ slots.shards());
+		}
+		this.shards = byName;
+		this.slots = slots;
+		this.router = new ShardRouter(slots);
+		this.up = up;
+	}
+
+	@Override
+	public UUID enqueue(JobRequest request) {
+		Objects.requireNonNull(request, "request must not be null");
+		return this.shards.get(shardOf(request, transactionShard())).client().enqueue(request);
+	}
+
+	@Override
+	public List<UUID> enqueueAll(List<JobRequest> requests) {
+		Objects.requireNonNull(requests, "requests must not be null");
+		String transaction = transactionShard();
+		Map<String, List<Integer>> positions = new LinkedHashMap<>();
+		for (int i = 0; i < requests.size(); i++) {
+			JobRequest request = Objects.requireNonNull(requests.get(i), "requests must not hold null");
+			positions.computeIfAbsent(shardOf(request, transaction), (shard) -> new ArrayList<>()).add(i);
+		}
+		UUID[] ids = new UUID[requests.size()];
+		positions.forEach((shard, indexes) -> {
+			List<UUID> enqueued = this.shards.get(shard).client()
+				.enqueueAll(indexes.stream().map(requests::get).toList());
+			for (int k = 0; k < indexes.size(); k++) {
+				ids[indexes.get(k)] = enqueued.get(k);
+			}
+		});
+		return List.of(ids);
+	}
+
+	private String shardOf(JobRequest request, @Nullable String transaction) {
+		String key = (request.concurrencyKey() != null) ? request.concurrencyKey() : request.bucketKey();
+		if (transaction == null) {
+			return this.router.route(null, key, this.up.get());
+		}
+		if (key != null && !this.slots.shardOf(key).equals(transaction)) {
+			throw new IllegalStateException("A '" + request.kind() + "' job with key '" + key + "' belongs on shard '"
+					+ this.slots.shardOf(key) + "', but the caller's transaction is on shard '" + transaction + "': "
+					+ "a key's jobs never span shards. Enqueue it in a transaction on shard '" + this.slots.shardOf(key)
+					+ "', or after this one commits.");
+		}
+		return transaction;
+	}
+
+	/**
+	 * The shard whose DataSource the caller's transaction holds, or {@code null} outside a transaction.
+	 * @throws IllegalStateException when a transaction is active on none of the shards
+	 */
+	private @Nullable String transactionShard() {
+		if (!TransactionSynchronizationManager.isActualTransactionActive()) {
+			return null;
+		}
+		for (Shard shard : this.shards.values()) {
+			if (TransactionSynchronizationManager.hasResource(shard.dataSource())) {
+				return shard.name();
+			}
+		}
+		List<Object> others = TransactionSynchronizationManager.getResourceMap()
+			.keySet()
+			.stream()
+			.filter(DataSource.class::isInstance)
+			.toList();
+		throw new IllegalStateException("The caller's transaction is on " + (others.isEmpty() ? "no DataSource"
+				: "DataSource " + others) + ", which is no shard (the shards are " + this.shards.keySet() + "): an "
+				+ "enqueue joins its caller's transaction, and this one cannot. Enqueue in a transaction on a shard's "
+				+ "DataSource, or outside any transaction.");
+	}
+
+	/**
+	 * One shard as the client sees it.
+	 * @param name its name under {@code pgqueue.shards}
+	 * @param dataSource the DataSource its jobs table lives on, whose transactions an enqueue joins
+	 * @param client the client that writes to its jobs table
+	 */
+	record Shard(String name, DataSource dataSource, JobClient client) {
+	}
+
+}

@@ -1,0 +1,176 @@
+package dev.pgqueue.engine.shards;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicReference;
+
+import dev.pgqueue.JobRequest;
+import dev.pgqueue.QueueFixture;
+import dev.pgqueue.test.TestDatabase;
+import dev.pgqueue.test.TestSchema;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+
+/**
+ * Where the sharded client puts new jobs, on three complete installs of pgqueue standing in for three
+ * servers (a schema and a pool each on the test database): each job is looked for in every shard's
+ * table, so a job written to the wrong one, or to two, fails the test.
+ */
+class ShardedJobClientTests {
+
+	private static final List<String> NAMES = List.of("s1", "s2", "s3");
+
+	private static final SlotMap SLOTS = SlotMap.spread(NAMES);
+
+	private static final ShardIds IDS = new ShardIds(NAMES);
+
+	private static final Map<String, QueueFixture> fixtures = new HashMap<>();
+
+	private static final AtomicReference<Set<String>> up = new AtomicReference<>(Set.copyOf(NAMES));
+
+	private static ShardedJobClient client;
+
+	@BeforeAll
+	static void setUp() {
+		List<ShardedJobClient.Shard> shards = new ArrayList<>();
+		for (String name : NAMES) {
+			QueueFixture fixture = QueueFixture.create("shard_" + name);
+			fixtures.put(name, fixture);
+			shards.add(new ShardedJobClient.Shard(name, fixture.dataSource(),
+					fixture.engineBuilder().publicIds(() -> IDS.newId(name)).build().client()));
+		}
+		client = new ShardedJobClient(shards, SLOTS, up::get);
+	}
+
+	@AfterAll
+	static void tearDown() {
+		fixtures.values().forEach(QueueFixture::close);
+	}
+
+	@Test
+	void aKeyedJobLandsOnItsSlotsShardAndItsIdTellsThatShard() {
+		for (int i = 0; i < 60; i++) {
+			String key = "tenant-" + i;
+			UUID id = client.enqueue(JobRequest.of("report.build", i).concurrencyKey(key));
+			assertThat(shardsHolding(id)).as("shards holding the job of %s", key).containsExactly(SLOTS.shardOf(key));
+			assertThat(IDS.shardOf(id)).contains(SLOTS.shardOf(key));
+		}
+		for (int i = 0; i < 30; i++) {
+			String bucketKey = "account-" + i;
+			UUID bucketed = client.enqueue(JobRequest.of("report.build", i).bucketKey(bucketKey));
+			assertThat(shardsHolding(bucketed)).as("without a concurrency key, the bucket key routes")
+				.containsExactly(SLOTS.shardOf(bucketKey));
+		}
+	}
+
+	@Test
+	void jobsWithoutAKeyTakeTheShardsThatAreUpInTurnAndAKeyedJobWaitsForItsOwn() {
+		Map<String, Integer> landed = new HashMap<>();
+		for (int i = 0; i < 30; i++) {
+			UUID id = client.enqueue("mail.send", i);
+			landed.merge(shardsHolding(id).get(0), 1, Integer::sum);
+		}
+		assertThat(landed).containsOnly(Map.entry("s1", 10), Map.entry("s2", 10), Map.entry("s3", 10));
+		up.set(Set.of("s1", "s3"));
+		try {
+			for (int i = 0; i < 20; i++) {
+				assertThat(shardsHolding(client.enqueue("mail.send", i))).containsAnyOf("s1", "s3").doesNotContain("s2");
+			}
+			String keyOfS2 = keyOf("s2");
+			// The shard is "down" to the router alone here, so the write itself succeeds: what matters is
+			// that a keyed job is never sent to another shard.
+			assertThat(shardsHolding(client.enqueue(JobRequest.of("mail.send", 0).concurrencyKey(keyOfS2))))
+				.containsExactly("s2");
+		}
+		finally {
+			up.set(Set.copyOf(NAMES));
+		}
+	}
+
+	@Test
+	void anEnqueueInsideATransactionOnAShardLandsThereAndRollsBackWithIt() {
+		QueueFixture s2 = fixtures.get("s2");
+		TransactionTemplate onS2 = new TransactionTemplate(new DataSourceTransactionManager(s2.dataSource()));
+		UUID kept = onS2.execute((status) -> client.enqueue("mail.send", "kept"));
+		assertThat(shardsHolding(kept)).containsExactly("s2");
+
+		List<UUID> discarded = new ArrayList<>();
+		onS2.executeWithoutResult((status) -> {
+			discarded.addAll(client.enqueueAll(List.of(JobRequest.of("mail.send", 1), JobRequest.of("mail.send", 2),
+					JobRequest.of("mail.send", 3).concurrencyKey(keyOf("s2")))));
+			status.setRollbackOnly();
+		});
+		assertThat(discarded).hasSize(3).allSatisfy((id) -> assertThat(shardsHolding(id)).isEmpty());
+
+		String keyOfS3 = keyOf("s3");
+		assertThatIllegalStateException()
+			.isThrownBy(() -> onS2.executeWithoutResult(
+					(status) -> client.enqueue(JobRequest.of("mail.send", 4).concurrencyKey(keyOfS3))))
+			.withMessageContaining("with key '" + keyOfS3 + "' belongs on shard 's3', but the caller's transaction is "
+					+ "on shard 's2'");
+	}
+
+	@Test
+	void aTransactionOnADataSourceThatIsNoShardIsRefusedNamingIt() {
+		try (TestSchema other = TestDatabase.get().createSchema("not_a_shard")) {
+			TransactionTemplate elsewhere = new TransactionTemplate(new DataSourceTransactionManager(other.dataSource()));
+			assertThatIllegalStateException()
+				.isThrownBy(() -> elsewhere.executeWithoutResult((status) -> client.enqueue("mail.send", 1)))
+				.withMessageStartingWith("The caller's transaction is on DataSource [" + other.dataSource() + "]")
+				.withMessageContaining("which is no shard (the shards are [s1, s2, s3])");
+		}
+	}
+
+	@Test
+	void enqueueAllSendsEachShardItsRequestsAndAnswersInTheRequestsOrder() {
+		List<JobRequest> requests = new ArrayList<>();
+		for (int i = 0; i < 90; i++) {
+			requests.add((i % 3 == 0) ? JobRequest.of("report.build", i) : JobRequest.of("report.build", i)
+				.concurrencyKey("customer-" + i));
+		}
+		List<UUID> ids = client.enqueueAll(requests);
+		assertThat(ids).hasSize(90).doesNotHaveDuplicates();
+		for (int i = 0; i < 90; i++) {
+			List<String> holding = shardsHolding(ids.get(i));
+			assertThat(holding).as("shards holding request %d", i).hasSize(1);
+			assertThat(fixtures.get(holding.get(0)).row(ids.get(i)).get("payload").toString()).isEqualTo(String.valueOf(i));
+			if (i % 3 != 0) {
+				assertThat(holding).containsExactly(SLOTS.shardOf("customer-" + i));
+			}
+		}
+	}
+
+	/** The shards whose jobs table holds the job. */
+	private static List<String> shardsHolding(UUID id) {
+		List<String> holding = new ArrayList<>();
+		for (String name : NAMES) {
+			QueueFixture fixture = fixtures.get(name);
+			Integer count = fixture.jdbc()
+				.queryForObject("SELECT count(*) FROM " + fixture.table() + " WHERE public_id = ?", Integer.class, id);
+			if (count != null && count > 0) {
+				holding.add(name);
+			}
+		}
+		return holding;
+	}
+
+	private static String keyOf(String shard) {
+		for (int i = 0;; i++) {
+			if (SLOTS.shardOf("key-" + i).equals(shard)) {
+				return "key-" + i;
+			}
+		}
+	}
+
+}
