@@ -3,7 +3,6 @@ package dev.pgqueue.autoconfigure.dashboard;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.List;
@@ -71,7 +70,7 @@ final class DashboardPages {
 		StringBuilder html = new StringBuilder();
 		open(html, viewer, "pgqueue");
 		if (notice != null) {
-			html.append("<p class=\"notice\" role=\"status\">").append(notice(viewer, notice)).append("</p>");
+			html.append("<p class=\"notice\" role=\"status\">").append(SchedulesSection.notice(viewer, notice)).append("</p>");
 		}
 		html.append("<section><h2>Queues</h2><div id=\"queues\" data-live>");
 		queueTable(html, viewer, queues);
@@ -83,7 +82,7 @@ final class DashboardPages {
 		html.append("<div id=\"schedules\" data-live>");
 		if (!schedules.isEmpty()) {
 			html.append("<section><h2>Schedules</h2>");
-			scheduleTable(html, viewer, schedules);
+			SchedulesSection.table(html, viewer, schedules);
 			html.append("</section>");
 		}
 		html.append("</div>");
@@ -236,68 +235,6 @@ final class DashboardPages {
 		html.append("</tbody></table>");
 	}
 
-	private static void scheduleTable(StringBuilder html, Viewer viewer, List<ScheduleDetails> schedules) {
-		html.append("<table class=\"schedules\"><thead><tr><th>Schedule</th><th>Cron</th><th>Kind</th>")
-			.append("<th>Queue</th><th>Next tick</th><th>Last tick</th><th>State</th><th>Missed ticks</th>")
-			.append("<th>Overlap</th><th>From</th><th></th></tr></thead><tbody>");
-		for (ScheduleDetails schedule : schedules) {
-			html.append("<tr data-schedule=\"").append(escape(schedule.name())).append("\"><td>")
-				.append(escape(schedule.name()))
-				.append("</td><td><code>").append(escape(schedule.cron())).append("</code> ")
-				.append(escape(zone(schedule.zone())))
-				.append("</td><td>").append(escape(schedule.kind()))
-				.append("</td><td>").append(link(queueUrl(viewer, schedule.queue()), schedule.queue()))
-				.append("</td><td class=\"next-tick\">").append(time(schedule.nextTick()))
-				.append("</td><td class=\"last-tick\">").append(lastTick(viewer, schedule))
-				.append("</td><td class=\"status\">").append(scheduleState(schedule))
-				.append("</td><td>").append(schedule.missed().name().toLowerCase(Locale.ROOT))
-				.append("</td><td>").append(schedule.overlap().name().toLowerCase(Locale.ROOT))
-				.append("</td><td>").append(schedule.declared() ? "configuration" : "API")
-				.append("</td><td>");
-			scheduleActions(html, viewer, schedule);
-			html.append("</td></tr>");
-		}
-		html.append("</tbody></table>");
-	}
-
-	/** UTC by name: a schedule saved with the default zone reads back as the offset {@code Z}. */
-	private static String zone(ZoneId zone) {
-		return ZoneOffset.UTC.equals(zone) ? "UTC" : zone.getId();
-	}
-
-	/** The last tick, and a link to the job it (or a later run-now) enqueued; a run-now may come before any tick. */
-	private static String lastTick(Viewer viewer, ScheduleDetails schedule) {
-		UUID job = schedule.lastJob();
-		if (job == null) {
-			return time(schedule.lastTick());
-		}
-		String link = link(viewer.base() + "/jobs/" + job, "job " + job.toString().substring(0, 8));
-		return (schedule.lastTick() != null) ? time(schedule.lastTick()) + " " + link : link;
-	}
-
-	private static String scheduleState(ScheduleDetails schedule) {
-		if (!schedule.paused()) {
-			return "running";
-		}
-		String by = (schedule.pausedBy() != null) ? " by " + escape(schedule.pausedBy()) : "";
-		return "paused" + by + " since " + time(schedule.pausedAt());
-	}
-
-	private static void scheduleActions(StringBuilder html, Viewer viewer, ScheduleDetails schedule) {
-		if (!viewer.mayWrite()) {
-			return;
-		}
-		String url = viewer.base() + "/schedules/" + encode(schedule.name());
-		if (schedule.paused()) {
-			button(html, viewer, url + "/resume", "Resume");
-		}
-		else {
-			button(html, viewer, url + "/pause", "Pause");
-		}
-		button(html, viewer, url + "/run-now", "Run now");
-		button(html, viewer, url + "/delete", "Delete");
-	}
-
 	/**
 	 * The buttons for what can be done to the job in its state: retry a failed one, cancel a waiting
 	 * or running one.
@@ -341,25 +278,7 @@ final class DashboardPages {
 		};
 	}
 
-	private static String notice(Viewer viewer, ScheduleNotice notice) {
-		String name = escape(notice.schedule());
-		if (notice.outcome() == ScheduleOutcome.NOT_FOUND) {
-			return "No schedule named " + name;
-		}
-		boolean done = notice.outcome() == ScheduleOutcome.DONE;
-		return switch (notice.did()) {
-			case "pause" -> done ? "Schedule " + name + " paused" : "Schedule " + name + " was paused already";
-			case "resume" -> done ? "Schedule " + name + " resumed" : "Schedule " + name + " was not paused";
-			case "run-now" -> "Ran schedule " + name + " now" + ranJob(viewer, notice.job());
-			default -> "Schedule " + name + " deleted";
-		};
-	}
-
-	private static String ranJob(Viewer viewer, @Nullable UUID job) {
-		return (job != null) ? ": job " + link(viewer.base() + "/jobs/" + job, job.toString()) : "";
-	}
-
-	private static String queueUrl(Viewer viewer, String queue) {
+	static String queueUrl(Viewer viewer, String queue) {
 		return href(UriComponentsBuilder.fromPath(viewer.base()).queryParam("queue", queue));
 	}
 
@@ -447,7 +366,7 @@ final class DashboardPages {
 		return builder.build().encode().toUriString().replace("+", "%2B");
 	}
 
-	private static String encode(String segment) {
+	static String encode(String segment) {
 		return UriUtils.encodePathSegment(segment, StandardCharsets.UTF_8);
 	}
 
