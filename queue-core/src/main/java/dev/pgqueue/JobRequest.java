@@ -68,6 +68,10 @@ public final class JobRequest {
 
 	private @Nullable Integer rateWeight;
 
+	private @Nullable String shard;
+
+	private @Nullable String shardKey;
+
 	private JobRequest(String kind, @Nullable Object payload) {
 		this.kind = requireName("kind", kind);
 		this.payload = payload;
@@ -162,6 +166,26 @@ public final class JobRequest {
 	 */
 	public JobRequest concurrencyKey(String key) {
 		this.concurrencyKey = requireName("concurrency key", key);
+		return this;
+	}
+
+	/**
+	 * Sends the job to this shard ({@code pgqueue.shards.<name>}) instead of the one its key or the
+	 * round robin would choose. Refused when no such shard is configured, when the caller's
+	 * transaction is on another shard, and when no shards are configured at all.
+	 */
+	public JobRequest shard(String name) {
+		this.shard = requireName("shard", name);
+		return this;
+	}
+
+	/**
+	 * Chooses the job's shard by this key: every job with the same shard key lands on the same shard,
+	 * so a tenant's jobs can stay together whatever their concurrency or bucket keys. Without it the
+	 * concurrency key, else the bucket key, chooses. Without shards configured the key has no effect.
+	 */
+	public JobRequest shardKey(String key) {
+		this.shardKey = requireName("shard key", key);
 		return this;
 	}
 
@@ -305,12 +329,12 @@ public final class JobRequest {
 		return this.concurrencyKey;
 	}
 
-	/** The unique key given, or {@code null}. */
 	/** The job's tags, in the order given; empty for none. */
 	public List<String> tags() {
 		return this.tags;
 	}
 
+	/** The unique key given, or {@code null}. */
 	public @Nullable String uniqueKey() {
 		return this.uniqueKey;
 	}
@@ -323,6 +347,16 @@ public final class JobRequest {
 	/** What an enqueue does when the unique key is taken. */
 	public OnConflict onConflict() {
 		return this.onConflict;
+	}
+
+	/** The shard named, or {@code null} to let its key or the round robin choose. */
+	public @Nullable String shard() {
+		return this.shard;
+	}
+
+	/** The shard key given, or {@code null}. */
+	public @Nullable String shardKey() {
+		return this.shardKey;
 	}
 
 	/** The units of each rate limit the job uses, or {@code null} for its kind's weight. */

@@ -93,16 +93,17 @@ class JdbcJobClient implements JobClient {
 	 * @param observations observes each enqueue
 	 * @param unpolled warns about jobs that no instance will run
 	 * @param publicIds makes each new job's public id
+	 * @param shard the shard this client writes to, or {@code null} without shards
 	 */
 	JdbcJobClient(JobRepository repository, UniqueJobRepository uniqueJobs, JsonMapper jsonMapper, QueueCatalog queues,
 			JobHandlerRegistry handlers, long maxPayloadBytes, @Nullable PollerWakeUps wakeUps,
 			@Nullable NotificationThrottle throttle, QueueObservations observations, UnpolledQueueWarnings unpolled,
-			JobEvents events, Supplier<UUID> publicIds) {
+			JobEvents events, Supplier<UUID> publicIds, @Nullable String shard) {
 		this.events = events;
 		this.repository = repository;
 		this.uniqueJobs = uniqueJobs;
 		this.queues = queues;
-		this.newJobs = new NewJobs(jsonMapper, queues, handlers, maxPayloadBytes, publicIds);
+		this.newJobs = new NewJobs(jsonMapper, queues, handlers, maxPayloadBytes, publicIds, shard);
 		this.wakeUps = wakeUps;
 		this.throttle = (repository.notifies()) ? throttle : null;
 		this.observations = observations;

@@ -23,7 +23,8 @@ import tools.jackson.databind.json.JsonMapper;
  * Turns a {@link JobRequest} into the {@link NewJob} an enqueue inserts, and refuses one that cannot
  * work before anything is written: a payload Jackson cannot write or over
  * {@code pgqueue.max-payload-size}, a rate weight above a limit this process knows the job falls
- * under, a unique key held for a period with a policy that would change a finished job.
+ * under, a unique key held for a period with a policy that would change a finished job, a shard other
+ * than the one it writes to.
  */
 final class NewJobs {
 
@@ -37,12 +38,16 @@ final class NewJobs {
 
 	private final Supplier<UUID> publicIds;
 
+	private final @Nullable String shard;
+
 	/**
 	 * @param maxPayloadBytes largest serialized payload accepted, in bytes of UTF-8 JSON
 	 * @param publicIds makes each new job's public id
+	 * @param shard the shard the jobs are written to, or {@code null} without shards
 	 */
 	NewJobs(JsonMapper jsonMapper, QueueCatalog queues, JobHandlerRegistry handlers, long maxPayloadBytes,
-			Supplier<UUID> publicIds) {
+			Supplier<UUID> publicIds, @Nullable String shard) {
+		this.shard = shard;
 		this.jsonMapper = jsonMapper;
 		this.queues = queues;
 		this.handlers = handlers;
@@ -60,6 +65,13 @@ final class NewJobs {
 	 */
 	NewJob of(JobRequest request) {
 		Objects.requireNonNull(request, "request must not be null");
+		if (request.shard() != null && !request.shard().equals(this.shard)) {
+			throw new IllegalArgumentException("A '" + request.kind() + "' job names shard '" + request.shard() + "', but "
+					+ ((this.shard != null) ? "this client writes to shard '" + this.shard + "'. Enqueue it through the "
+							+ "application's JobClient, which routes to every shard."
+							: "no shards are configured (pgqueue.shards). Remove the shard from the request, or "
+									+ "configure it."));
+		}
 		String queue = request.queue();
 		if (queue == null) {
 			String listenerQueue = this.handlers.queueOf(request.kind());

@@ -174,7 +174,7 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		JobEvents events = JobEvents.to(builder.events);
 		this.client = new JdbcJobClient(this.jobs, sql.unique(), builder.jsonMapper, this.queues, this.handlers,
 				this.settings.maxPayloadBytes(), this.wakeUps, this.throttle, builder.observations,
-				new UnpolledQueueWarnings(this.pollingHeartbeat::view), events, builder.publicIds);
+				new UnpolledQueueWarnings(this.pollingHeartbeat::view), events, builder.publicIds, builder.shard);
 		ControlRepository controls = new ControlRepository(jdbc, schema, notify);
 		this.historySettings = builder.history;
 		HistoryRepository history = new HistoryRepository(jdbc, schema);
@@ -186,8 +186,9 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		this.historyFlusher = new HistoryFlusher(this.historyRecorder, history, this.historySettings.flushInterval());
 		this.twoPhaseResolverGiven = builder.inDoubtJobResolver != null;
 		this.runningJobs = new RunningJobs();
-		this.runner = new JobRunner(this.handlers, builder.metrics, builder.observations, this.settings.workers(),
+		JobRunner runner = new JobRunner(this.handlers, builder.metrics, builder.observations, this.settings.workers(),
 				builder.interceptors, events, this.runningJobs, this.historyRecorder);
+		this.runner = (builder.shard != null) ? runner.onShard(builder.shard) : runner;
 		this.signals = (builder.signals != null) ? builder.signals
 				: new QueueSignals(this.jobs, builder.metrics, this.settings.slaWindow());
 		PlatformTransactionManager manager = builder.transactionManager;

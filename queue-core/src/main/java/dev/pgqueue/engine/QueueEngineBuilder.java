@@ -93,15 +93,20 @@ public final class QueueEngineBuilder {
 
 	Supplier<UUID> publicIds = UUID::randomUUID;
 
+	@Nullable String shard;
+
 	QueueEngineBuilder(DataSource dataSource) {
 		this.dataSource = dataSource;
 	}
 
 	/**
-	 * Where the client's new jobs get their public ids: random (version 4) UUIDs by default; ids that
-	 * tell their shard where queues span several servers.
+	 * Makes this engine one shard of queues spread over several servers: its jobs tell the shard's
+	 * name ({@link dev.pgqueue.Job#shard()}), its client refuses a request that names another shard,
+	 * and its new jobs take their public ids from {@code publicIds}, which tell the shard. Without it
+	 * the engine is the only one and its ids are random (version 4) UUIDs.
 	 */
-	public QueueEngineBuilder publicIds(Supplier<UUID> publicIds) {
+	public QueueEngineBuilder shard(String name, Supplier<UUID> publicIds) {
+		this.shard = name;
 		this.publicIds = publicIds;
 		return this;
 	}

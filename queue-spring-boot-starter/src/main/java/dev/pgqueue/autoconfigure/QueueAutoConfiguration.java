@@ -14,6 +14,7 @@ import dev.pgqueue.JobRequest;
 import dev.pgqueue.NotificationConnectionFactory;
 import dev.pgqueue.RetryPolicy;
 import dev.pgqueue.engine.QueueEngine;
+import dev.pgqueue.engine.QueueEngineBuilder;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.settings.QueueCatalog;
@@ -41,7 +42,9 @@ import org.springframework.boot.thread.Threading;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.core.env.Environment;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.security.core.context.SecurityContextHolder;
@@ -61,6 +64,7 @@ import org.springframework.transaction.PlatformTransactionManager;
 @ConditionalOnClass({ JobClient.class, JdbcTemplate.class })
 @ConditionalOnBean(DataSource.class)
 @EnableConfigurationProperties(QueueProperties.class)
+@Import(QueueShardsConfiguration.class)
 public final class QueueAutoConfiguration {
 
 	/**
@@ -71,6 +75,7 @@ public final class QueueAutoConfiguration {
 	public static final String WORKER_EXECUTOR_BEAN_NAME = "pgqueueWorkerExecutor";
 
 	@Bean
+	@Conditional(ShardsCondition.None.class)
 	@ConditionalOnMissingBean
 	QueueMigrator pgqueueMigrator(@QueueDataSource ObjectProvider<DataSource> queueDataSource,
 			ObjectProvider<DataSource> dataSource, QueueProperties properties, ListableBeanFactory beans) {
@@ -99,6 +104,7 @@ public final class QueueAutoConfiguration {
 	 * administers jobs.
 	 */
 	@Bean
+	@Conditional(ShardsCondition.None.class)
 	QueueEngine pgqueueEngine(@QueueDataSource ObjectProvider<DataSource> queueDataSource,
 			ObjectProvider<DataSource> applicationDataSource, ObjectProvider<JdbcTemplate> jdbcTemplate,
 			@QueueTransactionManager ObjectProvider<PlatformTransactionManager> queueTransactionManager,
@@ -113,41 +119,35 @@ public final class QueueAutoConfiguration {
 			ListableBeanFactory beans) {
 		QueueInfrastructure infrastructure = new QueueInfrastructure(beans);
 		DataSource dataSource = infrastructure.dataSource(queueDataSource, applicationDataSource);
-		return QueueEngine.builder(dataSource)
+		QueueEngineBuilder builder = QueueEngine.builder(dataSource)
 			.settings(properties.toEngineSettings(Threading.VIRTUAL.isActive(environment)))
-			.queues(queues)
-			.handlers(handlers)
 			.jdbcTemplate(QueueInfrastructure.jdbcTemplate(dataSource, jdbcTemplate))
 			.transactionManager(infrastructure.transactionManager(dataSource,
 					QueueInfrastructure.isDedicated(queueDataSource), queueTransactionManager, transactionManager))
-			.jsonMapper(jsonMapper.getIfAvailable(JsonMapper::new))
-			.metrics(metrics.getIfAvailable(() -> QueueMetrics.NONE))
-			.observations(observations.getIfAvailable(() -> QueueObservations.NONE))
-			.inDoubtJobResolver(inDoubtJobResolver.getIfUnique())
-			.adminCaller(caller.getIfUnique(() -> AdminCaller.SYSTEM))
-			.workerExecutor(QueueInfrastructure.workerExecutor(queueWorkerExecutor, workerExecutor))
-			.processing(properties.isEnabled())
 			.notificationConnections(notificationConnections.getIfUnique())
-			.schedules(properties.toScheduleSettings())
-			.history(properties.toHistorySettings())
-			.interceptors(interceptors.orderedStream().toList())
-			.events(properties.getEvents().isEnabled() ? events::publishEvent : null)
+			.schedules(properties.toScheduleSettings());
+		return new EngineParts(properties, queues, handlers, jsonMapper, metrics, observations, inDoubtJobResolver,
+				caller, QueueInfrastructure.workerExecutor(queueWorkerExecutor, workerExecutor), interceptors, events)
+			.configure(builder)
 			.build();
 	}
 
 	@Bean
+	@Conditional(ShardsCondition.None.class)
 	@ConditionalOnMissingBean(JobSchedules.class)
 	JobSchedules pgqueueJobSchedules(QueueEngine engine) {
 		return engine.schedules();
 	}
 
 	@Bean
+	@Conditional(ShardsCondition.None.class)
 	@ConditionalOnMissingBean(JobClient.class)
 	JobClient pgqueueJobClient(QueueEngine engine) {
 		return engine.client();
 	}
 
 	@Bean
+	@Conditional(ShardsCondition.None.class)
 	@ConditionalOnMissingBean(JobAdmin.class)
 	JobAdmin pgqueueJobAdmin(QueueEngine engine) {
 		return engine.admin();

@@ -112,6 +112,12 @@ public class QueueProperties {
 	 */
 	private Map<String, ScheduleEntry> schedules = new LinkedHashMap<>();
 
+	/**
+	 * Shards by name, each a PostgreSQL database with its own jobs table, in the order their slots are
+	 * spread over. With none, pgqueue runs on the application's (or the @QueueDataSource) DataSource.
+	 */
+	private Map<String, QueueShardProperties> shards = new LinkedHashMap<>();
+
 	private final Scheduling scheduling = new Scheduling();
 
 	private final History history = new History();
@@ -202,6 +208,14 @@ public class QueueProperties {
 
 	public Map<String, Kind> getKinds() {
 		return this.kinds;
+	}
+
+	public Map<String, QueueShardProperties> getShards() {
+		return this.shards;
+	}
+
+	public void setShards(Map<String, QueueShardProperties> shards) {
+		this.shards = shards;
 	}
 
 	public void setKinds(Map<String, Kind> kinds) {

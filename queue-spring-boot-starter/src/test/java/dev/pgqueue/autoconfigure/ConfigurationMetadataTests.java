@@ -34,7 +34,8 @@ class ConfigurationMetadataTests {
 	private static final Path METADATA = Path.of("target/classes/META-INF/spring-configuration-metadata.json");
 
 	/** Keys whose value is a map of entries of their own (queues, kinds, schedules by name): no default. */
-	private static final List<String> MAPS = List.of("pgqueue.queues", "pgqueue.kinds", "pgqueue.schedules");
+	private static final List<String> MAPS = List.of("pgqueue.queues", "pgqueue.kinds", "pgqueue.schedules",
+			"pgqueue.shards");
 
 	@Test
 	void everyKeyHasADescription() {

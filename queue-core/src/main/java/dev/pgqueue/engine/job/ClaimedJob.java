@@ -63,6 +63,12 @@ public record ClaimedJob(long id, int attempt, Job job, @Nullable Instant claime
 				claimedAt, traceContext, snoozes, rateWeight);
 	}
 
+	/** This claimed job as it runs on the named shard. */
+	public ClaimedJob onShard(String shard) {
+		return new ClaimedJob(this.id, this.attempt, this.job.onShard(shard), this.claimedAt, this.traceContext,
+				this.snoozes, this.rateWeight);
+	}
+
 	@Override
 	public String toString() {
 		return this.job.toString();

@@ -29,6 +29,7 @@ import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.settings.WorkerSettings;
 import io.micrometer.observation.Observation;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -76,6 +77,9 @@ public class JobRunner {
 	/** Counts waits, run times and outcomes per queue and minute, for the queues' history. */
 	private final QueueHistoryRecorder history;
 
+	/** The shard whose jobs this runner runs, which each {@link Job} tells; {@code null} without shards. */
+	private final @Nullable String shard;
+
 	public JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics) {
 		this(handlers, metrics, QueueObservations.NONE);
 	}
@@ -119,6 +123,14 @@ public class JobRunner {
 	JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics, JobTimeouts timeouts, QueueObservations observations,
 			int maxSnoozes, long maxOutputBytes, List<JobInterceptor> interceptors, JobEvents events,
 			RunningJobs running, QueueHistoryRecorder history) {
+		this(handlers, metrics, timeouts, observations, maxSnoozes, maxOutputBytes, interceptors, events, running,
+				history, null);
+	}
+
+	private JobRunner(JobHandlerRegistry handlers, QueueMetrics metrics, JobTimeouts timeouts,
+			QueueObservations observations, int maxSnoozes, long maxOutputBytes, List<JobInterceptor> interceptors,
+			JobEvents events, RunningJobs running, QueueHistoryRecorder history, @Nullable String shard) {
+		this.shard = shard;
 		this.history = history;
 		this.handlers = handlers;
 		this.metrics = metrics;
@@ -139,7 +151,7 @@ public class JobRunner {
 	 */
 	public JobRunner alsoRecordingTo(Consumer<Attempt> recorded) {
 		return new JobRunner(this.handlers, this.metrics, this.timeouts, this.observations, this.maxSnoozes,
-				this.maxOutputBytes, this.interceptors, this.events, this.running, this.history) {
+				this.maxOutputBytes, this.interceptors, this.events, this.running, this.history, this.shard) {
 
 			@Override
 			public void recordUnpublished(Attempt attempt) {
@@ -148,6 +160,12 @@ public class JobRunner {
 			}
 
 		};
+	}
+
+	/** A runner like this one for the jobs of one shard, each of which tells it ({@link Job#shard()}). */
+	public JobRunner onShard(String shard) {
+		return new JobRunner(this.handlers, this.metrics, this.timeouts, this.observations, this.maxSnoozes,
+				this.maxOutputBytes, this.interceptors, this.events, this.running, this.history, shard);
 	}
 
 	/** The handlers this runner runs jobs through. */
@@ -172,7 +190,8 @@ public class JobRunner {
 	 * returned, with the thread's interrupt cleared. Never throws.
 	 */
 	@SuppressWarnings("try") // the scope is what makes the handler's spans and logs part of the job's trace
-	public Attempt runUnrecorded(ClaimedJob claimed, QueueSettings settings, OnTimeout onTimeout) {
+	public Attempt runUnrecorded(ClaimedJob claimedHere, QueueSettings settings, OnTimeout onTimeout) {
+		ClaimedJob claimed = (this.shard != null) ? claimedHere.onShard(this.shard) : claimedHere;
 		Job job = claimed.job();
 		Observation observation = this.observations
 			.startProcessing(() -> new JobProcessingContext(job, settings.mode(), claimed.traceContext()));

@@ -78,6 +78,12 @@ public record EngineSettings(SchemaName schema, WorkerSettings workers, Maintena
 		}
 	}
 
+	/** These settings for the tables in another schema: a shard's, say. */
+	public EngineSettings withSchema(SchemaName schema) {
+		return new EngineSettings(schema, this.workers, this.maintenance, this.twoPhase, this.notifications,
+				this.notifyInterval, this.livenessTimeout, this.heartbeatInterval, this.maxPayloadBytes, this.slaWindow);
+	}
+
 	public EngineSettings withWorkers(WorkerSettings workers) {
 		return new EngineSettings(this.schema, workers, this.maintenance, this.twoPhase, this.notifications,
 				this.notifyInterval, this.livenessTimeout, this.heartbeatInterval, this.maxPayloadBytes, this.slaWindow);

@@ -25,7 +25,8 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * on that shard and commits or rolls back with it. A transaction on a DataSource that is no shard is
  * an error naming it, since the job could not join it; so is a keyed job whose key belongs to another
  * shard, since a key must never span shards.</li>
- * <li>Its key: the concurrency key, else the bucket key, hashed to a slot whose shard holds every job
+ * <li>The shard the request names ({@link JobRequest#shard}).</li>
+ * <li>Its key: the shard key, else the concurrency key, else the bucket key, hashed to a slot whose shard holds every job
  * of that key ({@link SlotMap}), whether or not that shard is up.</li>
  * <li>Otherwise the shards that are up, in turn ({@link ShardRouter}).</li>
  * </ol>
@@ -87,9 +88,17 @@ final class ShardedJobClient implements JobClient {
 	}
 
 	private String shardOf(JobRequest request, @Nullable String transaction) {
-		String key = (request.concurrencyKey() != null) ? request.concurrencyKey() : request.bucketKey();
+		String key = keyOf(request);
 		if (transaction == null) {
-			return this.router.route(null, key, this.up.get());
+			return this.router.route(request.shard(), key, this.up.get());
+		}
+		if (request.shard() != null) {
+			if (!request.shard().equals(transaction)) {
+				throw new IllegalStateException("A '" + request.kind() + "' job names shard '" + request.shard()
+						+ "', but the caller's transaction is on shard '" + transaction + "', which it would have to "
+						+ "join. Enqueue it in a transaction on shard '" + request.shard() + "', or after this one commits.");
+			}
+			return transaction;
 		}
 		if (key != null && !this.slots.shardOf(key).equals(transaction)) {
 			throw new IllegalStateException("A '" + request.kind() + "' job with key '" + key + "' belongs on shard '"
@@ -98,6 +107,14 @@ final class ShardedJobClient implements JobClient {
 					+ "', or after this one commits.");
 		}
 		return transaction;
+	}
+
+	/** The key that chooses a job's shard: its shard key, else its concurrency key, else its bucket key. */
+	static @Nullable String keyOf(JobRequest request) {
+		if (request.shardKey() != null) {
+			return request.shardKey();
+		}
+		return (request.concurrencyKey() != null) ? request.concurrencyKey() : request.bucketKey();
 	}
 
 	/**

@@ -48,7 +48,7 @@ class ShardedJobClientTests {
 			QueueFixture fixture = QueueFixture.create("shard_" + name);
 			fixtures.put(name, fixture);
 			shards.add(new ShardedJobClient.Shard(name, fixture.dataSource(),
-					fixture.engineBuilder().publicIds(() -> IDS.newId(name)).build().client()));
+					fixture.engineBuilder().shard(name, () -> IDS.newId(name)).build().client()));
 		}
 		client = new ShardedJobClient(shards, SLOTS, up::get);
 	}

@@ -1,0 +1,155 @@
+package dev.pgqueue.autoconfigure;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import javax.sql.DataSource;
+
+import dev.pgqueue.JobClient;
+import dev.pgqueue.engine.QueueEngine;
+import dev.pgqueue.engine.shards.ShardLayout;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.beans.factory.DisposableBean;
+import org.springframework.context.SmartLifecycle;
+
+/**
+ * The shards configured under {@code pgqueue.shards}: one engine per shard, each with its own pollers,
+ * services and jobs table, started and stopped together; the {@link JobClient} that routes each new job
+ * to its shard; and the DataSource that follows a transaction to its shard, for a transactional job's
+ * listener to write through on its job's shard.
+ */
+public final class QueueShards implements SmartLifecycle, DisposableBean {
+
+	private static final Logger logger = LoggerFactory.getLogger(QueueShards.class);
+
+	private final ShardLayout layout;
+
+	private final Map<String, Member> members;
+
+	private final JobClient client;
+
+	private final DataSource transactionDataSource;
+
+	private volatile boolean running;
+
+	QueueShards(ShardLayout layout, List<Member> members) {
+		this.layout = layout;
+		Map<String, Member> byName = new LinkedHashMap<>();
+		members.forEach((member) -> byName.put(member.name(), member));
+		this.members = byName;
+		this.client = layout.client((shard) -> member(shard).dataSource(), (shard) -> member(shard).engine().client(),
+				() -> Set.copyOf(layout.shards()));
+		this.transactionDataSource = layout.transactionDataSource((shard) -> member(shard).dataSource());
+	}
+
+	/** The shards' names, in their declared order. */
+	public List<String> names() {
+		return this.layout.shards();
+	}
+
+	/** Which shard holds a key's jobs, and which shard a public id tells. */
+	public ShardLayout layout() {
+		return this.layout;
+	}
+
+	/** The engine of one shard: its pollers, its own client and admin. */
+	public QueueEngine engine(String shard) {
+		return member(shard).engine();
+	}
+
+	/** The DataSource of one shard's jobs table. */
+	public DataSource dataSource(String shard) {
+		return member(shard).dataSource();
+	}
+
+	/** The client that routes each new job to its shard; also the application's {@link JobClient} bean. */
+	public JobClient client() {
+		return this.client;
+	}
+
+	/**
+	 * A DataSource whose connections are those of the shard the caller's transaction is on. Inside a
+	 * transactional job's listener that is the job's own batch connection, so what the listener writes
+	 * through it commits or rolls back with the job, on the job's shard. It refuses to connect outside a
+	 * transaction on a shard.
+	 */
+	public DataSource transactionDataSource() {
+		return this.transactionDataSource;
+	}
+
+	private Member member(String shard) {
+		Member member = this.members.get(shard);
+		if (member == null) {
+			throw new IllegalArgumentException("No shard '" + shard + "'; the shards are " + names()
+					+ " (pgqueue.shards)");
+		}
+		return member;
+	}
+
+	@Override
+	public void start() {
+		List<QueueEngine> started = new ArrayList<>();
+		try {
+			for (Member member : this.members.values()) {
+				member.engine().start();
+				started.add(member.engine());
+			}
+		}
+		catch (RuntimeException ex) {
+			started.forEach(QueueEngine::stop);
+			throw ex;
+		}
+		this.running = true;
+	}
+
+	@Override
+	public void stop() {
+		this.running = false;
+		this.members.values().forEach((member) -> member.engine().stop());
+	}
+
+	@Override
+	public boolean isRunning() {
+		return this.running;
+	}
+
+	@Override
+	public int getPhase() {
+		return QueueEngine.PHASE;
+	}
+
+	/** Closes the engines and the pools pgqueue created for shards given by connection settings. */
+	@Override
+	public void destroy() {
+		for (Member member : this.members.values()) {
+			try {
+				member.engine().close();
+			}
+			catch (RuntimeException ex) {
+				logger.warn("pgqueue could not close the engine of shard '{}'", member.name(), ex);
+			}
+			if (member.ownPool() != null) {
+				try {
+					member.ownPool().close();
+				}
+				catch (Exception ex) {
+					logger.warn("pgqueue could not close the pool of shard '{}'", member.name(), ex);
+				}
+			}
+		}
+	}
+
+	/**
+	 * One shard.
+	 * @param ownPool the pool pgqueue created for it, closed with the shards; {@code null} for a bean
+	 */
+	record Member(String name, DataSource dataSource, QueueEngine engine, @Nullable AutoCloseable ownPool) {
+	}
+
+}

@@ -1,0 +1,189 @@
+package dev.pgqueue.autoconfigure;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executor;
+
+import javax.sql.DataSource;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.pgqueue.AdminCaller;
+import dev.pgqueue.InDoubtJobResolver;
+import dev.pgqueue.InvalidQueueConfigurationException;
+import dev.pgqueue.JobClient;
+import dev.pgqueue.JobInterceptor;
+import dev.pgqueue.engine.QueueEngine;
+import dev.pgqueue.engine.job.JobHandlerRegistry;
+import dev.pgqueue.engine.settings.QueueCatalog;
+import dev.pgqueue.engine.settings.ScheduleSettings;
+import dev.pgqueue.engine.shards.ShardLayout;
+import dev.pgqueue.metrics.QueueMetrics;
+import dev.pgqueue.observation.QueueObservations;
+import dev.pgqueue.schema.QueueMigrator;
+import dev.pgqueue.schema.SchemaName;
+import org.jspecify.annotations.Nullable;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.NoSuchBeanDefinitionException;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.thread.Threading;
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.util.ClassUtils;
+
+/**
+ * pgqueue over the shards of {@code pgqueue.shards}: each shard's table migrated and its engine built
+ * with the settings every engine shares, the engines run together by {@link QueueShards}, and the
+ * application's {@link JobClient} the one that routes each job to its shard.
+ */
+@Configuration(proxyBeanMethods = false)
+@Conditional(ShardsCondition.Configured.class)
+class QueueShardsConfiguration {
+
+	@Bean
+	QueueShards pgqueueShards(QueueProperties properties, Environment environment, QueueCatalog queues,
+			JobHandlerRegistry handlers, ObjectProvider<PlatformTransactionManager> transactionManager,
+			ObjectProvider<JsonMapper> jsonMapper, ObjectProvider<QueueMetrics> metrics,
+			ObjectProvider<QueueObservations> observations, ObjectProvider<InDoubtJobResolver> inDoubtJobResolver,
+			ObjectProvider<AdminCaller> caller, @QueueWorkerExecutor ObjectProvider<Executor> queueWorkerExecutor,
+			@Qualifier(QueueAutoConfiguration.WORKER_EXECUTOR_BEAN_NAME) ObjectProvider<Executor> workerExecutor,
+			ObjectProvider<JobInterceptor> interceptors, ApplicationEventPublisher events, ListableBeanFactory beans) {
+		Map<String, @Nullable String> slots = new LinkedHashMap<>();
+		properties.getShards().forEach((name, shard) -> slots.put(name, shard.getSlots()));
+		ShardLayout layout = ShardLayout.of(slots);
+		EngineParts parts = new EngineParts(properties, queues, handlers, jsonMapper, metrics, observations,
+				inDoubtJobResolver, caller, QueueInfrastructure.workerExecutor(queueWorkerExecutor, workerExecutor),
+				interceptors, events);
+		ScheduleSettings schedules = properties.toScheduleSettings();
+		boolean virtualThreads = Threading.VIRTUAL.isActive(environment);
+		List<QueueShards.Member> members = new ArrayList<>();
+		try {
+			for (Map.Entry<String, QueueShardProperties> entry : properties.getShards().entrySet()) {
+				String name = entry.getKey();
+				QueueShardProperties shard = entry.getValue();
+				AutoCloseable pool = null;
+				DataSource dataSource;
+				if (shard.getDataSource() != null) {
+					dataSource = dataSourceBean(name, shard, beans);
+				}
+				else {
+					dataSource = newPool(name, shard);
+					pool = (AutoCloseable) dataSource;
+				}
+				try {
+					SchemaName schema = SchemaName
+						.of((shard.getSchema() != null) ? shard.getSchema() : properties.getSchema().getName());
+					new QueueMigrator(dataSource, schema, properties.getSchema().isMigrate(),
+							properties.getNotifications().isTrigger())
+						.afterPropertiesSet();
+					PlatformTransactionManager shared = transactionManager.getIfUnique();
+					PlatformTransactionManager manager = (shared != null
+							&& QueueInfrastructure.manages(shared, dataSource) == Boolean.TRUE) ? shared
+									: new DataSourceTransactionManager(dataSource);
+					// Recurring jobs live on the first shard, so that each fires once.
+					QueueEngine engine = parts
+						.configure(QueueEngine.builder(dataSource)
+							.settings(properties.toEngineSettings(virtualThreads).withSchema(schema))
+							.jdbcTemplate(new JdbcTemplate(dataSource))
+							.transactionManager(manager)
+							.schedules(members.isEmpty() ? schedules : schedules.withDeclared(List.of()))
+							.shard(name, layout.ids(name)))
+						.build();
+					members.add(new QueueShards.Member(name, dataSource, engine, pool));
+				}
+				catch (RuntimeException ex) {
+					closeQuietly(pool);
+					throw ex;
+				}
+			}
+		}
+		catch (RuntimeException ex) {
+			members.forEach((member) -> closeQuietly(member.ownPool()));
+			throw ex;
+		}
+		return new QueueShards(layout, members);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(JobClient.class)
+	JobClient pgqueueJobClient(QueueShards shards) {
+		return shards.client();
+	}
+
+	private static DataSource dataSourceBean(String name, QueueShardProperties shard, ListableBeanFactory beans) {
+		String key = "pgqueue.shards." + name + ".data-source";
+		if (shard.getUrl() != null) {
+			throw new InvalidQueueConfigurationException(key, key + " and pgqueue.shards." + name
+					+ ".url are both set", "Give the shard either a DataSource bean or connection settings.");
+		}
+		try {
+			return beans.getBean(shard.getDataSource(), DataSource.class);
+		}
+		catch (NoSuchBeanDefinitionException ex) {
+			throw new InvalidQueueConfigurationException(key, key + " names '" + shard.getDataSource()
+					+ "', which is no DataSource bean", "Name a DataSource bean, or give pgqueue.shards." + name
+							+ ".url, username and password instead.");
+		}
+	}
+
+	private static void closeQuietly(@Nullable AutoCloseable pool) {
+		if (pool != null) {
+			try {
+				pool.close();
+			}
+			catch (Exception ex) {
+				// Start-up already fails with the cause that matters.
+			}
+		}
+	}
+
+	private static DataSource newPool(String name, QueueShardProperties shard) {
+		String key = "pgqueue.shards." + name + ".url";
+		if (shard.getUrl() == null || shard.getUrl().isBlank()) {
+			throw new InvalidQueueConfigurationException(key, "Shard '" + name + "' has neither " + key
+					+ " nor pgqueue.shards." + name + ".data-source", "Set " + key + " (with username and password), or pgqueue.shards." + name
+							+ ".data-source to the name of a DataSource bean.");
+		}
+		if (!ClassUtils.isPresent("com.zaxxer.hikari.HikariDataSource", QueueShardsConfiguration.class.getClassLoader())) {
+			throw new InvalidQueueConfigurationException(key, "Shard '" + name + "' gives connection settings, but "
+					+ "HikariCP, which pgqueue makes its pool with, is not on the classpath",
+					"Add spring-boot-starter-jdbc (or com.zaxxer:HikariCP), or give the shard a DataSource bean "
+							+ "with pgqueue.shards." + name + ".data-source.");
+		}
+		if (shard.getMaximumPoolSize() < 1) {
+			throw new InvalidQueueConfigurationException("pgqueue.shards." + name + ".maximum-pool-size",
+					"pgqueue.shards." + name + ".maximum-pool-size must be at least 1, was "
+							+ shard.getMaximumPoolSize(),
+					"Give the pool room for each queue's pollers and workers.");
+		}
+		return HikariPools.create(name, shard);
+	}
+
+	/** Touched only when a shard gives connection settings, so that an application without HikariCP loads. */
+	private static final class HikariPools {
+
+		static DataSource create(String name, QueueShardProperties shard) {
+			HikariConfig config = new HikariConfig();
+			config.setJdbcUrl(shard.getUrl());
+			config.setUsername(shard.getUsername());
+			config.setPassword(shard.getPassword());
+			config.setMaximumPoolSize(shard.getMaximumPoolSize());
+			config.setPoolName("pgqueue-shard-" + name);
+			return new HikariDataSource(config);
+		}
+
+	}
+
+}

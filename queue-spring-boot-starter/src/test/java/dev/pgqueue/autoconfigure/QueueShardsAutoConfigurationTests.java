@@ -1,0 +1,348 @@
+package dev.pgqueue.autoconfigure;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+
+import javax.sql.DataSource;
+
+import dev.pgqueue.InvalidQueueConfigurationException;
+import dev.pgqueue.Job;
+import dev.pgqueue.JobAdmin;
+import dev.pgqueue.JobClient;
+import dev.pgqueue.JobListener;
+import dev.pgqueue.JobRequest;
+import dev.pgqueue.engine.QueueEngine;
+import dev.pgqueue.test.TestDatabase;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
+import org.springframework.context.ApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
+import org.springframework.transaction.support.TransactionTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Tests for pgqueue over {@code pgqueue.shards}, three shards as three schemas of the test database,
+ * each with its own pool (two from connection settings, one a DataSource bean), so that each shard's
+ * jobs table, engine and transactions are its own as on three servers.
+ */
+class QueueShardsAutoConfigurationTests {
+
+	private static final Duration TIMEOUT = Duration.ofSeconds(30);
+
+	private static final FreshSchema APPLICATION = FreshSchema.named("pgqueue_app");
+
+	private static final FreshSchema S1 = FreshSchema.named("pgqueue_s1");
+
+	private static final FreshSchema S2 = FreshSchema.named("pgqueue_s2");
+
+	private static final FreshSchema S3 = FreshSchema.named("pgqueue_s3");
+
+	private static final Map<String, FreshSchema> SCHEMAS = Map.of("s1", S1, "s2", S2, "s3", S3);
+
+	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+				DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
+				JdbcTemplateAutoConfiguration.class, JacksonAutoConfiguration.class, QueueAutoConfiguration.class))
+		.withPropertyValues(APPLICATION.properties())
+		.withPropertyValues("pgqueue.shutdown-timeout=5s")
+		.withPropertyValues(shard("s1", S1))
+		.withPropertyValues(shard("s2", S2))
+		.withPropertyValues("pgqueue.shards.s3.data-source=thirdShard", "pgqueue.shards.s3.schema=" + S3.name());
+
+	@AfterAll
+	static void dropSchemas() {
+		List.of(APPLICATION, S1, S2, S3).forEach(FreshSchema::drop);
+	}
+
+	@Test
+	void buildsOneEngineAndTableAShardAndRoutesTheJobClientOverThem() {
+		this.contextRunner.withUserConfiguration(ThirdShard.class).run((context) -> {
+			assertThat(context).hasNotFailed()
+				.hasSingleBean(QueueShards.class)
+				.hasSingleBean(JobClient.class)
+				.doesNotHaveBean(QueueEngine.class)
+				.doesNotHaveBean(JobAdmin.class);
+			QueueShards shards = context.getBean(QueueShards.class);
+			assertThat(shards.names()).containsExactly("s1", "s2", "s3");
+			assertThat(context.getBean(JobClient.class)).isSameAs(shards.client());
+			SCHEMAS.values().forEach((schema) -> assertThat(schema.tables(jdbc(context))).contains("pgqueue_jobs"));
+			assertThat(APPLICATION.tables(jdbc(context))).doesNotContain("pgqueue_jobs");
+		});
+	}
+
+	@Test
+	void eachKeysJobsRunOnTheShardItsSlotNamesAndEachJobTellsItsShard() {
+		this.contextRunner.withUserConfiguration(ThirdShard.class, ShardListener.class).run((context) -> {
+			QueueShards shards = context.getBean(QueueShards.class);
+			JobClient client = context.getBean(JobClient.class);
+			Map<UUID, String> expected = new ConcurrentHashMap<>();
+			for (int i = 0; i < 30; i++) {
+				String tenant = "tenant-" + i;
+				UUID id = client.enqueue(JobRequest.of("shard.record", tenant).shardKey(tenant));
+				expected.put(id, shards.layout().shardOfKey(tenant));
+			}
+			ShardListener listener = context.getBean(ShardListener.class);
+			await().atMost(TIMEOUT).until(() -> listener.shards.size() == 30);
+			assertThat(listener.shards).isEqualTo(expected);
+			assertThat(Set.copyOf(expected.values())).containsExactlyInAnyOrder("s1", "s2", "s3");
+			expected.forEach((id, shard) -> {
+				assertThat(shards.layout().shardOf(id)).contains(shard);
+				assertThat(SCHEMAS.get(shard).stateOf(jdbc(context), id)).isEqualTo("completed");
+			});
+		});
+	}
+
+	@Test
+	void jobsWithoutAKeyTakeTheShardsInTurnAndANamedShardWins() {
+		this.contextRunner.withUserConfiguration(ThirdShard.class).withPropertyValues("pgqueue.enabled=false")
+			.run((context) -> {
+				JobClient client = context.getBean(JobClient.class);
+				List<String> landed = new ArrayList<>();
+				for (int i = 0; i < 9; i++) {
+					landed.add(shardHolding(context, client.enqueue(JobRequest.of("shard.unkeyed", i))));
+				}
+				assertThat(landed).filteredOn("s1"::equals).hasSize(3);
+				assertThat(landed).filteredOn("s2"::equals).hasSize(3);
+				assertThat(landed).filteredOn("s3"::equals).hasSize(3);
+				String tenant = "tenant-named";
+				String other = context.getBean(QueueShards.class).layout().shardOfKey(tenant).equals("s2") ? "s3" : "s2";
+				UUID named = client.enqueue(JobRequest.of("shard.unkeyed", 1).shardKey(tenant).shard(other));
+				assertThat(shardHolding(context, named)).isEqualTo(other);
+				assertThatIllegalArgumentException()
+					.isThrownBy(() -> client.enqueue(JobRequest.of("shard.unkeyed", 1).shard("s9")))
+					.withMessageContaining("shard 's9'")
+					.withMessageContaining("pgqueue.shards");
+			});
+	}
+
+	@Test
+	void anEnqueueInsideATransactionOnAShardLandsThereAndRollsBackWithIt() {
+		this.contextRunner.withUserConfiguration(ThirdShard.class).withPropertyValues("pgqueue.enabled=false")
+			.run((context) -> {
+				QueueShards shards = context.getBean(QueueShards.class);
+				JobClient client = context.getBean(JobClient.class);
+				TransactionTemplate onS2 = new TransactionTemplate(new DataSourceTransactionManager(shards.dataSource("s2")));
+				List<UUID> ids = new ArrayList<>();
+				onS2.executeWithoutResult((status) -> {
+					for (int i = 0; i < 6; i++) {
+						ids.add(client.enqueue(JobRequest.of("shard.unkeyed", i)));
+					}
+				});
+				ids.forEach((id) -> assertThat(shardHolding(context, id)).isEqualTo("s2"));
+				UUID[] rolledBack = new UUID[1];
+				onS2.executeWithoutResult((status) -> {
+					rolledBack[0] = client.enqueue(JobRequest.of("shard.unkeyed", 1));
+					status.setRollbackOnly();
+				});
+				assertThat(S2.stateOf(jdbc(context), rolledBack[0])).isNull();
+				String keyOfS1 = keyOn(shards, "s1");
+				assertThatIllegalStateException()
+					.isThrownBy(() -> onS2.executeWithoutResult(
+							(status) -> client.enqueue(JobRequest.of("shard.unkeyed", 1).shardKey(keyOfS1))))
+					.withMessageContaining("belongs on shard 's1'")
+					.withMessageContaining("transaction is on shard 's2'");
+			});
+	}
+
+	@Test
+	void aTransactionalListenerWritesThroughTheTransactionDataSourceOnItsJobsShardAndRollsBackWithItsJob() {
+		SCHEMAS.values().forEach((schema) -> applicationJdbc().execute("CREATE SCHEMA IF NOT EXISTS " + schema.name()
+				+ "; CREATE TABLE IF NOT EXISTS " + schema.name() + ".shard_effects (job_id uuid NOT NULL, shard text)"));
+		this.contextRunner.withUserConfiguration(ThirdShard.class, EffectListener.class)
+			.withPropertyValues("pgqueue.queues.default.retry.initial-delay=100ms")
+			.run((context) -> {
+				QueueShards shards = context.getBean(QueueShards.class);
+				EffectListener listener = context.getBean(EffectListener.class);
+				listener.jdbc = new JdbcTemplate(shards.transactionDataSource());
+				JobClient client = context.getBean(JobClient.class);
+				List<UUID> ids = new ArrayList<>();
+				for (int i = 0; i < 24; i++) {
+					ids.add(client.enqueue(JobRequest.of("shard.effect", i).shardKey("key-" + i)));
+				}
+				await().atMost(TIMEOUT)
+					.until(() -> ids.stream().allMatch((id) -> "completed".equals(stateOnItsShard(context, id))));
+				// Every job wrote its effect, then failed once: the failed attempt's write went with it.
+				for (UUID id : ids) {
+					String shard = shards.layout().shardOf(id).orElseThrow();
+					assertThat(jdbc(context).queryForList("SELECT shard FROM " + SCHEMAS.get(shard).name()
+							+ ".shard_effects WHERE job_id = ?", String.class, id))
+						.as("effects of job %s", id)
+						.containsExactly(shard);
+				}
+				assertThat(listener.attempts).hasSize(48);
+				assertThatThrownBy(() -> listener.jdbc.queryForObject("SELECT 1", Integer.class)).rootCause()
+					.isInstanceOf(IllegalStateException.class)
+					.hasMessageContaining("No transaction on a shard's DataSource");
+			});
+	}
+
+	@Test
+	void refusesAShardWithoutConnectionSettingsOrWithSlotsForSomeShardsOnly() {
+		this.contextRunner.withUserConfiguration(ThirdShard.class).withPropertyValues("pgqueue.shards.s4.schema=x").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause()
+				.isInstanceOf(InvalidQueueConfigurationException.class)
+				.hasMessageContaining("pgqueue.shards.s4.url");
+		});
+		this.contextRunner.withUserConfiguration(ThirdShard.class)
+			.withPropertyValues("pgqueue.shards.s1.slots=0-8191", "pgqueue.shards.s2.slots=8192-16383")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(context.getStartupFailure()).rootCause()
+					.isInstanceOf(InvalidQueueConfigurationException.class)
+					.hasMessageContaining("pgqueue.shards.s3.slots");
+			});
+		this.contextRunner.withPropertyValues("pgqueue.shards.s3.data-source=noSuchBean").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause()
+				.hasMessageContaining("pgqueue.shards.s3.data-source names 'noSuchBean'");
+		});
+	}
+
+	@Test
+	void withoutShardsARequestNamingOneIsRefusedAndJobsTellNoShard() {
+		FreshSchema single = FreshSchema.named("pgqueue_single");
+		try {
+			runWithoutShards(single);
+		}
+		finally {
+			single.drop();
+		}
+	}
+
+	private void runWithoutShards(FreshSchema single) {
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+					DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
+					JdbcTemplateAutoConfiguration.class, JacksonAutoConfiguration.class, QueueAutoConfiguration.class))
+			.withPropertyValues(single.properties())
+			.withUserConfiguration(ShardListener.class)
+			.run((context) -> {
+				assertThat(context).hasSingleBean(QueueEngine.class).doesNotHaveBean(QueueShards.class);
+				JobClient client = context.getBean(JobClient.class);
+				assertThatIllegalArgumentException()
+					.isThrownBy(() -> client.enqueue(JobRequest.of("shard.record", "x").shard("s1")))
+					.withMessageContaining("no shards are configured (pgqueue.shards)");
+				UUID id = client.enqueue(JobRequest.of("shard.record", "x").shardKey("ignored without shards"));
+				ShardListener listener = context.getBean(ShardListener.class);
+				await().atMost(TIMEOUT).until(() -> listener.jobs.containsKey(id));
+				assertThat(listener.jobs.get(id).shard()).isNull();
+			});
+	}
+
+	private static String[] shard(String name, FreshSchema schema) {
+		TestDatabase database = TestDatabase.get();
+		List<String> properties = new ArrayList<>();
+		properties.add("pgqueue.shards." + name + ".url=" + database.jdbcUrl());
+		if (database.username() != null) {
+			properties.add("pgqueue.shards." + name + ".username=" + database.username());
+		}
+		if (database.password() != null) {
+			properties.add("pgqueue.shards." + name + ".password=" + database.password());
+		}
+		properties.add("pgqueue.shards." + name + ".schema=" + schema.name());
+		properties.add("pgqueue.shards." + name + ".maximum-pool-size=6");
+		return properties.toArray(new String[0]);
+	}
+
+	private static String keyOn(QueueShards shards, String shard) {
+		for (int i = 0;; i++) {
+			if (shards.layout().shardOfKey("key-" + i).equals(shard)) {
+				return "key-" + i;
+			}
+		}
+	}
+
+	private static String shardHolding(ApplicationContext context, UUID id) {
+		List<String> holding = SCHEMAS.entrySet()
+			.stream()
+			.filter((entry) -> entry.getValue().stateOf(jdbc(context), id) != null)
+			.map(Map.Entry::getKey)
+			.toList();
+		assertThat(holding).as("shards holding job %s", id).hasSize(1);
+		return holding.get(0);
+	}
+
+	private static String stateOnItsShard(ApplicationContext context, UUID id) {
+		return SCHEMAS.get(shardHolding(context, id)).stateOf(jdbc(context), id);
+	}
+
+	private static JdbcTemplate jdbc(ApplicationContext context) {
+		return new JdbcTemplate(context.getBean(DataSource.class));
+	}
+
+	private static JdbcTemplate applicationJdbc() {
+		TestDatabase database = TestDatabase.get();
+		return new JdbcTemplate(
+				new DriverManagerDataSource(database.jdbcUrl(), database.username(), database.password()));
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class ThirdShard {
+
+		@Bean(defaultCandidate = false)
+		DataSource thirdShard() {
+			TestDatabase database = TestDatabase.get();
+			return new DriverManagerDataSource(database.jdbcUrl(), database.username(), database.password());
+		}
+
+	}
+
+	static class ShardListener {
+
+		final Map<UUID, String> shards = new ConcurrentHashMap<>();
+
+		final Map<UUID, Job> jobs = new ConcurrentHashMap<>();
+
+		@JobListener(kind = "shard.record")
+		void record(String tenant, Job job) {
+			this.jobs.put(job.id(), job);
+			if (job.shard() != null) {
+				this.shards.put(job.id(), job.shard());
+			}
+		}
+
+	}
+
+	static class EffectListener {
+
+		volatile JdbcTemplate jdbc;
+
+		final Map<String, Integer> attempts = new ConcurrentHashMap<>();
+
+		@JobListener(kind = "shard.effect")
+		void write(int index, Job job) {
+			this.attempts.put(job.id() + "/" + job.attempt(), index);
+			String schema = SCHEMAS.get(job.shard()).name();
+			this.jdbc.update("INSERT INTO " + schema + ".shard_effects (job_id, shard) VALUES (?, ?)", job.id(),
+					job.shard());
+			if (job.attempt() == 1) {
+				throw new IllegalStateException("first attempt of job " + job.id() + " fails after its write");
+			}
+		}
+
+	}
+
+}
