@@ -1,16 +1,17 @@
 package dev.pgqueue.autoconfigure;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 import javax.sql.DataSource;
 
 import dev.pgqueue.JobClient;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.shards.ShardLayout;
+import dev.pgqueue.engine.shards.ShardWatch;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,6 +29,12 @@ public final class QueueShards implements SmartLifecycle, DisposableBean {
 
 	private static final Logger logger = LoggerFactory.getLogger(QueueShards.class);
 
+	/** Time between two probes of a shard. */
+	static final Duration WATCH_INTERVAL = Duration.ofMillis(200);
+
+	/** How long a shard may go without answering before its keyed jobs are refused. */
+	static final Duration WATCH_TIMEOUT = Duration.ofSeconds(1);
+
 	private final ShardLayout layout;
 
 	private final Map<String, Member> members;
@@ -36,6 +43,8 @@ public final class QueueShards implements SmartLifecycle, DisposableBean {
 
 	private final DataSource transactionDataSource;
 
+	private final ShardWatch watch;
+
 	private volatile boolean running;
 
 	QueueShards(ShardLayout layout, List<Member> members) {
@@ -43,8 +52,11 @@ public final class QueueShards implements SmartLifecycle, DisposableBean {
 		Map<String, Member> byName = new LinkedHashMap<>();
 		members.forEach((member) -> byName.put(member.name(), member));
 		this.members = byName;
+		Map<String, DataSource> dataSources = new LinkedHashMap<>();
+		members.forEach((member) -> dataSources.put(member.name(), member.dataSource()));
+		this.watch = new ShardWatch(dataSources, WATCH_INTERVAL, WATCH_TIMEOUT);
 		this.client = layout.client((shard) -> member(shard).dataSource(), (shard) -> member(shard).engine().client(),
-				() -> Set.copyOf(layout.shards()));
+				this.watch);
 		this.transactionDataSource = layout.transactionDataSource((shard) -> member(shard).dataSource());
 	}
 
@@ -83,6 +95,12 @@ public final class QueueShards implements SmartLifecycle, DisposableBean {
 		return this.transactionDataSource;
 	}
 
+	/** Why a shard counts as down, or {@code null} while it answers its probes. */
+	public @Nullable String whyDown(String shard) {
+		member(shard);
+		return this.watch.whyDown(shard);
+	}
+
 	private Member member(String shard) {
 		Member member = this.members.get(shard);
 		if (member == null) {
@@ -94,6 +112,7 @@ public final class QueueShards implements SmartLifecycle, DisposableBean {
 
 	@Override
 	public void start() {
+		this.watch.start();
 		List<QueueEngine> started = new ArrayList<>();
 		try {
 			for (Member member : this.members.values()) {
@@ -103,6 +122,7 @@ public final class QueueShards implements SmartLifecycle, DisposableBean {
 		}
 		catch (RuntimeException ex) {
 			started.forEach(QueueEngine::stop);
+			this.watch.close();
 			throw ex;
 		}
 		this.running = true;
@@ -112,6 +132,7 @@ public final class QueueShards implements SmartLifecycle, DisposableBean {
 	public void stop() {
 		this.running = false;
 		this.members.values().forEach((member) -> member.engine().stop());
+		this.watch.close();
 	}
 
 	@Override
@@ -127,6 +148,7 @@ public final class QueueShards implements SmartLifecycle, DisposableBean {
 	/** Closes the engines and the pools pgqueue created for shards given by connection settings. */
 	@Override
 	public void destroy() {
+		this.watch.close();
 		for (Member member : this.members.values()) {
 			try {
 				member.engine().close();

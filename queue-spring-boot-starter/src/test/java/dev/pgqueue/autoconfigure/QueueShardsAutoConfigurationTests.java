@@ -1,5 +1,8 @@
 package dev.pgqueue.autoconfigure;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,6 +19,7 @@ import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobListener;
 import dev.pgqueue.JobRequest;
+import dev.pgqueue.ShardUnavailableException;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.test.TestDatabase;
 import org.junit.jupiter.api.AfterAll;
@@ -33,6 +37,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
 import org.springframework.transaction.support.TransactionTemplate;
 
@@ -199,6 +204,37 @@ class QueueShardsAutoConfigurationTests {
 	}
 
 	@Test
+	void whileAShardDoesNotAnswerItsKeyedJobsAreRefusedNamingItAndOthersGoToTheShardsUp() {
+		this.contextRunner.withUserConfiguration(ThirdShard.class).withPropertyValues("pgqueue.enabled=false")
+			.run((context) -> {
+				QueueShards shards = context.getBean(QueueShards.class);
+				JobClient client = context.getBean(JobClient.class);
+				DelegatingDataSource third = (DelegatingDataSource) context.getBean("thirdShard");
+				DataSource answering = third.getTargetDataSource();
+				String keyOfS3 = keyOn(shards, "s3");
+				assertThat(shardHolding(context, client.enqueue(JobRequest.of("shard.unkeyed", 0).shardKey(keyOfS3))))
+					.isEqualTo("s3");
+				// As a stopped server: new connections refused, the open ones (this shard's alone) cut.
+				third.setTargetDataSource(refusing());
+				applicationJdbc().queryForList("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+						+ "WHERE application_name = 'pgqueue-third-shard'");
+				long stopped = System.nanoTime();
+				await().atMost(TIMEOUT).until(() -> shards.whyDown("s3") != null);
+				assertThat(Duration.ofNanos(System.nanoTime() - stopped)).isLessThan(Duration.ofSeconds(1));
+				assertThatThrownBy(() -> client.enqueue(JobRequest.of("shard.unkeyed", 1).shardKey(keyOfS3)))
+					.isInstanceOf(ShardUnavailableException.class)
+					.hasMessageContaining("belongs on shard 's3', which does not answer");
+				for (int i = 0; i < 6; i++) {
+					assertThat(shardHolding(context, client.enqueue(JobRequest.of("shard.unkeyed", i)))).isIn("s1", "s2");
+				}
+				third.setTargetDataSource(answering);
+				await().atMost(TIMEOUT).until(() -> shards.whyDown("s3") == null);
+				assertThat(shardHolding(context, client.enqueue(JobRequest.of("shard.unkeyed", 2).shardKey(keyOfS3))))
+					.isEqualTo("s3");
+			});
+	}
+
+	@Test
 	void refusesAShardWithoutConnectionSettingsOrWithSlotsForSomeShardsOnly() {
 		this.contextRunner.withUserConfiguration(ThirdShard.class).withPropertyValues("pgqueue.shards.s4.schema=x").run((context) -> {
 			assertThat(context).hasFailed();
@@ -267,6 +303,16 @@ class QueueShardsAutoConfigurationTests {
 		return properties.toArray(new String[0]);
 	}
 
+	/** A DataSource on a port nothing listens on, as a stopped server: every connection is refused. */
+	private static DataSource refusing() {
+		try (ServerSocket free = new ServerSocket(0)) {
+			return new DriverManagerDataSource("jdbc:postgresql://127.0.0.1:" + free.getLocalPort() + "/test");
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+	}
+
 	private static String keyOn(QueueShards shards, String shard) {
 		for (int i = 0;; i++) {
 			if (shards.layout().shardOfKey("key-" + i).equals(shard)) {
@@ -305,7 +351,9 @@ class QueueShardsAutoConfigurationTests {
 		@Bean(defaultCandidate = false)
 		DataSource thirdShard() {
 			TestDatabase database = TestDatabase.get();
-			return new DriverManagerDataSource(database.jdbcUrl(), database.username(), database.password());
+			String url = database.jdbcUrl() + (database.jdbcUrl().contains("?") ? "&" : "?")
+					+ "ApplicationName=pgqueue-third-shard";
+			return new DelegatingDataSource(new DriverManagerDataSource(url, database.username(), database.password()));
 		}
 
 	}

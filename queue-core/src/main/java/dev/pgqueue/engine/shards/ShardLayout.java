@@ -5,7 +5,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.UUID;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -97,14 +96,14 @@ public final class ShardLayout {
 	 * {@link ShardedJobClient}).
 	 * @param dataSource each shard's DataSource, whose transactions its client's enqueues join
 	 * @param client each shard's own client
-	 * @param up the shards that answer now
+	 * @param health which shards answer now; a keyed job for a shard it reports down is refused
 	 */
 	public JobClient client(Function<String, DataSource> dataSource, Function<String, JobClient> client,
-			Supplier<Set<String>> up) {
+			ShardWatch health) {
 		List<ShardedJobClient.Shard> members = shards().stream()
 			.map((shard) -> new ShardedJobClient.Shard(shard, dataSource.apply(shard), client.apply(shard)))
 			.toList();
-		return new ShardedJobClient(members, this.slots, up);
+		return new ShardedJobClient(members, this.slots, health);
 	}
 
 	/**

@@ -2,17 +2,18 @@ package dev.pgqueue.engine.shards;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
-import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobRequest;
+import dev.pgqueue.ShardUnavailableException;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.transaction.support.TransactionSynchronizationManager;
@@ -27,7 +28,8 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * shard, since a key must never span shards.</li>
  * <li>The shard the request names ({@link JobRequest#shard}).</li>
  * <li>Its key: the shard key, else the concurrency key, else the bucket key, hashed to a slot whose shard holds every job
- * of that key ({@link SlotMap}), whether or not that shard is up.</li>
+ * of that key ({@link SlotMap}); while that shard does not answer, the job is refused with a
+ * {@link ShardUnavailableException} naming it, never sent elsewhere.</li>
  * <li>Otherwise the shards that are up, in turn ({@link ShardRouter}).</li>
  * </ol>
  * {@link #enqueueAll} sends each shard its requests in one call, so it is atomic per shard, not
@@ -41,14 +43,14 @@ final class ShardedJobClient implements JobClient {
 
 	private final ShardRouter router;
 
-	private final Supplier<Set<String>> up;
+	private final ShardHealth health;
 
 	/**
 	 * @param shards each shard's DataSource and client, in the shards' declared order, which
 	 * {@code slots} spreads over
-	 * @param up the shards that answer now
+	 * @param health which shards answer now
 	 */
-	ShardedJobClient(List<Shard> shards, SlotMap slots, Supplier<Set<String>> up) {
+	ShardedJobClient(List<Shard> shards, SlotMap slots, ShardHealth health) {
 		Map<String, Shard> byName = new LinkedHashMap<>();
 		shards.forEach((shard) -> byName.put(shard.name(), shard));
 		if (!byName.keySet().equals(Set.copyOf(slots.shards()))) {
@@ -58,23 +60,24 @@ final class ShardedJobClient implements JobClient {
 		this.shards = byName;
 		this.slots = slots;
 		this.router = new ShardRouter(slots);
-		this.up = up;
+		this.health = health;
 	}
 
 	@Override
 	public UUID enqueue(JobRequest request) {
 		Objects.requireNonNull(request, "request must not be null");
-		return this.shards.get(shardOf(request, transactionShard())).client().enqueue(request);
+		return this.shards.get(shardOf(request, transactionShard(), new Health())).client().enqueue(request);
 	}
 
 	@Override
 	public List<UUID> enqueueAll(List<JobRequest> requests) {
 		Objects.requireNonNull(requests, "requests must not be null");
 		String transaction = transactionShard();
+		Health health = new Health();
 		Map<String, List<Integer>> positions = new LinkedHashMap<>();
 		for (int i = 0; i < requests.size(); i++) {
 			JobRequest request = Objects.requireNonNull(requests.get(i), "requests must not hold null");
-			positions.computeIfAbsent(shardOf(request, transaction), (shard) -> new ArrayList<>()).add(i);
+			positions.computeIfAbsent(shardOf(request, transaction, health), (shard) -> new ArrayList<>()).add(i);
 		}
 		UUID[] ids = new UUID[requests.size()];
 		positions.forEach((shard, indexes) -> {
@@ -87,10 +90,20 @@ final class ShardedJobClient implements JobClient {
 		return List.of(ids);
 	}
 
-	private String shardOf(JobRequest request, @Nullable String transaction) {
+	private String shardOf(JobRequest request, @Nullable String transaction, Health health) {
 		String key = keyOf(request);
 		if (transaction == null) {
-			return this.router.route(request.shard(), key, this.up.get());
+			String shard = this.router.route(request.shard(), key, health.up());
+			String down = health.whyDown(shard);
+			if (down != null) {
+				throw new ShardUnavailableException(shard, "A '" + request.kind() + "' job "
+						+ ((request.shard() != null) ? "names shard '" + shard + "'"
+								: "with key '" + key + "' belongs on shard '" + shard + "'")
+						+ ", which does not answer (" + down + "); the job was not enqueued, nor sent to another shard, "
+						+ "since a key's jobs never span shards. Enqueue it again once shard '" + shard + "' is back.",
+						null);
+			}
+			return shard;
 		}
 		if (request.shard() != null) {
 			if (!request.shard().equals(transaction)) {
@@ -139,6 +152,35 @@ final class ShardedJobClient implements JobClient {
 				: "DataSource " + others) + ", which is no shard (the shards are " + this.shards.keySet() + "): an "
 				+ "enqueue joins its caller's transaction, and this one cannot. Enqueue in a transaction on a shard's "
 				+ "DataSource, or outside any transaction.");
+	}
+
+	/** Which shards answer, read once for a call, so that one call's jobs see one state of the shards. */
+	private final class Health {
+
+		private final Map<String, @Nullable String> down = new LinkedHashMap<>();
+
+		private final Set<String> up = new LinkedHashSet<>();
+
+		Health() {
+			for (String shard : ShardedJobClient.this.shards.keySet()) {
+				String why = ShardedJobClient.this.health.whyDown(shard);
+				if (why == null) {
+					this.up.add(shard);
+				}
+				else {
+					this.down.put(shard, why);
+				}
+			}
+		}
+
+		Set<String> up() {
+			return this.up;
+		}
+
+		@Nullable String whyDown(String shard) {
+			return this.down.get(shard);
+		}
+
 	}
 
 	/**

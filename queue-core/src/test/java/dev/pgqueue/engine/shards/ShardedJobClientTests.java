@@ -9,6 +9,7 @@ import java.util.UUID;
 import java.util.concurrent.atomic.AtomicReference;
 
 import dev.pgqueue.JobRequest;
+import dev.pgqueue.ShardUnavailableException;
 import dev.pgqueue.QueueFixture;
 import dev.pgqueue.test.TestDatabase;
 import dev.pgqueue.test.TestSchema;
@@ -20,6 +21,7 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 /**
@@ -50,7 +52,7 @@ class ShardedJobClientTests {
 			shards.add(new ShardedJobClient.Shard(name, fixture.dataSource(),
 					fixture.engineBuilder().shard(name, () -> IDS.newId(name)).build().client()));
 		}
-		client = new ShardedJobClient(shards, SLOTS, up::get);
+		client = new ShardedJobClient(shards, SLOTS, (shard) -> up.get().contains(shard) ? null : "marked down by the test");
 	}
 
 	@AfterAll
@@ -75,7 +77,7 @@ class ShardedJobClientTests {
 	}
 
 	@Test
-	void jobsWithoutAKeyTakeTheShardsThatAreUpInTurnAndAKeyedJobWaitsForItsOwn() {
+	void jobsWithoutAKeyTakeTheShardsThatAreUpInTurnAndAKeyedJobForADownShardIsRefusedNamingIt() {
 		Map<String, Integer> landed = new HashMap<>();
 		for (int i = 0; i < 30; i++) {
 			UUID id = client.enqueue("mail.send", i);
@@ -88,10 +90,16 @@ class ShardedJobClientTests {
 				assertThat(shardsHolding(client.enqueue("mail.send", i))).containsAnyOf("s1", "s3").doesNotContain("s2");
 			}
 			String keyOfS2 = keyOf("s2");
-			// The shard is "down" to the router alone here, so the write itself succeeds: what matters is
-			// that a keyed job is never sent to another shard.
-			assertThat(shardsHolding(client.enqueue(JobRequest.of("mail.send", 0).concurrencyKey(keyOfS2))))
-				.containsExactly("s2");
+			long before = countOn("s2");
+			assertThatThrownBy(() -> client.enqueue(JobRequest.of("mail.send", 0).concurrencyKey(keyOfS2)))
+				.isInstanceOf(ShardUnavailableException.class)
+				.hasMessageContaining("with key '" + keyOfS2 + "' belongs on shard 's2', which does not answer "
+						+ "(marked down by the test)")
+				.satisfies((ex) -> assertThat(((ShardUnavailableException) ex).shard()).isEqualTo("s2"));
+			assertThatThrownBy(() -> client.enqueue(JobRequest.of("mail.send", 0).shard("s2")))
+				.isInstanceOf(ShardUnavailableException.class)
+				.hasMessageContaining("names shard 's2', which does not answer");
+			assertThat(countOn("s2")).isEqualTo(before);
 		}
 		finally {
 			up.set(Set.copyOf(NAMES));
@@ -152,6 +160,11 @@ class ShardedJobClientTests {
 	}
 
 	/** The shards whose jobs table holds the job. */
+	private static long countOn(String shard) {
+		QueueFixture fixture = fixtures.get(shard);
+		return fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table(), Long.class);
+	}
+
 	private static List<String> shardsHolding(UUID id) {
 		List<String> holding = new ArrayList<>();
 		for (String name : NAMES) {

@@ -1,0 +1,202 @@
+package dev.pgqueue.engine.shards;
+
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongSupplier;
+
+import javax.sql.DataSource;
+
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Which shards answer now. Every shard is asked for a valid connection every interval, each on a thread
+ * of its own so that a hung server delays no other shard's probe; a shard is down when its last answer
+ * is older than the timeout (a probe that hangs counts as no answer) or when its last probe failed. Until
+ * a shard's first probe has come back, it counts as up.
+ */
+public final class ShardWatch implements ShardHealth, AutoCloseable {
+
+	private static final Logger logger = LoggerFactory.getLogger(ShardWatch.class);
+
+	private final Map<String, DataSource> shards;
+
+	private final Duration interval;
+
+	private final Duration timeout;
+
+	private final LongSupplier nanoTime;
+
+	private final Map<String, State> states = new ConcurrentHashMap<>();
+
+	private final Map<String, Connection> held = new ConcurrentHashMap<>();
+
+	private @Nullable ScheduledExecutorService ticker;
+
+	private @Nullable ExecutorService probes;
+
+	/**
+	 * @param shards each shard's DataSource, in declared order
+	 * @param interval time between two probes of a shard
+	 * @param timeout how long a shard may go without an answer before it counts as down
+	 */
+	public ShardWatch(Map<String, DataSource> shards, Duration interval, Duration timeout) {
+		this(shards, interval, timeout, System::nanoTime);
+	}
+
+	ShardWatch(Map<String, DataSource> shards, Duration interval, Duration timeout, LongSupplier nanoTime) {
+		this.shards = new LinkedHashMap<>(shards);
+		this.interval = interval;
+		this.timeout = timeout;
+		this.nanoTime = nanoTime;
+		long now = nanoTime.getAsLong();
+		shards.keySet().forEach((shard) -> this.states.put(shard, new State(now, now, null)));
+	}
+
+	/** Starts probing; {@link #close()} stops. */
+	public synchronized void start() {
+		if (this.ticker != null) {
+			return;
+		}
+		long now = this.nanoTime.getAsLong();
+		this.shards.keySet().forEach((shard) -> this.states.put(shard, new State(now, now, null)));
+		this.probes = Executors.newCachedThreadPool((task) -> daemon(task, "pgqueue-shard-probe"));
+		this.ticker = Executors.newSingleThreadScheduledExecutor((task) -> daemon(task, "pgqueue-shard-watch"));
+		Map<String, AtomicBoolean> probing = new LinkedHashMap<>();
+		this.shards.keySet().forEach((shard) -> probing.put(shard, new AtomicBoolean()));
+		ExecutorService pool = this.probes;
+		this.ticker.scheduleWithFixedDelay(() -> probing.forEach((shard, busy) -> {
+			// A probe still hanging on a shard is not joined by another: its age already says enough.
+			if (busy.compareAndSet(false, true)) {
+				pool.execute(() -> {
+					try {
+						probe(shard);
+					}
+					finally {
+						busy.set(false);
+					}
+				});
+			}
+		}), 0, this.interval.toNanos(), TimeUnit.NANOSECONDS);
+	}
+
+	/**
+	 * Asks one shard whether its connection is valid and records the answer. The watch holds one
+	 * connection per shard, so that a pool busy with workers cannot make a shard look down; after a
+	 * failure it takes a new one.
+	 */
+	void probe(String shard) {
+		long started = this.nanoTime.getAsLong();
+		Throwable failure = null;
+		Connection connection = this.held.get(shard);
+		try {
+			if (connection == null) {
+				connection = this.shards.get(shard).getConnection();
+				this.held.put(shard, connection);
+			}
+			if (!connection.isValid((int) Math.max(1, this.timeout.toSeconds()))) {
+				failure = new IllegalStateException("its connection did not answer within " + this.timeout.toMillis()
+						+ " ms");
+			}
+		}
+		catch (Exception ex) {
+			failure = ex;
+		}
+		if (failure != null && connection != null) {
+			this.held.remove(shard);
+			closeQuietly(connection);
+		}
+		record(shard, started, failure);
+	}
+
+	private static void closeQuietly(Connection connection) {
+		try {
+			connection.close();
+		}
+		catch (Exception ex) {
+			// A connection that failed its probe may fail to close too; the pool forgets it either way.
+		}
+	}
+
+	void record(String shard, long started, @Nullable Throwable failure) {
+		State before = this.states.get(shard);
+		long now = this.nanoTime.getAsLong();
+		State after = (failure == null) ? new State(now, now, null) : new State(before.answered(), now, failure);
+		this.states.put(shard, after);
+		if (failure != null && before.failure() == null) {
+			logger.warn("pgqueue's shard '{}' does not answer ({}): keyed jobs of its slots are refused and unkeyed "
+					+ "jobs go to the other shards until it does", shard, String.valueOf(failure.getMessage()));
+		}
+		else if (failure == null && before.failure() != null) {
+			logger.info("pgqueue's shard '{}' answers again", shard);
+		}
+	}
+
+	/** The shards that answer now, in declared order. */
+	public Set<String> up() {
+		Set<String> up = new LinkedHashSet<>();
+		for (String shard : this.shards.keySet()) {
+			if (whyDown(shard) == null) {
+				up.add(shard);
+			}
+		}
+		return up;
+	}
+
+	/** Why a shard counts as down, or {@code null} while it answers. */
+	@Override
+	public @Nullable String whyDown(String shard) {
+		State state = this.states.get(shard);
+		if (state == null) {
+			throw new IllegalArgumentException("No shard '" + shard + "'; the shards are " + this.shards.keySet());
+		}
+		if (state.failure() != null) {
+			return "its last probe failed: " + state.failure().getMessage();
+		}
+		long silent = this.nanoTime.getAsLong() - state.answered();
+		if (silent > this.timeout.toNanos()) {
+			return "it has not answered for " + TimeUnit.NANOSECONDS.toMillis(silent) + " ms";
+		}
+		return null;
+	}
+
+	@Override
+	public synchronized void close() {
+		if (this.ticker != null) {
+			this.ticker.shutdownNow();
+			this.ticker = null;
+		}
+		if (this.probes != null) {
+			this.probes.shutdownNow();
+			this.probes = null;
+		}
+		this.held.values().forEach(ShardWatch::closeQuietly);
+		this.held.clear();
+	}
+
+	private static Thread daemon(Runnable task, String name) {
+		Thread thread = new Thread(task, name);
+		thread.setDaemon(true);
+		return thread;
+	}
+
+	/**
+	 * @param answered when the shard last answered
+	 * @param probed when its last probe came back
+	 * @param failure why its last probe failed, or {@code null} when it answered
+	 */
+	private record State(long answered, long probed, @Nullable Throwable failure) {
+	}
+
+}

@@ -1,0 +1,104 @@
+package dev.pgqueue.engine.shards;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import javax.sql.DataSource;
+
+import dev.pgqueue.test.TestDatabase;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.jdbc.datasource.DelegatingDataSource;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Tests for {@link ShardWatch} against real servers: the test database, a port that refuses
+ * connections, and a socket that accepts one and never answers, as a server cut off by the network
+ * does.
+ */
+class ShardWatchTests {
+
+	private static final Duration INTERVAL = Duration.ofMillis(50);
+
+	private static final Duration TIMEOUT = Duration.ofSeconds(1);
+
+	@Test
+	void aShardThatRefusesConnectionsIsDownWithinTheTimeoutAndUpAgainOnceItAnswers() throws IOException {
+		DelegatingDataSource s2 = new DelegatingDataSource(refusing());
+		Map<String, DataSource> shards = new LinkedHashMap<>();
+		shards.put("s1", database());
+		shards.put("s2", s2);
+		try (ShardWatch watch = new ShardWatch(shards, INTERVAL, TIMEOUT)) {
+			watch.start();
+			long started = System.nanoTime();
+			await().atMost(Duration.ofSeconds(5)).until(() -> watch.whyDown("s2") != null);
+			assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(TIMEOUT);
+			assertThat(watch.whyDown("s2")).startsWith("its last probe failed");
+			assertThat(watch.up()).containsExactly("s1");
+			s2.setTargetDataSource(database());
+			await().atMost(Duration.ofSeconds(5)).until(() -> watch.whyDown("s2") == null);
+			assertThat(watch.up()).containsExactly("s1", "s2");
+		}
+	}
+
+	@Test
+	void aShardThatNeverAnswersIsDownOnceItHasBeenSilentForTheTimeout() throws IOException {
+		try (ServerSocket silent = new ServerSocket(0)) {
+			List<Socket> accepted = new ArrayList<>();
+			Thread acceptor = new Thread(() -> {
+				try {
+					while (true) {
+						accepted.add(silent.accept());
+					}
+				}
+				catch (IOException ex) {
+					// closed at the end of the test
+				}
+			});
+			acceptor.setDaemon(true);
+			acceptor.start();
+			Map<String, DataSource> shards = new LinkedHashMap<>();
+			shards.put("s1", database());
+			shards.put("s3", new DriverManagerDataSource("jdbc:postgresql://127.0.0.1:" + silent.getLocalPort() + "/test"));
+			try (ShardWatch watch = new ShardWatch(shards, INTERVAL, TIMEOUT)) {
+				watch.start();
+				assertThat(watch.up()).as("up until the timeout has passed").containsExactly("s1", "s3");
+				long started = System.nanoTime();
+				await().atMost(Duration.ofSeconds(5)).until(() -> watch.whyDown("s3") != null);
+				Duration took = Duration.ofNanos(System.nanoTime() - started);
+				assertThat(took).isGreaterThanOrEqualTo(TIMEOUT.minusMillis(100)).isLessThan(TIMEOUT.plusSeconds(1));
+				assertThat(watch.whyDown("s3")).startsWith("it has not answered for");
+				assertThat(watch.up()).containsExactly("s1");
+			}
+			finally {
+				for (Socket socket : accepted) {
+					socket.close();
+				}
+			}
+		}
+	}
+
+	private static DataSource database() {
+		TestDatabase database = TestDatabase.get();
+		return new DriverManagerDataSource(database.jdbcUrl(), database.username(), database.password());
+	}
+
+	/** A DataSource on a port nothing listens on: every connection is refused at once. */
+	private static DataSource refusing() throws IOException {
+		int port;
+		try (ServerSocket free = new ServerSocket(0)) {
+			port = free.getLocalPort();
+		}
+		return new DriverManagerDataSource("jdbc:postgresql://127.0.0.1:" + port + "/test");
+	}
+
+}
