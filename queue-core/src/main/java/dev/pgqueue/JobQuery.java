@@ -65,6 +65,10 @@ public record JobQuery(@Nullable String queue, @Nullable String kind, @Nullable 
 	}
 
 	private static boolean isCursor(String value) {
+		// A list across shards carries one position per shard ("s.<id>.x.", say).
+		if (value.length() <= 4096 && value.matches("s(\\.(x|[0-9]{0,19}))+")) {
+			return true;
+		}
 		if (!value.matches("[0-9]{1,19}")) {
 			return false;
 		}

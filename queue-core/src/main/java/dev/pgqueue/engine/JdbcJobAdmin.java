@@ -148,9 +148,18 @@ public class JdbcJobAdmin implements JobAdmin {
 	@Override
 	public JobPage list(JobQuery query) {
 		Objects.requireNonNull(query, "query must not be null");
-		List<Listed> listed = this.repository.list(query);
+		List<Listed> listed = listed(query);
 		String next = (listed.size() == query.limit()) ? Long.toString(listed.get(listed.size() - 1).id()) : null;
 		return new JobPage(listed.stream().map(Listed::details).toList(), next);
+	}
+
+	/** The jobs of a page with the internal ids that cursors are made of. */
+	List<Listed> listed(JobQuery query) {
+		if (query.before() != null && ShardedJobAdmin.isShardedCursor(query.before())) {
+			throw new IllegalArgumentException("'" + query.before() + "' is the cursor of a list across shards: pass it "
+					+ "to the JobAdmin over every shard, which made it");
+		}
+		return this.repository.list(query);
 	}
 
 	@Override

@@ -273,6 +273,11 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		return this.client;
 	}
 
+	/** The admin as its class, for the admin over every shard. */
+	JdbcJobAdmin jdbcAdmin() {
+		return this.admin;
+	}
+
 	/** Inspects and changes jobs and queues. */
 	public JobAdmin admin() {
 		return this.admin;

@@ -10,6 +10,7 @@ import javax.sql.DataSource;
 
 import dev.pgqueue.JobClient;
 import dev.pgqueue.engine.QueueEngine;
+import dev.pgqueue.engine.ShardedJobAdmin;
 import dev.pgqueue.engine.shards.ShardLayout;
 import dev.pgqueue.engine.shards.ShardWatch;
 import org.jspecify.annotations.Nullable;
@@ -45,6 +46,8 @@ public final class QueueShards implements SmartLifecycle, DisposableBean {
 
 	private final ShardWatch watch;
 
+	private final ShardedJobAdmin admin;
+
 	private volatile boolean running;
 
 	QueueShards(ShardLayout layout, List<Member> members) {
@@ -58,6 +61,9 @@ public final class QueueShards implements SmartLifecycle, DisposableBean {
 		this.client = layout.client((shard) -> member(shard).dataSource(), (shard) -> member(shard).engine().client(),
 				this.watch);
 		this.transactionDataSource = layout.transactionDataSource((shard) -> member(shard).dataSource());
+		Map<String, QueueEngine> engines = new LinkedHashMap<>();
+		members.forEach((member) -> engines.put(member.name(), member.engine()));
+		this.admin = new ShardedJobAdmin(layout, engines);
 	}
 
 	/** The shards' names, in their declared order. */
@@ -83,6 +89,14 @@ public final class QueueShards implements SmartLifecycle, DisposableBean {
 	/** The client that routes each new job to its shard; also the application's {@link JobClient} bean. */
 	public JobClient client() {
 		return this.client;
+	}
+
+	/**
+	 * The admin over every shard: a job found and changed on the shard its id tells, lists merged, counts
+	 * added up, pauses and retries on every shard; also the application's {@code JobAdmin} bean.
+	 */
+	public ShardedJobAdmin admin() {
+		return this.admin;
 	}
 
 	/**

@@ -13,6 +13,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.pgqueue.AdminCaller;
 import dev.pgqueue.InDoubtJobResolver;
 import dev.pgqueue.InvalidQueueConfigurationException;
+import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobInterceptor;
 import dev.pgqueue.engine.QueueEngine;
@@ -120,6 +121,12 @@ class QueueShardsConfiguration {
 	@ConditionalOnMissingBean(JobClient.class)
 	JobClient pgqueueJobClient(QueueShards shards) {
 		return shards.client();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(JobAdmin.class)
+	JobAdmin pgqueueJobAdmin(QueueShards shards) {
+		return shards.admin();
 	}
 
 	private static DataSource dataSourceBean(String name, QueueShardProperties shard, ListableBeanFactory beans) {

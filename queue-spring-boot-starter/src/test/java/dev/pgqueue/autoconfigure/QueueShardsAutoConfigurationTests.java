@@ -87,11 +87,12 @@ class QueueShardsAutoConfigurationTests {
 			assertThat(context).hasNotFailed()
 				.hasSingleBean(QueueShards.class)
 				.hasSingleBean(JobClient.class)
-				.doesNotHaveBean(QueueEngine.class)
-				.doesNotHaveBean(JobAdmin.class);
+				.hasSingleBean(JobAdmin.class)
+				.doesNotHaveBean(QueueEngine.class);
 			QueueShards shards = context.getBean(QueueShards.class);
 			assertThat(shards.names()).containsExactly("s1", "s2", "s3");
 			assertThat(context.getBean(JobClient.class)).isSameAs(shards.client());
+			assertThat(context.getBean(JobAdmin.class)).isSameAs(shards.admin());
 			SCHEMAS.values().forEach((schema) -> assertThat(schema.tables(jdbc(context))).contains("pgqueue_jobs"));
 			assertThat(APPLICATION.tables(jdbc(context))).doesNotContain("pgqueue_jobs");
 		});
