@@ -25,6 +25,7 @@ import dev.pgqueue.test.TestDatabase;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.boot.actuate.autoconfigure.endpoint.EndpointAutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
@@ -232,6 +233,32 @@ class QueueShardsAutoConfigurationTests {
 				await().atMost(TIMEOUT).until(() -> shards.whyDown("s3") == null);
 				assertThat(shardHolding(context, client.enqueue(JobRequest.of("shard.unkeyed", 2).shardKey(keyOfS3))))
 					.isEqualTo("s3");
+			});
+	}
+
+	@Test
+	void theEndpointPagesThroughEveryShardsJobsAndFindsEachOnItsShard() {
+		this.contextRunner.withUserConfiguration(ThirdShard.class)
+			.withConfiguration(AutoConfigurations.of(EndpointAutoConfiguration.class, QueueEndpointAutoConfiguration.class))
+			.withPropertyValues("pgqueue.enabled=false", "management.endpoints.web.exposure.include=pgqueue")
+			.run((context) -> {
+				JobClient client = context.getBean(JobClient.class);
+				List<UUID> enqueued = new ArrayList<>();
+				for (int i = 0; i < 12; i++) {
+					enqueued.add(client.enqueue(JobRequest.of("shard.listed", i).queue("listed")));
+				}
+				QueueEndpoint endpoint = context.getBean(QueueEndpoint.class);
+				List<UUID> listed = new ArrayList<>();
+				String cursor = null;
+				do {
+					JobsDescriptor page = (JobsDescriptor) endpoint.jobs("jobs", "listed", null, null, null, null, null,
+							cursor, 5, null, null, null);
+					page.jobs().forEach((job) -> listed.add(job.id()));
+					cursor = page.next();
+				}
+				while (cursor != null && listed.size() < 100);
+				assertThat(listed).containsExactlyInAnyOrderElementsOf(enqueued).doesNotHaveDuplicates();
+				assertThat(context.getBean(JobAdmin.class).find(enqueued.get(4))).isPresent();
 			});
 	}
 
