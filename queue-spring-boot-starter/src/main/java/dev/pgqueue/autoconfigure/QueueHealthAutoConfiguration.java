@@ -10,21 +10,40 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 
 /**
- * Contributes the {@code pgqueue} health indicator when Spring Boot's health support is present.
+ * Contributes the {@code pgqueue} health indicator when Spring Boot's health support is present: of
+ * the one engine, or of every shard's.
  */
 @AutoConfiguration(after = QueueAutoConfiguration.class)
 @ConditionalOnClass({ HealthIndicator.class, ConditionalOnEnabledHealthIndicator.class })
-@ConditionalOnBean(QueueEngine.class)
 @ConditionalOnBooleanProperty(name = "pgqueue.enabled", matchIfMissing = true)
 @ConditionalOnEnabledHealthIndicator("pgqueue")
 public final class QueueHealthAutoConfiguration {
 
-	@Bean
-	@ConditionalOnMissingBean(name = "pgqueueHealthIndicator")
-	QueueHealthIndicator pgqueueHealthIndicator(QueueEngine engine) {
-		return new QueueHealthIndicator(engine);
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnBean(QueueEngine.class)
+	static class OneEngine {
+
+		@Bean
+		@ConditionalOnMissingBean(name = "pgqueueHealthIndicator")
+		QueueHealthIndicator pgqueueHealthIndicator(QueueEngine engine) {
+			return new QueueHealthIndicator(engine);
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnBean(QueueShards.class)
+	static class Shards {
+
+		@Bean
+		@ConditionalOnMissingBean(name = "pgqueueHealthIndicator")
+		QueueShardsHealthIndicator pgqueueHealthIndicator(QueueShards shards) {
+			return new QueueShardsHealthIndicator(shards);
+		}
+
 	}
 
 }

@@ -27,6 +27,9 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.actuate.autoconfigure.endpoint.EndpointAutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
@@ -207,8 +210,11 @@ class QueueShardsAutoConfigurationTests {
 
 	@Test
 	void whileAShardDoesNotAnswerItsKeyedJobsAreRefusedNamingItAndOthersGoToTheShardsUp() {
-		this.contextRunner.withUserConfiguration(ThirdShard.class).withPropertyValues("pgqueue.enabled=false")
+		this.contextRunner.withUserConfiguration(ThirdShard.class)
+			.withConfiguration(AutoConfigurations.of(QueueHealthAutoConfiguration.class))
 			.run((context) -> {
+				HealthIndicator health = context.getBean("pgqueueHealthIndicator", HealthIndicator.class);
+				assertThat(health.health().getStatus()).isEqualTo(Status.UP);
 				QueueShards shards = context.getBean(QueueShards.class);
 				JobClient client = context.getBean(JobClient.class);
 				DelegatingDataSource third = (DelegatingDataSource) context.getBean("thirdShard");
@@ -229,8 +235,13 @@ class QueueShardsAutoConfigurationTests {
 				for (int i = 0; i < 6; i++) {
 					assertThat(shardHolding(context, client.enqueue(JobRequest.of("shard.unkeyed", i)))).isIn("s1", "s2");
 				}
+				Health degraded = health.health();
+				assertThat(degraded.getStatus()).isEqualTo(QueueHealthIndicator.DEGRADED);
+				assertThat(degraded.getDetails().get("shards")).asString()
+					.contains("s3={answers=false, why=its last probe failed");
 				third.setTargetDataSource(answering);
 				await().atMost(TIMEOUT).until(() -> shards.whyDown("s3") == null);
+				assertThat(health.health().getStatus()).isEqualTo(Status.UP);
 				assertThat(shardHolding(context, client.enqueue(JobRequest.of("shard.unkeyed", 2).shardKey(keyOfS3))))
 					.isEqualTo("s3");
 			});
