@@ -13,6 +13,7 @@ import org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterR
 import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
 import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 
 /**
  * Publishes pgqueue's metrics ({@code pgqueue.*}) to the application's {@link MeterRegistry}.
@@ -28,8 +29,17 @@ public final class QueueMetricsAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean(QueueMetrics.class)
+	@Conditional(ShardsCondition.None.class)
 	MicrometerQueueMetrics pgqueueMetrics(MeterRegistry registry, QueueProperties properties) {
 		return new MicrometerQueueMetrics(registry, properties.getQueues().keySet());
+	}
+
+	/** With shards, each shard's engine gets meters of its own, tagged with its name. */
+	@Bean
+	@ConditionalOnMissingBean({ QueueMetrics.class, ShardMetrics.class })
+	@Conditional(ShardsCondition.Configured.class)
+	ShardMetrics pgqueueShardMetrics(MeterRegistry registry, QueueProperties properties) {
+		return new ShardMetrics(registry, properties.getQueues().keySet());
 	}
 
 }

@@ -60,7 +60,8 @@ class QueueShardsConfiguration {
 			ObjectProvider<QueueObservations> observations, ObjectProvider<InDoubtJobResolver> inDoubtJobResolver,
 			ObjectProvider<AdminCaller> caller, @QueueWorkerExecutor ObjectProvider<Executor> queueWorkerExecutor,
 			@Qualifier(QueueAutoConfiguration.WORKER_EXECUTOR_BEAN_NAME) ObjectProvider<Executor> workerExecutor,
-			ObjectProvider<JobInterceptor> interceptors, ApplicationEventPublisher events, ListableBeanFactory beans) {
+			ObjectProvider<JobInterceptor> interceptors, ObjectProvider<ShardMetrics> shardMetrics,
+			ApplicationEventPublisher events, ListableBeanFactory beans) {
 		Map<String, @Nullable String> slots = new LinkedHashMap<>();
 		properties.getShards().forEach((name, shard) -> slots.put(name, shard.getSlots()));
 		ShardLayout layout = ShardLayout.of(slots);
@@ -101,6 +102,7 @@ class QueueShardsConfiguration {
 							.transactionManager(manager)
 							.schedules(members.isEmpty() ? schedules : schedules.withDeclared(List.of()))
 							.shard(name, layout.ids(name)))
+						.metrics(metricsOf(name, shardMetrics, metrics))
 						.build();
 					members.add(new QueueShards.Member(name, dataSource, engine, pool));
 				}
@@ -143,6 +145,13 @@ class QueueShardsConfiguration {
 					+ "', which is no DataSource bean", "Name a DataSource bean, or give pgqueue.shards." + name
 							+ ".url, username and password instead.");
 		}
+	}
+
+	/** The shard's own tagged meters; else the application's QueueMetrics bean, shared; else none. */
+	private static QueueMetrics metricsOf(String shard, ObjectProvider<ShardMetrics> shardMetrics,
+			ObjectProvider<QueueMetrics> metrics) {
+		ShardMetrics perShard = shardMetrics.getIfAvailable();
+		return (perShard != null) ? perShard.forShard(shard) : metrics.getIfAvailable(() -> QueueMetrics.NONE);
 	}
 
 	private static void closeQuietly(@Nullable AutoCloseable pool) {

@@ -22,6 +22,8 @@ import dev.pgqueue.JobRequest;
 import dev.pgqueue.ShardUnavailableException;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.test.TestDatabase;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
@@ -104,7 +106,10 @@ class QueueShardsAutoConfigurationTests {
 
 	@Test
 	void eachKeysJobsRunOnTheShardItsSlotNamesAndEachJobTellsItsShard() {
-		this.contextRunner.withUserConfiguration(ThirdShard.class, ShardListener.class).run((context) -> {
+		this.contextRunner.withUserConfiguration(ThirdShard.class, ShardListener.class)
+			.withConfiguration(AutoConfigurations.of(QueueMetricsAutoConfiguration.class))
+			.withBean(SimpleMeterRegistry.class)
+			.run((context) -> {
 			QueueShards shards = context.getBean(QueueShards.class);
 			JobClient client = context.getBean(JobClient.class);
 			Map<UUID, String> expected = new ConcurrentHashMap<>();
@@ -121,6 +126,16 @@ class QueueShardsAutoConfigurationTests {
 				assertThat(shards.layout().shardOf(id)).contains(shard);
 				assertThat(SCHEMAS.get(shard).stateOf(jdbc(context), id)).isEqualTo("completed");
 			});
+			MeterRegistry registry = context.getBean(MeterRegistry.class);
+			for (String shard : List.of("s1", "s2", "s3")) {
+				long ran = expected.values().stream().filter(shard::equals).count();
+				assertThat(registry.find("pgqueue.handler.duration").tags("shard", shard, "kind", "shard.record").timer())
+					.as("handler timer of shard %s", shard)
+					.isNotNull()
+					.satisfies((timer) -> assertThat(timer.count()).isEqualTo(ran));
+			}
+			assertThat(registry.find("pgqueue.handler.duration").tags("kind", "shard.record").timers())
+				.allSatisfy((timer) -> assertThat(timer.getId().getTag("shard")).isNotNull());
 		});
 	}
 
