@@ -1,6 +1,8 @@
 package dev.pgqueue.autoconfigure;
 
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
@@ -21,37 +23,58 @@ import org.springframework.boot.actuate.info.InfoContributor;
  */
 class QueueInfoContributor implements InfoContributor {
 
-	private final QueueMigrator migrator;
+	private final @Nullable QueueMigrator migrator;
 
-	private final QueueEngine engine;
+	private final @Nullable QueueShards shards;
+
+	private final List<QueueEngine> engines;
 
 	QueueInfoContributor(QueueMigrator migrator, QueueEngine engine) {
 		this.migrator = migrator;
-		this.engine = engine;
+		this.shards = null;
+		this.engines = List.of(engine);
+	}
+
+	/** The entry of queues spread over shards: each shard's schema, the queues of every shard's engine. */
+	QueueInfoContributor(QueueShards shards) {
+		this.migrator = null;
+		this.shards = shards;
+		this.engines = shards.names().stream().map(shards::engine).toList();
 	}
 
 	@Override
 	public void contribute(Info.Builder builder) {
 		Map<String, QueueInfo> queues = new TreeMap<>();
-		for (String name : this.engine.queues().configuredQueues()) {
-			queues.put(name, QueueInfo.of(this.engine.queues().settings(name)));
+		QueueEngine first = this.engines.get(0);
+		for (String name : first.queues().configuredQueues()) {
+			queues.put(name, QueueInfo.of(first.queues().settings(name)));
 		}
-		for (JobPoller poller : this.engine.pollers()) {
-			queues.put(poller.settings().name(), QueueInfo.of(poller.settings()));
+		for (QueueEngine engine : this.engines) {
+			for (JobPoller poller : engine.pollers()) {
+				queues.put(poller.settings().name(), QueueInfo.of(poller.settings()));
+			}
 		}
-		builder.withDetail("pgqueue", new PgqueueInfo(
-				new SchemaInfo(this.migrator.schema().value(), this.migrator.schemaVersion()),
-				this.engine.processing(), queues));
+		Map<String, SchemaInfo> shardSchemas = null;
+		if (this.shards != null) {
+			shardSchemas = new LinkedHashMap<>();
+			for (String shard : this.shards.names()) {
+				shardSchemas.put(shard, SchemaInfo.of(this.shards.migrator(shard)));
+			}
+		}
+		builder.withDetail("pgqueue", new PgqueueInfo((this.migrator != null) ? SchemaInfo.of(this.migrator) : null,
+				first.processing(), queues, shardSchemas));
 	}
 
 	/**
 	 * pgqueue's entry in {@code info}.
 	 *
-	 * @param schema where its tables are
+	 * @param schema where its tables are; absent with shards
 	 * @param processing whether this application runs jobs ({@code pgqueue.enabled})
 	 * @param queues the queues configured here or polled here, by name
+	 * @param shards each shard's schema, by shard; absent without shards
 	 */
-	record PgqueueInfo(SchemaInfo schema, boolean processing, Map<String, QueueInfo> queues) {
+	record PgqueueInfo(@Nullable SchemaInfo schema, boolean processing, Map<String, QueueInfo> queues,
+			@Nullable Map<String, SchemaInfo> shards) {
 	}
 
 	/**
@@ -60,6 +83,11 @@ class QueueInfoContributor implements InfoContributor {
 	 * create it ({@code pgqueue.schema.migrate=false} and no history table)
 	 */
 	record SchemaInfo(String name, @Nullable String version) {
+
+		static SchemaInfo of(QueueMigrator migrator) {
+			return new SchemaInfo(migrator.schema().value(), migrator.schemaVersion());
+		}
+
 	}
 
 	/**

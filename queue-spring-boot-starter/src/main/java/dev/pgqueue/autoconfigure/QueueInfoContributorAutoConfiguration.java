@@ -10,6 +10,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.ImportRuntimeHints;
 
 /**
@@ -19,15 +20,32 @@ import org.springframework.context.annotation.ImportRuntimeHints;
  */
 @AutoConfiguration(after = QueueAutoConfiguration.class)
 @ConditionalOnClass({ InfoContributor.class, ConditionalOnEnabledInfoContributor.class })
-@ConditionalOnBean({ QueueEngine.class, QueueMigrator.class })
 @ConditionalOnEnabledInfoContributor("pgqueue")
 @ImportRuntimeHints(QueueEndpointRuntimeHints.class)
 public final class QueueInfoContributorAutoConfiguration {
 
-	@Bean
-	@ConditionalOnMissingBean(name = "pgqueueInfoContributor")
-	QueueInfoContributor pgqueueInfoContributor(QueueMigrator migrator, QueueEngine engine) {
-		return new QueueInfoContributor(migrator, engine);
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnBean({ QueueEngine.class, QueueMigrator.class })
+	static class OneEngine {
+
+		@Bean
+		@ConditionalOnMissingBean(name = "pgqueueInfoContributor")
+		QueueInfoContributor pgqueueInfoContributor(QueueMigrator migrator, QueueEngine engine) {
+			return new QueueInfoContributor(migrator, engine);
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnBean(QueueShards.class)
+	static class Shards {
+
+		@Bean
+		@ConditionalOnMissingBean(name = "pgqueueInfoContributor")
+		QueueInfoContributor pgqueueInfoContributor(QueueShards shards) {
+			return new QueueInfoContributor(shards);
+		}
+
 	}
 
 }

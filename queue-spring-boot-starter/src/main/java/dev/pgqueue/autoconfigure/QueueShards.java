@@ -13,6 +13,7 @@ import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.ShardedJobAdmin;
 import dev.pgqueue.engine.shards.ShardLayout;
 import dev.pgqueue.engine.shards.ShardWatch;
+import dev.pgqueue.schema.QueueMigrator;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -109,6 +110,11 @@ public final class QueueShards implements SmartLifecycle, DisposableBean {
 		return this.transactionDataSource;
 	}
 
+	/** The migrator of one shard's tables, which tells their schema and version. */
+	QueueMigrator migrator(String shard) {
+		return member(shard).migrator();
+	}
+
 	/** Why a shard counts as down, or {@code null} while it answers its probes. */
 	public @Nullable String whyDown(String shard) {
 		member(shard);
@@ -185,7 +191,8 @@ public final class QueueShards implements SmartLifecycle, DisposableBean {
 	 * One shard.
 	 * @param ownPool the pool pgqueue created for it, closed with the shards; {@code null} for a bean
 	 */
-	record Member(String name, DataSource dataSource, QueueEngine engine, @Nullable AutoCloseable ownPool) {
+	record Member(String name, DataSource dataSource, QueueEngine engine, QueueMigrator migrator,
+			@Nullable AutoCloseable ownPool) {
 	}
 
 }

@@ -87,9 +87,9 @@ class QueueShardsConfiguration {
 				try {
 					SchemaName schema = SchemaName
 						.of((shard.getSchema() != null) ? shard.getSchema() : properties.getSchema().getName());
-					new QueueMigrator(dataSource, schema, properties.getSchema().isMigrate(),
-							properties.getNotifications().isTrigger())
-						.afterPropertiesSet();
+					QueueMigrator migrator = new QueueMigrator(dataSource, schema, properties.getSchema().isMigrate(),
+							properties.getNotifications().isTrigger());
+					migrator.afterPropertiesSet();
 					PlatformTransactionManager shared = transactionManager.getIfUnique();
 					PlatformTransactionManager manager = (shared != null
 							&& QueueInfrastructure.manages(shared, dataSource) == Boolean.TRUE) ? shared
@@ -104,7 +104,7 @@ class QueueShardsConfiguration {
 							.shard(name, layout.ids(name)))
 						.metrics(metricsOf(name, shardMetrics, metrics))
 						.build();
-					members.add(new QueueShards.Member(name, dataSource, engine, pool));
+					members.add(new QueueShards.Member(name, dataSource, engine, migrator, pool));
 				}
 				catch (RuntimeException ex) {
 					closeQuietly(pool);

@@ -28,6 +28,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.actuate.autoconfigure.endpoint.EndpointAutoConfiguration;
+import org.springframework.boot.actuate.info.Info;
+import org.springframework.boot.actuate.info.InfoContributor;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
@@ -89,7 +91,9 @@ class QueueShardsAutoConfigurationTests {
 
 	@Test
 	void buildsOneEngineAndTableAShardAndRoutesTheJobClientOverThem() {
-		this.contextRunner.withUserConfiguration(ThirdShard.class).run((context) -> {
+		this.contextRunner.withUserConfiguration(ThirdShard.class)
+			.withConfiguration(AutoConfigurations.of(QueueInfoContributorAutoConfiguration.class))
+			.run((context) -> {
 			assertThat(context).hasNotFailed()
 				.hasSingleBean(QueueShards.class)
 				.hasSingleBean(JobClient.class)
@@ -100,6 +104,11 @@ class QueueShardsAutoConfigurationTests {
 			assertThat(context.getBean(JobClient.class)).isSameAs(shards.client());
 			assertThat(context.getBean(JobAdmin.class)).isSameAs(shards.admin());
 			SCHEMAS.values().forEach((schema) -> assertThat(schema.tables(jdbc(context))).contains("pgqueue_jobs"));
+			Info.Builder info = new Info.Builder();
+			context.getBean("pgqueueInfoContributor", InfoContributor.class).contribute(info);
+			assertThat(info.build().getDetails().get("pgqueue")).asString()
+				.contains("shards={s1=SchemaInfo[name=" + S1.name() + ", version=19]")
+				.contains("s3=SchemaInfo[name=" + S3.name() + ", version=19]");
 			assertThat(APPLICATION.tables(jdbc(context))).doesNotContain("pgqueue_jobs");
 		});
 	}
