@@ -1,5 +1,7 @@
 package dev.pgqueue.autoconfigure;
 
+import java.time.Duration;
+
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -31,6 +33,12 @@ public class QueueShardProperties {
 	 * need theirs on every shard.
 	 */
 	private int maximumPoolSize = 10;
+
+	/**
+	 * Longest wait for a connection of the pool pgqueue creates. An enqueue under way when its shard
+	 * stops fails after it; once the shard is known down (within a second), enqueues to it fail at once.
+	 */
+	private Duration connectionTimeout = Duration.ofSeconds(30);
 
 	/**
 	 * Schema of the shard's jobs table; pgqueue.schema.name when unset. Migrated like the single
@@ -83,6 +91,14 @@ public class QueueShardProperties {
 
 	public void setMaximumPoolSize(int maximumPoolSize) {
 		this.maximumPoolSize = maximumPoolSize;
+	}
+
+	public Duration getConnectionTimeout() {
+		return this.connectionTimeout;
+	}
+
+	public void setConnectionTimeout(Duration connectionTimeout) {
+		this.connectionTimeout = connectionTimeout;
 	}
 
 	public @Nullable String getSchema() {

@@ -184,6 +184,12 @@ class QueueShardsConfiguration {
 							+ shard.getMaximumPoolSize(),
 					"Give the pool room for each queue's pollers and workers.");
 		}
+		if (shard.getConnectionTimeout().toMillis() < 250) {
+			throw new InvalidQueueConfigurationException("pgqueue.shards." + name + ".connection-timeout",
+					"pgqueue.shards." + name + ".connection-timeout must be at least 250ms, was "
+							+ shard.getConnectionTimeout(),
+					"Give the pool at least 250ms to hand out a connection (HikariCP's least).");
+		}
 		return HikariPools.create(name, shard);
 	}
 
@@ -196,6 +202,7 @@ class QueueShardsConfiguration {
 			config.setUsername(shard.getUsername());
 			config.setPassword(shard.getPassword());
 			config.setMaximumPoolSize(shard.getMaximumPoolSize());
+			config.setConnectionTimeout(shard.getConnectionTimeout().toMillis());
 			config.setPoolName("pgqueue-shard-" + name);
 			return new HikariDataSource(config);
 		}

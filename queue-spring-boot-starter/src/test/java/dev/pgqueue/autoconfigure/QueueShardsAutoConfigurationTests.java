@@ -313,6 +313,13 @@ class QueueShardsAutoConfigurationTests {
 					.isInstanceOf(InvalidQueueConfigurationException.class)
 					.hasMessageContaining("pgqueue.shards.s3.slots");
 			});
+		this.contextRunner.withUserConfiguration(ThirdShard.class)
+			.withPropertyValues("pgqueue.shards.s1.connection-timeout=100ms")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(context.getStartupFailure()).rootCause()
+					.hasMessageContaining("pgqueue.shards.s1.connection-timeout must be at least 250ms");
+			});
 		this.contextRunner.withPropertyValues("pgqueue.shards.s3.data-source=noSuchBean").run((context) -> {
 			assertThat(context).hasFailed();
 			assertThat(context.getStartupFailure()).rootCause()
