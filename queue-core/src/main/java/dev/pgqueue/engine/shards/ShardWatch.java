@@ -23,8 +23,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Which shards answer now. Every shard is asked for a valid connection every interval, each on a thread
  * of its own so that a hung server delays no other shard's probe; a shard is down when its last answer
- * is older than the timeout (a probe that hangs counts as no answer) or when its last probe failed. Until
- * a shard's first probe has come back, it counts as up.
+ * is older than the timeout (a probe that hangs counts as no answer) or when its last probe failed.
+ * Before the watch starts, and after it stops, it knows nothing and every shard counts as up.
  */
 public final class ShardWatch implements ShardHealth, AutoCloseable {
 
@@ -43,6 +43,9 @@ public final class ShardWatch implements ShardHealth, AutoCloseable {
 	private final Map<String, Connection> held = new ConcurrentHashMap<>();
 
 	private @Nullable ScheduledExecutorService ticker;
+
+	/** Whether probes run, so that silence means something. */
+	private volatile boolean watching;
 
 	private @Nullable ExecutorService probes;
 
@@ -71,6 +74,7 @@ public final class ShardWatch implements ShardHealth, AutoCloseable {
 		}
 		long now = this.nanoTime.getAsLong();
 		this.shards.keySet().forEach((shard) -> this.states.put(shard, new State(now, now, null)));
+		this.watching = true;
 		this.probes = Executors.newCachedThreadPool((task) -> daemon(task, "pgqueue-shard-probe"));
 		this.ticker = Executors.newSingleThreadScheduledExecutor((task) -> daemon(task, "pgqueue-shard-watch"));
 		Map<String, AtomicBoolean> probing = new LinkedHashMap<>();
@@ -161,6 +165,9 @@ public final class ShardWatch implements ShardHealth, AutoCloseable {
 		if (state == null) {
 			throw new IllegalArgumentException("No shard '" + shard + "'; the shards are " + this.shards.keySet());
 		}
+		if (!this.watching) {
+			return null;
+		}
 		if (state.failure() != null) {
 			return "its last probe failed: " + state.failure().getMessage();
 		}
@@ -173,6 +180,7 @@ public final class ShardWatch implements ShardHealth, AutoCloseable {
 
 	@Override
 	public synchronized void close() {
+		this.watching = false;
 		if (this.ticker != null) {
 			this.ticker.shutdownNow();
 			this.ticker = null;

@@ -32,12 +32,14 @@ class ShardWatchTests {
 	private static final Duration TIMEOUT = Duration.ofSeconds(1);
 
 	@Test
-	void aShardThatRefusesConnectionsIsDownWithinTheTimeoutAndUpAgainOnceItAnswers() throws IOException {
+	void aShardThatRefusesConnectionsIsDownWithinTheTimeoutAndUpAgainOnceItAnswers() throws Exception {
 		DelegatingDataSource s2 = new DelegatingDataSource(refusing());
 		Map<String, DataSource> shards = new LinkedHashMap<>();
 		shards.put("s1", database());
 		shards.put("s2", s2);
 		try (ShardWatch watch = new ShardWatch(shards, INTERVAL, TIMEOUT)) {
+			Thread.sleep(TIMEOUT.toMillis() + 200);
+			assertThat(watch.up()).as("before it starts, the watch knows nothing against a shard").containsExactly("s1", "s2");
 			watch.start();
 			long started = System.nanoTime();
 			await().atMost(Duration.ofSeconds(5)).until(() -> watch.whyDown("s2") != null);
