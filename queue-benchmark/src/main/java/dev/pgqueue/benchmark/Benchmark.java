@@ -29,7 +29,8 @@ public final class Benchmark {
 			new EnqueueWorkload(), new UniqueWorkload(), new SteadyStateWorkload(), new BurstWorkload(), new ScalingWorkload(),
 			new RebalanceWorkload(), new LimitsWorkload(), new RateLimitsWorkload(), new FairnessWorkload(),
 			new RoundTripWorkload(),
-			new TwoPhaseWorkload(), new UserPathWorkload(), new SoakWorkload(), new AdminWorkload(), new GrowthWorkload());
+			new TwoPhaseWorkload(), new UserPathWorkload(), new SoakWorkload(), new AdminWorkload(), new GrowthWorkload(),
+			new ShardsWorkload());
 
 	/** Run only when named: they explain figures rather than produce them. */
 	static final List<Workload> DIAGNOSTICS = List.of(new WhatIfWorkload());

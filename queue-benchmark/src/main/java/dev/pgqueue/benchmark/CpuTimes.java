@@ -153,8 +153,38 @@ final class CpuTimes {
 
 	}
 
+	/**
+	 * CPU seconds of one PostgreSQL server so far: its postmaster's own time and what its waited-for
+	 * children used, plus the time of each of its children still running (its backends and background
+	 * processes). For several servers on one machine, where {@link #server} adds them all up.
+	 */
+	static double serverTree(long postmasterPid) {
+		long ticks = 0;
+		try (DirectoryStream<Path> processes = Files.newDirectoryStream(PROC, "[0-9]*")) {
+			for (Path process : processes) {
+				long pid = Long.parseLong(process.getFileName().toString());
+				long[] fields = stat(process);
+				if (fields == null) {
+					continue;
+				}
+				if (pid == postmasterPid) {
+					ticks += fields[UTIME] + fields[STIME] + fields[CUTIME] + fields[CSTIME];
+				}
+				else if (fields[PPID] == postmasterPid) {
+					ticks += fields[UTIME] + fields[STIME];
+				}
+			}
+		}
+		catch (IOException | RuntimeException ex) {
+			return Double.NaN;
+		}
+		return ticks / TICKS_PER_SECOND;
+	}
+
 	// Fields of /proc/<pid>/stat counted from the one after the command's closing parenthesis
 	// (field 3, the state, is index 0).
+	private static final int PPID = 1;
+
 	private static final int UTIME = 11;
 
 	private static final int STIME = 12;

@@ -120,6 +120,21 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
 		return "jdbc:postgresql://127.0.0.1:" + this.port + "/" + database + "?user=" + USER;
 	}
 
+	/**
+	 * The process id of the server's postmaster, from its {@code postmaster.pid}: the parent of every
+	 * backend, for a caller that counts the CPU time of this server alone.
+	 * @throws IllegalStateException when the server is not running
+	 */
+	public synchronized long postmasterPid() {
+		try {
+			return Long.parseLong(Files.readAllLines(this.data.resolve("postmaster.pid")).get(0).trim());
+		}
+		catch (IOException | RuntimeException ex) {
+			throw new IllegalStateException("The embedded PostgreSQL on port " + this.port + " has no postmaster.pid: "
+					+ "is it running?", ex);
+		}
+	}
+
 	/** The server's log, for messages when something it did is in question. */
 	public Path log() {
 		return this.log;
