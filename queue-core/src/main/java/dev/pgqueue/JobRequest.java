@@ -182,7 +182,8 @@ public final class JobRequest {
 	/**
 	 * Chooses the job's shard by this key: every job with the same shard key lands on the same shard,
 	 * so a tenant's jobs can stay together whatever their concurrency or bucket keys. Without it the
-	 * concurrency key, else the bucket key, chooses. Without shards configured the key has no effect.
+	 * concurrency key, else the bucket key, else the unique key, chooses. Without shards configured the
+	 * key has no effect.
 	 */
 	public JobRequest shardKey(String key) {
 		this.shardKey = requireName("shard key", key);

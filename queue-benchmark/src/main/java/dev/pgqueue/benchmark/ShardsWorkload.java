@@ -195,7 +195,7 @@ final class ShardsWorkload implements Workload {
 		double routerMicros;
 		try (ShardWatch watch = new ShardWatch(dataSources, Duration.ofMillis(200), Duration.ofSeconds(1))) {
 			watch.start();
-			JobClient router = layout.client(dataSources::get, (shard) -> nothing, watch);
+			JobClient router = layout.client(dataSources::get, (shard) -> nothing, watch, false);
 			for (int i = 0; i < ROUTED / 5; i++) {
 				router.enqueue(requests.get(i % requests.size()));
 			}

@@ -354,7 +354,7 @@ class ShardsTests {
 				clients.put(shard, engine.client());
 			});
 			this.watch = new ShardWatch(dataSources, Duration.ofMillis(200), Duration.ofSeconds(1));
-			this.client = layout.client(dataSources::get, clients::get, this.watch);
+			this.client = layout.client(dataSources::get, clients::get, this.watch, false);
 		}
 
 		@Override

@@ -118,6 +118,8 @@ public class QueueProperties {
 	 */
 	private Map<String, QueueShardProperties> shards = new LinkedHashMap<>();
 
+	private final ShardRouting shardRouting = new ShardRouting();
+
 	private final Scheduling scheduling = new Scheduling();
 
 	private final History history = new History();
@@ -216,6 +218,10 @@ public class QueueProperties {
 
 	public void setShards(Map<String, QueueShardProperties> shards) {
 		this.shards = shards;
+	}
+
+	public ShardRouting getShardRouting() {
+		return this.shardRouting;
 	}
 
 	public void setKinds(Map<String, Kind> kinds) {
@@ -430,6 +436,27 @@ public class QueueProperties {
 
 		public void setTrigger(boolean trigger) {
 			this.trigger = trigger;
+		}
+
+	}
+
+	/** How new jobs are routed over the shards of pgqueue.shards. */
+	public static class ShardRouting {
+
+		/**
+		 * Whether a job without a shard or key (shard, concurrency, bucket or unique key) that its shard
+		 * fails to take, as an unreachable server fails (connection refused or cut, pool timed out), is
+		 * tried on the next shard that answers. Off by default: a connection cut while a commit is
+		 * acknowledged hides a job that did commit, which spilling would enqueue a second time.
+		 */
+		private boolean spillUnkeyed;
+
+		public boolean isSpillUnkeyed() {
+			return this.spillUnkeyed;
+		}
+
+		public void setSpillUnkeyed(boolean spillUnkeyed) {
+			this.spillUnkeyed = spillUnkeyed;
 		}
 
 	}

@@ -51,7 +51,11 @@ public final class QueueShards implements SmartLifecycle, DisposableBean {
 
 	private volatile boolean running;
 
-	QueueShards(ShardLayout layout, List<Member> members) {
+	/**
+	 * @param spillUnkeyed whether a job without a shard or key that its shard fails to take is tried on
+	 * the next shard up ({@code pgqueue.shard-routing.spill-unkeyed})
+	 */
+	QueueShards(ShardLayout layout, List<Member> members, boolean spillUnkeyed) {
 		this.layout = layout;
 		Map<String, Member> byName = new LinkedHashMap<>();
 		members.forEach((member) -> byName.put(member.name(), member));
@@ -60,7 +64,7 @@ public final class QueueShards implements SmartLifecycle, DisposableBean {
 		members.forEach((member) -> dataSources.put(member.name(), member.dataSource()));
 		this.watch = new ShardWatch(dataSources, WATCH_INTERVAL, WATCH_TIMEOUT);
 		this.client = layout.client((shard) -> member(shard).dataSource(), (shard) -> member(shard).engine().client(),
-				this.watch);
+				this.watch, spillUnkeyed);
 		this.transactionDataSource = layout.transactionDataSource((shard) -> member(shard).dataSource());
 		Map<String, QueueEngine> engines = new LinkedHashMap<>();
 		members.forEach((member) -> engines.put(member.name(), member.engine()));

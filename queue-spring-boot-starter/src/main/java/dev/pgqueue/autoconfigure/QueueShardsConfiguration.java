@@ -16,6 +16,7 @@ import dev.pgqueue.InvalidQueueConfigurationException;
 import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobInterceptor;
+import dev.pgqueue.JobSchedules;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.settings.QueueCatalog;
@@ -89,7 +90,7 @@ class QueueShardsConfiguration {
 						.of((shard.getSchema() != null) ? shard.getSchema() : properties.getSchema().getName());
 					QueueMigrator migrator = new QueueMigrator(dataSource, schema, properties.getSchema().isMigrate(),
 							properties.getNotifications().isTrigger());
-					migrator.afterPropertiesSet();
+					migrate(name, migrator);
 					PlatformTransactionManager shared = transactionManager.getIfUnique();
 					PlatformTransactionManager manager = (shared != null
 							&& QueueInfrastructure.manages(shared, dataSource) == Boolean.TRUE) ? shared
@@ -116,7 +117,7 @@ class QueueShardsConfiguration {
 			members.forEach((member) -> closeQuietly(member.ownPool()));
 			throw ex;
 		}
-		return new QueueShards(layout, members);
+		return new QueueShards(layout, members, properties.getShardRouting().isSpillUnkeyed());
 	}
 
 	@Bean
@@ -129,6 +130,32 @@ class QueueShardsConfiguration {
 	@ConditionalOnMissingBean(JobAdmin.class)
 	JobAdmin pgqueueJobAdmin(QueueShards shards) {
 		return shards.admin();
+	}
+
+	/** The schedules of the first shard declared, where every recurring job lives so that each tick fires once. */
+	@Bean
+	@ConditionalOnMissingBean(JobSchedules.class)
+	JobSchedules pgqueueJobSchedules(QueueShards shards) {
+		return shards.engine(shards.names().get(0)).schedules();
+	}
+
+	/**
+	 * Migrates one shard's tables, naming the shard when it cannot: an instance must not start with
+	 * part of its jobs out of reach, unnoticed.
+	 */
+	private static void migrate(String shard, QueueMigrator migrator) {
+		try {
+			migrator.afterPropertiesSet();
+		}
+		catch (RuntimeException ex) {
+			throw unanswered(shard, "migrate the jobs table of", ex);
+		}
+	}
+
+	private static IllegalStateException unanswered(String shard, String what, RuntimeException ex) {
+		return new IllegalStateException("pgqueue could not " + what + " shard '" + shard + "' (pgqueue.shards."
+				+ shard + "): " + ex.getMessage() + ". Every shard must answer when the application starts: start "
+				+ "it again once shard '" + shard + "' answers.", ex);
 	}
 
 	private static DataSource dataSourceBean(String name, QueueShardProperties shard, ListableBeanFactory beans) {
@@ -204,7 +231,12 @@ class QueueShardsConfiguration {
 			config.setMaximumPoolSize(shard.getMaximumPoolSize());
 			config.setConnectionTimeout(shard.getConnectionTimeout().toMillis());
 			config.setPoolName("pgqueue-shard-" + name);
-			return new HikariDataSource(config);
+			try {
+				return new HikariDataSource(config);
+			}
+			catch (RuntimeException ex) {
+				throw unanswered(name, "open a pool on", ex);
+			}
 		}
 
 	}

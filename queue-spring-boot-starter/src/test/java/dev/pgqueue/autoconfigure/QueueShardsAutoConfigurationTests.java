@@ -19,6 +19,8 @@ import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobListener;
 import dev.pgqueue.JobRequest;
+import dev.pgqueue.JobSchedules;
+import dev.pgqueue.ScheduleDetails;
 import dev.pgqueue.ShardUnavailableException;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.test.TestDatabase;
@@ -43,6 +45,7 @@ import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfigu
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.CannotGetJdbcConnectionException;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
@@ -298,6 +301,53 @@ class QueueShardsAutoConfigurationTests {
 	}
 
 	@Test
+	void withSpillUnkeyedAJobWithoutAKeyThatItsShardRefusesIsTakenByAnother() {
+		this.contextRunner.withUserConfiguration(ThirdShard.class)
+			.withPropertyValues("pgqueue.shard-routing.spill-unkeyed=true")
+			.run((context) -> {
+				QueueShards shards = context.getBean(QueueShards.class);
+				JobClient client = context.getBean(JobClient.class);
+				DelegatingDataSource third = (DelegatingDataSource) context.getBean("thirdShard");
+				DataSource answering = third.getTargetDataSource();
+				// New connections to s3 refused while its watch's own connection still answers: the moment
+				// before a stopped server is noticed.
+				third.setTargetDataSource(refusing());
+				try {
+					assertThat(shards.whyDown("s3")).isNull();
+					for (int i = 0; i < 6; i++) {
+						assertThat(shardHolding(context, client.enqueue(JobRequest.of("shard.unkeyed", i))))
+							.isIn("s1", "s2");
+					}
+					assertThatThrownBy(() -> client.enqueue(JobRequest.of("shard.unkeyed", 0).shardKey(keyOn(shards, "s3"))))
+						.as("a keyed job is never spilled")
+						.isInstanceOf(CannotGetJdbcConnectionException.class);
+				}
+				finally {
+					third.setTargetDataSource(answering);
+				}
+			});
+	}
+
+	@Test
+	void recurringJobsLiveOnTheFirstShardAndJobSchedulesIsItsBean() {
+		this.contextRunner.withUserConfiguration(ThirdShard.class)
+			.withPropertyValues("pgqueue.schedules.nightly.cron=0 0 3 * * *",
+					"pgqueue.schedules.nightly.kind=shard.nightly")
+			.run((context) -> {
+				assertThat(context).hasSingleBean(JobSchedules.class);
+				JobSchedules schedules = context.getBean(JobSchedules.class);
+				assertThat(schedules).isSameAs(context.getBean(QueueShards.class).engine("s1").schedules());
+				assertThat(schedules.list()).extracting(ScheduleDetails::name).containsExactly("nightly");
+				UUID fired = schedules.runNow("nightly");
+				assertThat(shardHolding(context, fired)).isEqualTo("s1");
+				for (FreshSchema other : List.of(S2, S3)) {
+					assertThat(jdbc(context).queryForObject("SELECT count(*) FROM " + other.name()
+							+ ".pgqueue_schedules", Integer.class)).as("schedules on %s", other.name()).isZero();
+				}
+			});
+	}
+
+	@Test
 	void refusesAShardWithoutConnectionSettingsOrWithSlotsForSomeShardsOnly() {
 		this.contextRunner.withUserConfiguration(ThirdShard.class).withPropertyValues("pgqueue.shards.s4.schema=x").run((context) -> {
 			assertThat(context).hasFailed();
@@ -320,6 +370,20 @@ class QueueShardsAutoConfigurationTests {
 				assertThat(context.getStartupFailure()).rootCause()
 					.hasMessageContaining("pgqueue.shards.s1.connection-timeout must be at least 250ms");
 			});
+		this.contextRunner.withUserConfiguration(ThirdShard.class)
+			.withPropertyValues("pgqueue.shards.s2.url=" + ((DriverManagerDataSource) refusing()).getUrl(),
+					"pgqueue.shards.s2.connection-timeout=250ms")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(context.getStartupFailure()).hasMessageContaining(
+						"pgqueue could not open a pool on shard 's2' (pgqueue.shards.s2): ")
+					.hasMessageContaining("Every shard must answer when the application starts");
+			});
+		this.contextRunner.withUserConfiguration(RefusingThirdShard.class).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure())
+				.hasMessageContaining("pgqueue could not migrate the jobs table of shard 's3' (pgqueue.shards.s3): ");
+		});
 		this.contextRunner.withPropertyValues("pgqueue.shards.s3.data-source=noSuchBean").run((context) -> {
 			assertThat(context).hasFailed();
 			assertThat(context.getStartupFailure()).rootCause()
@@ -424,6 +488,16 @@ class QueueShardsAutoConfigurationTests {
 			String url = database.jdbcUrl() + (database.jdbcUrl().contains("?") ? "&" : "?")
 					+ "ApplicationName=pgqueue-third-shard";
 			return new DelegatingDataSource(new DriverManagerDataSource(url, database.username(), database.password()));
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class RefusingThirdShard {
+
+		@Bean(defaultCandidate = false)
+		DataSource thirdShard() {
+			return refusing();
 		}
 
 	}

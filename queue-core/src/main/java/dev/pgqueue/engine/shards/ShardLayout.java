@@ -97,13 +97,16 @@ public final class ShardLayout {
 	 * @param dataSource each shard's DataSource, whose transactions its client's enqueues join
 	 * @param client each shard's own client
 	 * @param health which shards answer now; a keyed job for a shard it reports down is refused
+	 * @param spillUnkeyed whether a job without a shard or key that its shard fails to take (a connection
+	 * refused or cut, a pool timing out) is tried on the next shard up; a failure at commit can hide a job
+	 * that did commit, which spilling then enqueues twice
 	 */
 	public JobClient client(Function<String, DataSource> dataSource, Function<String, JobClient> client,
-			ShardWatch health) {
+			ShardWatch health, boolean spillUnkeyed) {
 		List<ShardedJobClient.Shard> members = shards().stream()
 			.map((shard) -> new ShardedJobClient.Shard(shard, dataSource.apply(shard), client.apply(shard)))
 			.toList();
-		return new ShardedJobClient(members, this.slots, health);
+		return new ShardedJobClient(members, this.slots, health, spillUnkeyed);
 	}
 
 	/**

@@ -56,4 +56,18 @@ final class ShardRouter {
 				+ ". Enqueue again once one answers.");
 	}
 
+	/**
+	 * The next shard up, in turn, that a job without a shard or key has not been tried on yet: where it
+	 * spills once the shard it was routed to failed to take it.
+	 * @param up the shards that answer now
+	 * @param tried the shards the job failed on
+	 * @return {@code null} when every shard up has been tried
+	 */
+	@Nullable String another(Set<String> up, Set<String> tried) {
+		List<String> candidates = this.shards.stream().filter((shard) -> up.contains(shard) && !tried.contains(shard))
+			.toList();
+		return candidates.isEmpty() ? null
+				: candidates.get(Math.floorMod(this.next.getAndIncrement(), candidates.size()));
+	}
+
 }

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
+import java.util.function.Function;
 
 import javax.sql.DataSource;
 
@@ -15,7 +16,12 @@ import dev.pgqueue.JobClient;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.ShardUnavailableException;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
+import org.springframework.dao.DataAccessResourceFailureException;
+import org.springframework.dao.TransientDataAccessException;
+import org.springframework.transaction.CannotCreateTransactionException;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
@@ -27,15 +33,20 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * an error naming it, since the job could not join it; so is a keyed job whose key belongs to another
  * shard, since a key must never span shards.</li>
  * <li>The shard the request names ({@link JobRequest#shard}).</li>
- * <li>Its key: the shard key, else the concurrency key, else the bucket key, hashed to a slot whose shard holds every job
+ * <li>Its key: the shard key, else the concurrency key, else the bucket key, else the unique key, hashed to a slot whose shard holds every job
  * of that key ({@link SlotMap}); while that shard does not answer, the job is refused with a
  * {@link ShardUnavailableException} naming it, never sent elsewhere.</li>
- * <li>Otherwise the shards that are up, in turn ({@link ShardRouter}).</li>
+ * <li>Otherwise the shards that are up, in turn ({@link ShardRouter}). With spilling on, such a job
+ * that its shard fails to take as an unreachable server does (a connection refused or cut, a pool
+ * timing out) is tried on the next shard up. Off by default: a failure at commit can hide a job that
+ * did commit, which spilling would then enqueue a second time on another shard.</li>
  * </ol>
  * {@link #enqueueAll} sends each shard its requests in one call, so it is atomic per shard, not
  * across shards: a failure on one shard leaves the others' jobs enqueued.
  */
 final class ShardedJobClient implements JobClient {
+
+	private static final Logger logger = LoggerFactory.getLogger(ShardedJobClient.class);
 
 	private final Map<String, Shard> shards;
 
@@ -45,12 +56,16 @@ final class ShardedJobClient implements JobClient {
 
 	private final ShardHealth health;
 
+	private final boolean spillUnkeyed;
+
 	/**
 	 * @param shards each shard's DataSource and client, in the shards' declared order, which
 	 * {@code slots} spreads over
 	 * @param health which shards answer now
+	 * @param spillUnkeyed whether a job without a shard or key that its shard fails to take (a connection
+	 * refused or cut, a pool timing out) is tried on the next shard up
 	 */
-	ShardedJobClient(List<Shard> shards, SlotMap slots, ShardHealth health) {
+	ShardedJobClient(List<Shard> shards, SlotMap slots, ShardHealth health, boolean spillUnkeyed) {
 		Map<String, Shard> byName = new LinkedHashMap<>();
 		shards.forEach((shard) -> byName.put(shard.name(), shard));
 		if (!byName.keySet().equals(Set.copyOf(slots.shards()))) {
@@ -61,12 +76,19 @@ final class ShardedJobClient implements JobClient {
 		this.slots = slots;
 		this.router = new ShardRouter(slots);
 		this.health = health;
+		this.spillUnkeyed = spillUnkeyed;
 	}
 
 	@Override
 	public UUID enqueue(JobRequest request) {
 		Objects.requireNonNull(request, "request must not be null");
-		return this.shards.get(shardOf(request, transactionShard(), new Health())).client().enqueue(request);
+		String transaction = transactionShard();
+		Health health = new Health();
+		String shard = shardOf(request, transaction, health);
+		if (transaction != null || !spills(request)) {
+			return this.shards.get(shard).client().enqueue(request);
+		}
+		return spilling(shard, health, request.kind() + " job", (client) -> client.enqueue(request));
 	}
 
 	@Override
@@ -81,13 +103,51 @@ final class ShardedJobClient implements JobClient {
 		}
 		UUID[] ids = new UUID[requests.size()];
 		positions.forEach((shard, indexes) -> {
-			List<UUID> enqueued = this.shards.get(shard).client()
-				.enqueueAll(indexes.stream().map(requests::get).toList());
+			List<JobRequest> group = indexes.stream().map(requests::get).toList();
+			List<UUID> enqueued = (transaction == null && group.stream().allMatch(this::spills))
+					? spilling(shard, health, group.size() + " jobs", (client) -> client.enqueueAll(group))
+					: this.shards.get(shard).client().enqueueAll(group);
 			for (int k = 0; k < indexes.size(); k++) {
 				ids[indexes.get(k)] = enqueued.get(k);
 			}
 		});
 		return List.of(ids);
+	}
+
+	/** Whether a request may spill: spilling is on and nothing ties the job to one shard. */
+	private boolean spills(JobRequest request) {
+		return this.spillUnkeyed && request.shard() == null && keyOf(request) == null;
+	}
+
+	/**
+	 * Enqueues on a shard, and while a shard fails as an unreachable server does, on the next shard up
+	 * that has not been tried. Each spill is logged; when every shard up failed, the first failure is
+	 * thrown with the others suppressed.
+	 */
+	private <T> T spilling(String first, Health health, String what, Function<JobClient, T> enqueue) {
+		Set<String> tried = new LinkedHashSet<>();
+		RuntimeException failure = null;
+		String shard = first;
+		while (shard != null) {
+			tried.add(shard);
+			try {
+				return enqueue.apply(this.shards.get(shard).client());
+			}
+			catch (DataAccessResourceFailureException | TransientDataAccessException | CannotCreateTransactionException ex) {
+				String next = this.router.another(health.up(), tried);
+				logger.warn("pgqueue could not enqueue a {} on shard '{}' ({}); {}", what, shard, ex.getMessage(),
+						(next != null) ? "spilling it to shard '" + next + "' (pgqueue.shard-routing.spill-unkeyed)"
+								: "no other shard is up to take it");
+				if (failure == null) {
+					failure = ex;
+				}
+				else {
+					failure.addSuppressed(ex);
+				}
+				shard = next;
+			}
+		}
+		throw Objects.requireNonNull(failure);
 	}
 
 	private String shardOf(JobRequest request, @Nullable String transaction, Health health) {
@@ -122,12 +182,19 @@ final class ShardedJobClient implements JobClient {
 		return transaction;
 	}
 
-	/** The key that chooses a job's shard: its shard key, else its concurrency key, else its bucket key. */
+	/**
+	 * The key that chooses a job's shard: its shard key, else its concurrency key, else its bucket key,
+	 * else its unique key, so that the jobs of a unique key meet on one shard, whose unique index holds
+	 * them to one.
+	 */
 	static @Nullable String keyOf(JobRequest request) {
 		if (request.shardKey() != null) {
 			return request.shardKey();
 		}
-		return (request.concurrencyKey() != null) ? request.concurrencyKey() : request.bucketKey();
+		if (request.concurrencyKey() != null) {
+			return request.concurrencyKey();
+		}
+		return (request.bucketKey() != null) ? request.bucketKey() : request.uniqueKey();
 	}
 
 	/**

@@ -1,5 +1,8 @@
 package dev.pgqueue.engine.shards;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -7,6 +10,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicReference;
+
+import javax.sql.DataSource;
 
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.ShardUnavailableException;
@@ -17,7 +22,10 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.jdbc.CannotGetJdbcConnectionException;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -52,7 +60,8 @@ class ShardedJobClientTests {
 			shards.add(new ShardedJobClient.Shard(name, fixture.dataSource(),
 					fixture.engineBuilder().shard(name, () -> IDS.newId(name)).build().client()));
 		}
-		client = new ShardedJobClient(shards, SLOTS, (shard) -> up.get().contains(shard) ? null : "marked down by the test");
+		client = new ShardedJobClient(shards, SLOTS, (shard) -> up.get().contains(shard) ? null : "marked down by the test",
+				false);
 	}
 
 	@AfterAll
@@ -156,6 +165,58 @@ class ShardedJobClientTests {
 			if (i % 3 != 0) {
 				assertThat(holding).containsExactly(SLOTS.shardOf("customer-" + i));
 			}
+		}
+	}
+
+	@Test
+	void theJobsOfAUniqueKeyMeetOnOneShardSoThatTheKeyHoldsAcrossShards() {
+		for (int i = 0; i < 20; i++) {
+			String key = "invoice-" + i;
+			UUID first = client.enqueue(JobRequest.of("invoice.send", i).uniqueKey(key));
+			UUID again = client.enqueue(JobRequest.of("invoice.send", i).uniqueKey(key));
+			assertThat(again).as("the second enqueue of unique key %s", key).isEqualTo(first);
+			assertThat(shardsHolding(first)).containsExactly(SLOTS.shardOf(key));
+		}
+	}
+
+	@Test
+	void withSpillingOnAJobWithoutAKeyThatItsShardRefusesGoesToTheNextShardAndAKeyedOneDoesNot() {
+		// s2 as a server that has just stopped, before the watch has noticed: every shard still counts as up.
+		DelegatingDataSource s2 = new DelegatingDataSource(fixtures.get("s2").dataSource());
+		List<ShardedJobClient.Shard> shards = new ArrayList<>();
+		for (String name : NAMES) {
+			QueueFixture fixture = fixtures.get(name);
+			DataSource pool = name.equals("s2") ? s2 : fixture.dataSource();
+			shards.add(new ShardedJobClient.Shard(name, pool,
+					fixture.engineBuilder(pool).shard(name, () -> IDS.newId(name)).build().client()));
+		}
+		ShardedJobClient spilling = new ShardedJobClient(shards, SLOTS, (shard) -> null, true);
+		ShardedJobClient strict = new ShardedJobClient(shards, SLOTS, (shard) -> null, false);
+		s2.setTargetDataSource(refusing());
+		long onS2 = countOn("s2");
+		for (int i = 0; i < 12; i++) {
+			assertThat(shardsHolding(spilling.enqueue("mail.send", i))).hasSize(1).doesNotContain("s2");
+		}
+		List<UUID> batch = spilling.enqueueAll(List.of(JobRequest.of("mail.send", 1), JobRequest.of("mail.send", 2)));
+		batch.forEach((id) -> assertThat(shardsHolding(id)).hasSize(1).doesNotContain("s2"));
+		assertThatThrownBy(() -> spilling.enqueue(JobRequest.of("mail.send", 0).concurrencyKey(keyOf("s2"))))
+			.as("a keyed job is never spilled")
+			.isInstanceOf(CannotGetJdbcConnectionException.class);
+		assertThatThrownBy(() -> {
+			for (int i = 0; i < 3; i++) {
+				strict.enqueue("mail.send", i);
+			}
+		}).as("without spilling, the job the round robin gives s2 fails").isInstanceOf(CannotGetJdbcConnectionException.class);
+		assertThat(countOn("s2")).isEqualTo(onS2);
+	}
+
+	/** A DataSource on a port nothing listens on, as a stopped server: every connection is refused. */
+	private static DataSource refusing() {
+		try (ServerSocket free = new ServerSocket(0)) {
+			return new DriverManagerDataSource("jdbc:postgresql://127.0.0.1:" + free.getLocalPort() + "/test");
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
 		}
 	}
 
