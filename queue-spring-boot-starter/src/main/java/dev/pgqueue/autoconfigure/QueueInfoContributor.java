@@ -15,6 +15,7 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.actuate.info.Info;
 import org.springframework.boot.actuate.info.InfoContributor;
+import org.springframework.dao.DataAccessException;
 
 /**
  * Adds {@code pgqueue} to the {@code info} endpoint: the schema pgqueue's tables live in and the
@@ -58,7 +59,7 @@ class QueueInfoContributor implements InfoContributor {
 		if (this.shards != null) {
 			shardSchemas = new LinkedHashMap<>();
 			for (String shard : this.shards.names()) {
-				shardSchemas.put(shard, SchemaInfo.of(this.shards.migrator(shard)));
+				shardSchemas.put(shard, SchemaInfo.of(this.shards, shard));
 			}
 		}
 		builder.withDetail("pgqueue", new PgqueueInfo((this.migrator != null) ? SchemaInfo.of(this.migrator) : null,
@@ -80,12 +81,28 @@ class QueueInfoContributor implements InfoContributor {
 	/**
 	 * @param name the schema of pgqueue's tables
 	 * @param version the version pgqueue's own migrations left it at; absent when they did not
-	 * create it ({@code pgqueue.schema.migrate=false} and no history table)
+	 * create it ({@code pgqueue.schema.migrate=false} and no history table), or could not be read
+	 * @param unavailable why a shard's version could not be read; absent while it answers
 	 */
-	record SchemaInfo(String name, @Nullable String version) {
+	record SchemaInfo(String name, @Nullable String version, @Nullable String unavailable) {
 
 		static SchemaInfo of(QueueMigrator migrator) {
-			return new SchemaInfo(migrator.schema().value(), migrator.schemaVersion());
+			return new SchemaInfo(migrator.schema().value(), migrator.schemaVersion(), null);
+		}
+
+		/** A shard's schema; its version only while the shard answers, so that a down shard fails no read. */
+		static SchemaInfo of(QueueShards shards, String shard) {
+			QueueMigrator migrator = shards.migrator(shard);
+			String down = shards.whyDown(shard);
+			if (down != null) {
+				return new SchemaInfo(migrator.schema().value(), null, down);
+			}
+			try {
+				return of(migrator);
+			}
+			catch (DataAccessException ex) {
+				return new SchemaInfo(migrator.schema().value(), null, ex.getMessage());
+			}
 		}
 
 	}

@@ -118,7 +118,7 @@ public class QueueProperties {
 	 */
 	private Map<String, QueueShardProperties> shards = new LinkedHashMap<>();
 
-	private final ShardRouting shardRouting = new ShardRouting();
+	private final Sharding sharding = new Sharding();
 
 	private final Scheduling scheduling = new Scheduling();
 
@@ -220,8 +220,8 @@ public class QueueProperties {
 		this.shards = shards;
 	}
 
-	public ShardRouting getShardRouting() {
-		return this.shardRouting;
+	public Sharding getSharding() {
+		return this.sharding;
 	}
 
 	public void setKinds(Map<String, Kind> kinds) {
@@ -440,8 +440,8 @@ public class QueueProperties {
 
 	}
 
-	/** How new jobs are routed over the shards of pgqueue.shards. */
-	public static class ShardRouting {
+	/** How pgqueue runs over the shards of pgqueue.shards. */
+	public static class Sharding {
 
 		/**
 		 * Whether a job without a shard or key (shard, concurrency, bucket or unique key) that its shard
@@ -457,6 +457,22 @@ public class QueueProperties {
 
 		public void setSpillUnkeyed(boolean spillUnkeyed) {
 			this.spillUnkeyed = spillUnkeyed;
+		}
+
+		/**
+		 * Whether the application starts while some shards do not answer (at least one must): each
+		 * such shard counts as down, its keyed jobs refused, until it answers, is migrated and its
+		 * pollers start. Off by default: start-up then fails naming the shard, so that a wrong URL
+		 * cannot pass for an outage.
+		 */
+		private boolean startWhileDown;
+
+		public boolean isStartWhileDown() {
+			return this.startWhileDown;
+		}
+
+		public void setStartWhileDown(boolean startWhileDown) {
+			this.startWhileDown = startWhileDown;
 		}
 
 	}

@@ -5,6 +5,11 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 
 import javax.sql.DataSource;
 
@@ -37,6 +42,9 @@ public final class QueueShards implements SmartLifecycle, DisposableBean {
 	/** How long a shard may go without answering before its keyed jobs are refused. */
 	static final Duration WATCH_TIMEOUT = Duration.ofSeconds(1);
 
+	/** Time between two tries to migrate a shard that did not answer at start-up. */
+	static final Duration LATECOMER_INTERVAL = Duration.ofSeconds(1);
+
 	private final ShardLayout layout;
 
 	private final Map<String, Member> members;
@@ -51,14 +59,22 @@ public final class QueueShards implements SmartLifecycle, DisposableBean {
 
 	private volatile boolean running;
 
+	/** The shards that did not answer at start-up, with why they were not migrated last time. */
+	private final Map<String, RuntimeException> unmigrated = new ConcurrentHashMap<>();
+
+	private @Nullable ScheduledExecutorService latecomers;
+
 	/**
 	 * @param spillUnkeyed whether a job without a shard or key that its shard fails to take is tried on
-	 * the next shard up ({@code pgqueue.shard-routing.spill-unkeyed})
+	 * the next shard up ({@code pgqueue.sharding.spill-unkeyed})
 	 */
 	QueueShards(ShardLayout layout, List<Member> members, boolean spillUnkeyed) {
 		this.layout = layout;
 		Map<String, Member> byName = new LinkedHashMap<>();
 		members.forEach((member) -> byName.put(member.name(), member));
+		members.stream()
+			.filter((member) -> member.unmigrated() != null)
+			.forEach((member) -> this.unmigrated.put(member.name(), Objects.requireNonNull(member.unmigrated())));
 		this.members = byName;
 		Map<String, DataSource> dataSources = new LinkedHashMap<>();
 		members.forEach((member) -> dataSources.put(member.name(), member.dataSource()));
@@ -135,13 +151,18 @@ public final class QueueShards implements SmartLifecycle, DisposableBean {
 	}
 
 	@Override
-	public void start() {
+	public synchronized void start() {
 		this.watch.start();
 		List<QueueEngine> started = new ArrayList<>();
 		try {
 			for (Member member : this.members.values()) {
-				member.engine().start();
-				started.add(member.engine());
+				if (this.unmigrated.containsKey(member.name())) {
+					this.watch.holdDown(member.name(), notMigrated(this.unmigrated.get(member.name())));
+				}
+				else {
+					member.engine().start();
+					started.add(member.engine());
+				}
 			}
 		}
 		catch (RuntimeException ex) {
@@ -150,11 +171,64 @@ public final class QueueShards implements SmartLifecycle, DisposableBean {
 			throw ex;
 		}
 		this.running = true;
+		if (!this.unmigrated.isEmpty()) {
+			this.unmigrated.forEach((shard, why) -> logger.warn("pgqueue starts without shard '{}', which did not "
+					+ "answer ({}): its keyed jobs are refused until it answers, is migrated and its pollers start "
+					+ "(pgqueue.sharding.start-while-down)", shard, why.getMessage()));
+			this.latecomers = Executors.newSingleThreadScheduledExecutor((task) -> {
+				Thread thread = new Thread(task, "pgqueue-shard-latecomers");
+				thread.setDaemon(true);
+				return thread;
+			});
+			this.latecomers.scheduleWithFixedDelay(this::joinLatecomers, LATECOMER_INTERVAL.toMillis(),
+					LATECOMER_INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
+		}
+	}
+
+	/**
+	 * Migrates each shard that did not answer at start-up, and once it is, starts its engine and lets
+	 * it take jobs. A shard that still does not answer is tried again next time.
+	 */
+	private void joinLatecomers() {
+		for (String shard : List.copyOf(this.unmigrated.keySet())) {
+			Member member = member(shard);
+			try {
+				member.migrator().afterPropertiesSet();
+			}
+			catch (RuntimeException ex) {
+				this.unmigrated.put(shard, ex);
+				this.watch.holdDown(shard, notMigrated(ex));
+				continue;
+			}
+			synchronized (this) {
+				if (!this.running) {
+					return;
+				}
+				member.engine().start();
+				this.unmigrated.remove(shard);
+				this.watch.release(shard);
+			}
+			logger.info("pgqueue's shard '{}' answers and is migrated: its pollers run and it takes jobs", shard);
+		}
+		if (this.unmigrated.isEmpty() && this.latecomers != null) {
+			this.latecomers.shutdown();
+		}
+	}
+
+	private static String notMigrated(RuntimeException why) {
+		return "it did not answer at start-up, so its tables are not migrated and its pollers not started yet ("
+				+ why.getMessage() + ")";
 	}
 
 	@Override
 	public void stop() {
-		this.running = false;
+		synchronized (this) {
+			this.running = false;
+			if (this.latecomers != null) {
+				this.latecomers.shutdownNow();
+				this.latecomers = null;
+			}
+		}
 		this.members.values().forEach((member) -> member.engine().stop());
 		this.watch.close();
 	}
@@ -172,6 +246,12 @@ public final class QueueShards implements SmartLifecycle, DisposableBean {
 	/** Closes the engines and the pools pgqueue created for shards given by connection settings. */
 	@Override
 	public void destroy() {
+		synchronized (this) {
+			if (this.latecomers != null) {
+				this.latecomers.shutdownNow();
+				this.latecomers = null;
+			}
+		}
 		this.watch.close();
 		for (Member member : this.members.values()) {
 			try {
@@ -194,9 +274,11 @@ public final class QueueShards implements SmartLifecycle, DisposableBean {
 	/**
 	 * One shard.
 	 * @param ownPool the pool pgqueue created for it, closed with the shards; {@code null} for a bean
+	 * @param unmigrated why it could not be migrated at start-up, where the application starts without
+	 * it; {@code null} once migrated
 	 */
 	record Member(String name, DataSource dataSource, QueueEngine engine, QueueMigrator migrator,
-			@Nullable AutoCloseable ownPool) {
+			@Nullable AutoCloseable ownPool, @Nullable RuntimeException unmigrated) {
 	}
 
 }

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.Executor;
 
 import javax.sql.DataSource;
@@ -71,6 +72,7 @@ class QueueShardsConfiguration {
 				interceptors, events);
 		ScheduleSettings schedules = properties.toScheduleSettings();
 		boolean virtualThreads = Threading.VIRTUAL.isActive(environment);
+		boolean startWhileDown = properties.getSharding().isStartWhileDown();
 		List<QueueShards.Member> members = new ArrayList<>();
 		try {
 			for (Map.Entry<String, QueueShardProperties> entry : properties.getShards().entrySet()) {
@@ -82,7 +84,7 @@ class QueueShardsConfiguration {
 					dataSource = dataSourceBean(name, shard, beans);
 				}
 				else {
-					dataSource = newPool(name, shard);
+					dataSource = newPool(name, shard, startWhileDown);
 					pool = (AutoCloseable) dataSource;
 				}
 				try {
@@ -90,7 +92,7 @@ class QueueShardsConfiguration {
 						.of((shard.getSchema() != null) ? shard.getSchema() : properties.getSchema().getName());
 					QueueMigrator migrator = new QueueMigrator(dataSource, schema, properties.getSchema().isMigrate(),
 							properties.getNotifications().isTrigger());
-					migrate(name, migrator);
+					RuntimeException unmigrated = migrate(name, migrator, startWhileDown);
 					PlatformTransactionManager shared = transactionManager.getIfUnique();
 					PlatformTransactionManager manager = (shared != null
 							&& QueueInfrastructure.manages(shared, dataSource) == Boolean.TRUE) ? shared
@@ -105,7 +107,7 @@ class QueueShardsConfiguration {
 							.shard(name, layout.ids(name)))
 						.metrics(metricsOf(name, shardMetrics, metrics))
 						.build();
-					members.add(new QueueShards.Member(name, dataSource, engine, migrator, pool));
+					members.add(new QueueShards.Member(name, dataSource, engine, migrator, pool, unmigrated));
 				}
 				catch (RuntimeException ex) {
 					closeQuietly(pool);
@@ -117,7 +119,15 @@ class QueueShardsConfiguration {
 			members.forEach((member) -> closeQuietly(member.ownPool()));
 			throw ex;
 		}
-		return new QueueShards(layout, members, properties.getShardRouting().isSpillUnkeyed());
+		if (members.stream().allMatch((member) -> member.unmigrated() != null)) {
+			RuntimeException first = Objects.requireNonNull(members.get(0).unmigrated());
+			members.forEach((member) -> closeQuietly(member.ownPool()));
+			throw new IllegalStateException("None of the shards " + layout.shards() + " answered at start-up (shard '"
+					+ members.get(0).name() + "': " + first.getMessage() + "). pgqueue.sharding.start-while-down lets "
+					+ "the application start while some shards are down, not all: start it again once one answers.",
+					first);
+		}
+		return new QueueShards(layout, members, properties.getSharding().isSpillUnkeyed());
 	}
 
 	@Bean
@@ -141,14 +151,19 @@ class QueueShardsConfiguration {
 
 	/**
 	 * Migrates one shard's tables, naming the shard when it cannot: an instance must not start with
-	 * part of its jobs out of reach, unnoticed.
+	 * part of its jobs out of reach, unnoticed, unless told to ({@code pgqueue.sharding.start-while-down}).
+	 * @return why the shard could not be migrated, where start-up goes on without it
 	 */
-	private static void migrate(String shard, QueueMigrator migrator) {
+	private static @Nullable RuntimeException migrate(String shard, QueueMigrator migrator, boolean startWhileDown) {
 		try {
 			migrator.afterPropertiesSet();
+			return null;
 		}
 		catch (RuntimeException ex) {
-			throw unanswered(shard, "migrate the jobs table of", ex);
+			if (!startWhileDown) {
+				throw unanswered(shard, "migrate the jobs table of", ex);
+			}
+			return ex;
 		}
 	}
 
@@ -192,7 +207,7 @@ class QueueShardsConfiguration {
 		}
 	}
 
-	private static DataSource newPool(String name, QueueShardProperties shard) {
+	private static DataSource newPool(String name, QueueShardProperties shard, boolean startWhileDown) {
 		String key = "pgqueue.shards." + name + ".url";
 		if (shard.getUrl() == null || shard.getUrl().isBlank()) {
 			throw new InvalidQueueConfigurationException(key, "Shard '" + name + "' has neither " + key
@@ -217,13 +232,14 @@ class QueueShardsConfiguration {
 							+ shard.getConnectionTimeout(),
 					"Give the pool at least 250ms to hand out a connection (HikariCP's least).");
 		}
-		return HikariPools.create(name, shard);
+		return HikariPools.create(name, shard, startWhileDown);
 	}
 
 	/** Touched only when a shard gives connection settings, so that an application without HikariCP loads. */
 	private static final class HikariPools {
 
-		static DataSource create(String name, QueueShardProperties shard) {
+		/** @param lazy whether the pool starts without a connection, for a shard that may not answer yet */
+		static DataSource create(String name, QueueShardProperties shard, boolean lazy) {
 			HikariConfig config = new HikariConfig();
 			config.setJdbcUrl(shard.getUrl());
 			config.setUsername(shard.getUsername());
@@ -231,6 +247,9 @@ class QueueShardsConfiguration {
 			config.setMaximumPoolSize(shard.getMaximumPoolSize());
 			config.setConnectionTimeout(shard.getConnectionTimeout().toMillis());
 			config.setPoolName("pgqueue-shard-" + name);
+			if (lazy) {
+				config.setInitializationFailTimeout(-1);
+			}
 			try {
 				return new HikariDataSource(config);
 			}

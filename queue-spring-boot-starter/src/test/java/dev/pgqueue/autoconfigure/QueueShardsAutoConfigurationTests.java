@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Stream;
 
 import javax.sql.DataSource;
 
@@ -110,8 +111,8 @@ class QueueShardsAutoConfigurationTests {
 			Info.Builder info = new Info.Builder();
 			context.getBean("pgqueueInfoContributor", InfoContributor.class).contribute(info);
 			assertThat(info.build().getDetails().get("pgqueue")).asString()
-				.contains("shards={s1=SchemaInfo[name=" + S1.name() + ", version=19]")
-				.contains("s3=SchemaInfo[name=" + S3.name() + ", version=19]");
+				.contains("shards={s1=SchemaInfo[name=" + S1.name() + ", version=19, unavailable=null]")
+				.contains("s3=SchemaInfo[name=" + S3.name() + ", version=19, unavailable=null]");
 			assertThat(APPLICATION.tables(jdbc(context))).doesNotContain("pgqueue_jobs");
 		});
 	}
@@ -303,7 +304,7 @@ class QueueShardsAutoConfigurationTests {
 	@Test
 	void withSpillUnkeyedAJobWithoutAKeyThatItsShardRefusesIsTakenByAnother() {
 		this.contextRunner.withUserConfiguration(ThirdShard.class)
-			.withPropertyValues("pgqueue.shard-routing.spill-unkeyed=true")
+			.withPropertyValues("pgqueue.sharding.spill-unkeyed=true")
 			.run((context) -> {
 				QueueShards shards = context.getBean(QueueShards.class);
 				JobClient client = context.getBean(JobClient.class);
@@ -326,6 +327,57 @@ class QueueShardsAutoConfigurationTests {
 					third.setTargetDataSource(answering);
 				}
 			});
+	}
+
+	@Test
+	void withStartWhileDownAShardThatDoesNotAnswerAtStartUpIsMigratedAndPolledOnceItDoes() {
+		FreshSchema late = FreshSchema.named("pgqueue_s3_late");
+		try {
+			this.contextRunner.withUserConfiguration(LateThirdShard.class, ShardListener.class)
+				.withConfiguration(AutoConfigurations.of(QueueHealthAutoConfiguration.class,
+						QueueInfoContributorAutoConfiguration.class))
+				.withPropertyValues("pgqueue.sharding.start-while-down=true", "pgqueue.shards.s3.schema=" + late.name())
+				.run((context) -> {
+					assertThat(context).hasNotFailed();
+					QueueShards shards = context.getBean(QueueShards.class);
+					JobClient client = context.getBean(JobClient.class);
+					String keyOfS3 = keyOn(shards, "s3");
+					assertThat(shards.whyDown("s3")).contains("it did not answer at start-up");
+					assertThatThrownBy(() -> client.enqueue(JobRequest.of("shard.record", "early").shardKey(keyOfS3)))
+						.isInstanceOf(ShardUnavailableException.class)
+						.hasMessageContaining("belongs on shard 's3', which does not answer");
+					assertThat(context.getBean("pgqueueHealthIndicator", HealthIndicator.class).health().getStatus())
+						.isEqualTo(QueueHealthIndicator.DEGRADED);
+					Info.Builder info = new Info.Builder();
+					context.getBean("pgqueueInfoContributor", InfoContributor.class).contribute(info);
+					assertThat(info.build().getDetails().get("pgqueue")).asString()
+						.contains("s3=SchemaInfo[name=" + late.name() + ", version=null, unavailable=it did not answer");
+					UUID elsewhere = client.enqueue(JobRequest.of("shard.record", "elsewhere"));
+					assertThat(Stream.of(S1, S2).filter((schema) -> schema.stateOf(jdbc(context), elsewhere) != null))
+						.as("shards holding the job without a key").hasSize(1);
+
+					context.getBean(LateThirdShard.class).answer();
+					await().atMost(TIMEOUT).until(() -> shards.whyDown("s3") == null);
+					assertThat(late.tables(jdbc(context))).contains("pgqueue_jobs");
+					UUID id = client.enqueue(JobRequest.of("shard.record", "late").shardKey(keyOfS3));
+					ShardListener listener = context.getBean(ShardListener.class);
+					await().atMost(TIMEOUT).until(() -> listener.shards.containsKey(id));
+					assertThat(listener.shards.get(id)).isEqualTo("s3");
+				});
+			this.contextRunner.withUserConfiguration(RefusingThirdShard.class)
+				.withPropertyValues("pgqueue.sharding.start-while-down=true",
+						"pgqueue.shards.s1.url=" + ((DriverManagerDataSource) refusing()).getUrl(),
+						"pgqueue.shards.s2.url=" + ((DriverManagerDataSource) refusing()).getUrl(),
+						"pgqueue.shards.s1.connection-timeout=250ms", "pgqueue.shards.s2.connection-timeout=250ms")
+				.run((context) -> {
+					assertThat(context).hasFailed();
+					assertThat(context.getStartupFailure()).hasMessageContaining(
+							"None of the shards [s1, s2, s3] answered at start-up");
+				});
+		}
+		finally {
+			late.drop();
+		}
 	}
 
 	@Test
@@ -488,6 +540,24 @@ class QueueShardsAutoConfigurationTests {
 			String url = database.jdbcUrl() + (database.jdbcUrl().contains("?") ? "&" : "?")
 					+ "ApplicationName=pgqueue-third-shard";
 			return new DelegatingDataSource(new DriverManagerDataSource(url, database.username(), database.password()));
+		}
+
+	}
+
+	/** A third shard that refuses every connection until told to answer. */
+	static class LateThirdShard {
+
+		private final DelegatingDataSource dataSource = new DelegatingDataSource(refusing());
+
+		@Bean(defaultCandidate = false)
+		DataSource thirdShard() {
+			return this.dataSource;
+		}
+
+		void answer() {
+			TestDatabase database = TestDatabase.get();
+			this.dataSource.setTargetDataSource(
+					new DriverManagerDataSource(database.jdbcUrl(), database.username(), database.password()));
 		}
 
 	}

@@ -42,6 +42,9 @@ public final class ShardWatch implements ShardHealth, AutoCloseable {
 
 	private final Map<String, Connection> held = new ConcurrentHashMap<>();
 
+	/** Shards held down by their owner, with why, whatever their probes say. */
+	private final Map<String, String> holds = new ConcurrentHashMap<>();
+
 	private @Nullable ScheduledExecutorService ticker;
 
 	/** Whether probes run, so that silence means something. */
@@ -158,12 +161,28 @@ public final class ShardWatch implements ShardHealth, AutoCloseable {
 		return up;
 	}
 
+	/**
+	 * Counts a shard as down, for this reason, until {@link #release released}, whatever its probes say:
+	 * for a shard that answers but cannot take jobs yet, such as one whose tables are not migrated.
+	 */
+	public void holdDown(String shard, String reason) {
+		requireShard(shard);
+		this.holds.put(shard, reason);
+	}
+
+	/** Ends a {@link #holdDown hold}: the shard's probes alone say whether it is up. */
+	public void release(String shard) {
+		requireShard(shard);
+		this.holds.remove(shard);
+	}
+
 	/** Why a shard counts as down, or {@code null} while it answers. */
 	@Override
 	public @Nullable String whyDown(String shard) {
-		State state = this.states.get(shard);
-		if (state == null) {
-			throw new IllegalArgumentException("No shard '" + shard + "'; the shards are " + this.shards.keySet());
+		State state = requireShard(shard);
+		String hold = this.holds.get(shard);
+		if (hold != null) {
+			return hold;
 		}
 		if (!this.watching) {
 			return null;
@@ -176,6 +195,14 @@ public final class ShardWatch implements ShardHealth, AutoCloseable {
 			return "it has not answered for " + TimeUnit.NANOSECONDS.toMillis(silent) + " ms";
 		}
 		return null;
+	}
+
+	private State requireShard(String shard) {
+		State state = this.states.get(shard);
+		if (state == null) {
+			throw new IllegalArgumentException("No shard '" + shard + "'; the shards are " + this.shards.keySet());
+		}
+		return state;
 	}
 
 	@Override

@@ -136,7 +136,7 @@ final class ShardedJobClient implements JobClient {
 			catch (DataAccessResourceFailureException | TransientDataAccessException | CannotCreateTransactionException ex) {
 				String next = this.router.another(health.up(), tried);
 				logger.warn("pgqueue could not enqueue a {} on shard '{}' ({}); {}", what, shard, ex.getMessage(),
-						(next != null) ? "spilling it to shard '" + next + "' (pgqueue.shard-routing.spill-unkeyed)"
+						(next != null) ? "spilling it to shard '" + next + "' (pgqueue.sharding.spill-unkeyed)"
 								: "no other shard is up to take it");
 				if (failure == null) {
 					failure = ex;

@@ -56,6 +56,22 @@ class ShardWatchTests {
 	}
 
 	@Test
+	void aShardHeldDownStaysDownWhileItAnswersUntilReleased() {
+		Map<String, DataSource> shards = new LinkedHashMap<>();
+		shards.put("s1", database());
+		shards.put("s2", database());
+		try (ShardWatch watch = new ShardWatch(shards, INTERVAL, TIMEOUT)) {
+			watch.holdDown("s2", "its tables are not migrated yet");
+			assertThat(watch.whyDown("s2")).as("held before the watch starts").isEqualTo("its tables are not migrated yet");
+			watch.start();
+			await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5))
+				.until(() -> watch.up().equals(Set.of("s1")));
+			watch.release("s2");
+			await().atMost(Duration.ofSeconds(5)).until(() -> watch.whyDown("s2") == null);
+		}
+	}
+
+	@Test
 	void aShardThatNeverAnswersIsDownOnceItHasBeenSilentForTheTimeout() throws IOException {
 		try (ServerSocket silent = new ServerSocket(0)) {
 			List<Socket> accepted = new ArrayList<>();
