@@ -381,6 +381,34 @@ class QueueShardsAutoConfigurationTests {
 	}
 
 	@Test
+	void aTwoPhaseQueuePreparesEachJobsTransactionOnItsOwnShardWithAResolverPerShard() {
+		this.contextRunner.withUserConfiguration(ThirdShard.class, TwoPhaseCommitAutoConfigurationTests.PaymentConfiguration.class)
+			.withPropertyValues("pgqueue.queues.payments.two-phase-commit=true", "pgqueue.queues.payments.poll-interval=100ms")
+			.run((context) -> {
+				QueueShards shards = context.getBean(QueueShards.class);
+				JobClient client = context.getBean(JobClient.class);
+				Map<UUID, String> expected = new ConcurrentHashMap<>();
+				for (String shard : shards.names()) {
+					assertThat(shards.engine(shard).inDoubtResolver()).as("in-doubt resolver of %s", shard).isNotNull();
+					for (int i = 0; i < 2; i++) {
+						UUID id = client.enqueue(JobRequest.of("payment.capture", new TwoPhaseCommitAutoConfigurationTests.Capture(i))
+							.queue("payments").shard(shard));
+						expected.put(id, shard);
+					}
+				}
+				TwoPhaseCommitAutoConfigurationTests.PaymentListener listener = context
+					.getBean(TwoPhaseCommitAutoConfigurationTests.PaymentListener.class);
+				expected.forEach((id, shard) -> {
+					await().atMost(TIMEOUT).until(() -> "completed".equals(SCHEMAS.get(shard).stateOf(jdbc(context), id)));
+					assertThat(listener.sawPrepared).as("job %s prepared before its effect ran", id).containsEntry(id, true);
+				});
+				SCHEMAS.values().forEach((schema) -> assertThat(jdbc(context).queryForObject(
+						"SELECT count(*) FROM pg_prepared_xacts WHERE starts_with(gid, ?)", Long.class,
+						"pgqueue:" + schema.name() + ":")).as("prepared transactions left on %s", schema.name()).isZero());
+			});
+	}
+
+	@Test
 	void recurringJobsLiveOnTheFirstShardAndJobSchedulesIsItsBean() {
 		this.contextRunner.withUserConfiguration(ThirdShard.class)
 			.withPropertyValues("pgqueue.schedules.nightly.cron=0 0 3 * * *",
