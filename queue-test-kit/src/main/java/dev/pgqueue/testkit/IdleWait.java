@@ -1,6 +1,7 @@
 package dev.pgqueue.testkit;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -29,18 +30,19 @@ final class IdleWait {
 
 	private final QueueEngine engine;
 
-	private final JobRows rows;
+	private final List<EngineRows> engines;
 
-	IdleWait(QueueEngine engine, JobRows rows) {
-		this.engine = engine;
-		this.rows = rows;
+	/** @param engines the application's engine, or each shard's: the wait is for all of their tables */
+	IdleWait(List<EngineRows> engines) {
+		this.engine = engines.get(0).engine();
+		this.engines = engines;
 	}
 
 	void await(@Nullable String queue, Duration timeout) {
 		long deadline = System.nanoTime() + timeout.toNanos();
 		if (!this.engine.processing()) {
 			// Nothing here would run them: say so now rather than after the timeout.
-			List<EnqueuedJob> waiting = this.rows.waiting(queue, timeout);
+			List<EnqueuedJob> waiting = waiting(queue, timeout);
 			if (!waiting.isEmpty()) {
 				throw new AssertionError(report(queue, "not idle, and this application runs no job: ", waiting));
 			}
@@ -52,10 +54,10 @@ final class IdleWait {
 				.pollDelay(Duration.ZERO)
 				.pollInterval(POLL_INTERVAL)
 				.pollInSameThread()
-				.until(() -> this.rows.countWaiting(queue, remaining(deadline)) == 0);
+				.until(() -> countWaiting(queue, remaining(deadline)) == 0);
 		}
 		catch (ConditionTimeoutException ex) {
-			List<EnqueuedJob> waiting = this.rows.waiting(queue, Duration.ZERO);
+			List<EnqueuedJob> waiting = waiting(queue, Duration.ZERO);
 			if (waiting.isEmpty()) {
 				// The last job finished between the last look and this one.
 				return;
@@ -75,7 +77,8 @@ final class IdleWait {
 		if (waiting.size() > WAITING_LISTED) {
 			text.append("\n  … and ").append(waiting.size() - WAITING_LISTED).append(" more");
 		}
-		List<EnqueuedJob> failed = this.rows.failed(queue, FAILED_LISTED);
+		List<EnqueuedJob> failed = new ArrayList<>();
+		this.engines.forEach((engine) -> failed.addAll(engine.rows().failed(queue, FAILED_LISTED - failed.size())));
 		if (!failed.isEmpty()) {
 			text.append("\nFailed jobs (newest ").append(failed.size()).append("):");
 			failed.forEach((job) -> text.append("\n  - ").append(job.describe()));
@@ -91,7 +94,8 @@ final class IdleWait {
 			hints.add("This application runs no pollers (pgqueue.enabled=false): run the jobs on the test thread "
 					+ "with QueueTester.drain(…) or run(id), or start the application with pollers.");
 		}
-		Set<String> paused = this.engine.admin().pausedQueues();
+		Set<String> paused = new LinkedHashSet<>();
+		this.engines.forEach((engine) -> paused.addAll(engine.engine().admin().pausedQueues()));
 		for (EnqueuedJob job : waiting) {
 			String handledIn = this.engine.handlers().queueOf(job.kind());
 			if (handledIn == null) {
@@ -112,6 +116,20 @@ final class IdleWait {
 			hints.add("If the jobs are slow rather than stuck, wait longer: QueueTester.withTimeout(Duration).");
 		}
 		return hints;
+	}
+
+	private int countWaiting(@Nullable String queue, Duration horizon) {
+		int count = 0;
+		for (EngineRows engine : this.engines) {
+			count += engine.rows().countWaiting(queue, horizon);
+		}
+		return count;
+	}
+
+	private List<EnqueuedJob> waiting(@Nullable String queue, Duration horizon) {
+		List<EnqueuedJob> waiting = new ArrayList<>();
+		this.engines.forEach((engine) -> waiting.addAll(engine.rows().waiting(queue, horizon)));
+		return waiting;
 	}
 
 	private static Duration remaining(long deadline) {

@@ -1,11 +1,13 @@
 package dev.pgqueue.testkit;
 
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 
+import dev.pgqueue.autoconfigure.QueueShards;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.schema.SchemaName;
 import org.slf4j.Logger;
@@ -13,6 +15,7 @@ import org.slf4j.LoggerFactory;
 
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.config.AutowireCapableBeanFactory;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.support.AbstractBeanDefinition;
 import org.springframework.beans.factory.support.BeanDefinitionBuilder;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
@@ -79,8 +82,8 @@ final class IsolatedQueueSchemaContextCustomizer implements ContextCustomizer {
 	}
 
 	/**
-	 * Drops the schema when the context closes. It depends on the engine, so it is destroyed after
-	 * the engine has stopped (every lifecycle stops before any bean is destroyed) and before the data
+	 * Drops the schema when the context closes, from the application's engine or from each shard whose
+	 * schema it is. It depends on the engine (or the shards), so it is destroyed after the engines have stopped (every lifecycle stops before any bean is destroyed) and before the data
 	 * source closes (which the engine depends on).
 	 */
 	static final class Dropper implements DisposableBean {
@@ -89,27 +92,40 @@ final class IsolatedQueueSchemaContextCustomizer implements ContextCustomizer {
 
 		private final String schema;
 
-		private final QueueEngine engine;
+		private final List<QueueEngine> engines;
 
-		Dropper(String schema, QueueEngine engine) {
+		Dropper(String schema, ConfigurableListableBeanFactory beans) {
 			this.schema = schema;
-			this.engine = engine;
+			// Depending on the engine, or the shards, makes this bean go before them at close.
+			for (Class<?> type : List.of(QueueEngine.class, QueueShards.class)) {
+				for (String name : beans.getBeanNamesForType(type)) {
+					beans.registerDependentBean(name, DROPPER);
+				}
+			}
+			this.engines = QueueTesterAutoConfiguration.engines(beans.getBeanProvider(QueueEngine.class),
+					beans.getBeanProvider(QueueShards.class));
 		}
 
 		@Override
 		public void destroy() {
-			SchemaName used = this.engine.settings().schema();
-			if (!used.value().equals(this.schema)) {
-				// Never drop what this customizer did not name: the test set pgqueue.schema.name otherwise.
+			boolean dropped = false;
+			for (QueueEngine engine : this.engines) {
+				SchemaName used = engine.settings().schema();
+				// Never drop what this customizer did not name: the test set the schema otherwise.
+				if (used.value().equals(this.schema)) {
+					try {
+						engine.jobs().jdbcTemplate().execute("DROP SCHEMA IF EXISTS " + used.quoted() + " CASCADE");
+					}
+					catch (DataAccessException ex) {
+						logger.warn("Could not drop test schema {}: {}", this.schema, ex.toString());
+					}
+					dropped = true;
+				}
+			}
+			if (!dropped) {
 				logger.warn("@IsolatedQueueSchema made schema {} for the test, but pgqueue used schema {}; dropping "
-						+ "neither", this.schema, used.value());
-				return;
-			}
-			try {
-				this.engine.jobs().jdbcTemplate().execute("DROP SCHEMA IF EXISTS " + used.quoted() + " CASCADE");
-			}
-			catch (DataAccessException ex) {
-				logger.warn("Could not drop test schema {}: {}", this.schema, ex.toString());
+						+ "neither", this.schema, this.engines.stream().map((engine) -> engine.settings().schema().value())
+							.distinct().toList());
 			}
 		}
 

@@ -10,6 +10,7 @@ import java.util.stream.Collectors;
 
 import dev.pgqueue.JobState;
 import dev.pgqueue.engine.QueueEngine;
+import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.run.Attempt;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -55,11 +56,10 @@ public final class QueueTester {
 	/** Most jobs one drain runs before it stops and fails: a queue that never empties. */
 	static final int MAX_DRAINED = 10_000;
 
-	private final QueueEngine engine;
+	/** Each engine with its jobs table: the application's one, or one per shard in declared order. */
+	private final List<EngineRows> engines;
 
 	private final JsonMapper jsonMapper;
-
-	private final JobRows rows;
 
 	private final Duration timeout;
 
@@ -68,13 +68,23 @@ public final class QueueTester {
 	 * @param jsonMapper reads payloads, as the application's listeners do
 	 */
 	QueueTester(QueueEngine engine, JsonMapper jsonMapper) {
-		this(engine, jsonMapper, DEFAULT_TIMEOUT);
+		this(List.of(engine), jsonMapper);
 	}
 
-	private QueueTester(QueueEngine engine, JsonMapper jsonMapper, Duration timeout) {
-		this.engine = engine;
+	/**
+	 * @param engines the application's engines: its one, or one per shard, each on its own jobs table
+	 * @param jsonMapper reads payloads, as the application's listeners do
+	 */
+	QueueTester(List<QueueEngine> engines, JsonMapper jsonMapper) {
+		this(engines.stream().map(EngineRows::of).toList(), jsonMapper, DEFAULT_TIMEOUT);
+	}
+
+	private QueueTester(List<EngineRows> engines, JsonMapper jsonMapper, Duration timeout) {
+		if (engines.isEmpty()) {
+			throw new IllegalArgumentException("A QueueTester needs at least one engine");
+		}
+		this.engines = engines;
 		this.jsonMapper = jsonMapper;
-		this.rows = new JobRows(engine.jobs().jdbcTemplate(), engine.settings().schema());
 		this.timeout = timeout;
 	}
 
@@ -83,7 +93,7 @@ public final class QueueTester {
 		if (timeout.isNegative() || timeout.isZero()) {
 			throw new IllegalArgumentException("The timeout must be positive, not " + timeout);
 		}
-		return new QueueTester(this.engine, this.jsonMapper, timeout);
+		return new QueueTester(this.engines, this.jsonMapper, timeout);
 	}
 
 	/**
@@ -96,13 +106,13 @@ public final class QueueTester {
 	 */
 	public void awaitIdle() {
 		requireNoTransaction("awaitIdle");
-		new IdleWait(this.engine, this.rows).await(null, this.timeout);
+		new IdleWait(this.engines).await(null, this.timeout);
 	}
 
 	/** Waits as {@link #awaitIdle()} does, for one queue only. */
 	public void awaitIdle(String queue) {
 		requireNoTransaction("awaitIdle");
-		new IdleWait(this.engine, this.rows).await(queue, this.timeout);
+		new IdleWait(this.engines).await(queue, this.timeout);
 	}
 
 	/**
@@ -116,12 +126,26 @@ public final class QueueTester {
 	 */
 	public JobRuns drain(String queue) {
 		requireNoTransaction("drain");
-		if (this.engine.handlers().kindsOf(queue).length == 0) {
+		if (handlers().kindsOf(queue).length == 0) {
 			throw new IllegalArgumentException("No @JobListener of this application handles queue '" + queue
 					+ "', so none of its jobs can run here; the application's listeners handle queues "
-					+ quoted(this.engine.handlers().queues()) + ".");
+					+ quoted(handlers().queues()) + ".");
 		}
-		List<Attempt> attempts = this.engine.runDueHere(queue, MAX_DRAINED);
+		// With shards, a job one shard's listener enqueues may land on another: go round until none runs.
+		List<Attempt> attempts = new ArrayList<>();
+		int ran;
+		do {
+			ran = 0;
+			for (EngineRows engine : this.engines) {
+				if (attempts.size() >= MAX_DRAINED) {
+					break;
+				}
+				List<Attempt> drained = engine.engine().runDueHere(queue, MAX_DRAINED - attempts.size());
+				ran += drained.size();
+				attempts.addAll(drained);
+			}
+		}
+		while (ran > 0 && this.engines.size() > 1 && attempts.size() < MAX_DRAINED);
 		if (attempts.size() >= MAX_DRAINED) {
 			throw new AssertionError("Queue '" + queue + "' still had jobs after " + attempts.size() + " were drained: "
 					+ "does a listener enqueue another job into its own queue every time?");
@@ -137,7 +161,7 @@ public final class QueueTester {
 	public JobRuns drain() {
 		requireNoTransaction("drain");
 		List<JobRun> runs = new ArrayList<>();
-		Set<String> queues = this.engine.handlers().queues();
+		Set<String> queues = handlers().queues();
 		int ran;
 		do {
 			ran = 0;
@@ -165,9 +189,17 @@ public final class QueueTester {
 	 */
 	public JobRun run(UUID id) {
 		requireNoTransaction("run");
-		EnqueuedJob job = this.rows.find(id);
-		if (job == null) {
-			throw new AssertionError("No job " + id + " in pgqueue schema '" + this.rows.schema() + "' (completed jobs "
+		EnqueuedJob job = null;
+		EngineRows holder = null;
+		for (EngineRows engine : this.engines) {
+			job = engine.rows().find(id);
+			if (job != null) {
+				holder = engine;
+				break;
+			}
+		}
+		if (job == null || holder == null) {
+			throw new AssertionError("No job " + id + " in pgqueue schema " + schemas() + " (completed jobs "
 					+ "are deleted at once with pgqueue.retention.completed=0).");
 		}
 		if (!job.isWaiting()) {
@@ -176,15 +208,16 @@ public final class QueueTester {
 							? "; retry it first (JobAdmin.retry) to run it again" : "");
 			throw new AssertionError("Job " + job.describe() + " does not wait to run: it is " + what + ".");
 		}
-		String handledIn = this.engine.handlers().queueOf(job.kind());
+		String handledIn = handlers().queueOf(job.kind());
 		if (handledIn == null || !handledIn.equals(job.queue())) {
 			throw new AssertionError("Job " + job.describe() + " cannot run here: "
 					+ ((handledIn == null) ? "no @JobListener of this application handles its kind."
 							: "this application handles kind '" + job.kind() + "' in queue '" + handledIn + "'."));
 		}
-		Optional<Attempt> attempt = this.engine.runHere(id);
+		Optional<Attempt> attempt = holder.engine().runHere(id);
+		EnqueuedJob found = job;
 		return attempt.map(JobRun::of)
-			.orElseThrow(() -> new AssertionError("Job " + job.describe() + " could not be claimed: a poller's batch "
+			.orElseThrow(() -> new AssertionError("Job " + found.describe() + " could not be claimed: a poller's batch "
 					+ "holds it now. Start the application without pollers (pgqueue.enabled=false) to decide when "
 					+ "jobs run."));
 	}
@@ -195,7 +228,20 @@ public final class QueueTester {
 	 * assert. See {@link JobsAssert}.
 	 */
 	public JobsAssert assertThatJobs() {
-		return new JobsAssert(this.rows.all(), List.of(), this.jsonMapper, this.rows.schema());
+		List<EnqueuedJob> all = new ArrayList<>();
+		this.engines.forEach((engine) -> all.addAll(engine.rows().all()));
+		return new JobsAssert(all, List.of(), this.jsonMapper, schemas());
+	}
+
+	/** The listeners, the same in every engine of the application. */
+	private JobHandlerRegistry handlers() {
+		return this.engines.get(0).engine().handlers();
+	}
+
+	/** The schema of the jobs table, or of each shard's, for messages. */
+	private String schemas() {
+		return this.engines.stream().map((engine) -> "'" + engine.rows().schema() + "'").distinct()
+			.collect(Collectors.joining(", "));
 	}
 
 	private static String quoted(Set<String> names) {
