@@ -1,5 +1,6 @@
 package dev.pgqueue.autoconfigure;
 
+import java.util.Collection;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -9,8 +10,10 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 
 import dev.pgqueue.JobAdmin;
+import dev.pgqueue.ShardsPartlyFailedException;
 import dev.pgqueue.autoconfigure.QueuesDescriptor.LockWaitsDescriptor;
 import dev.pgqueue.autoconfigure.QueuesDescriptor.QueueDescriptor;
+import dev.pgqueue.autoconfigure.QueuesDescriptor.ShardDescriptor;
 import dev.pgqueue.autoconfigure.QueuesDescriptor.SignalsDescriptor;
 import dev.pgqueue.autoconfigure.QueuesDescriptor.WritesDescriptor;
 import dev.pgqueue.engine.QueueEngine;
@@ -24,7 +27,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Reads the queues for {@code GET /actuator/pgqueue}: the stats an engine that runs jobs last read,
- * the pauses, this application's pollers and their signals.
+ * the pauses, this application's pollers and their signals; with shards, each shard's own counts.
  */
 final class QueueOverview {
 
@@ -36,11 +39,14 @@ final class QueueOverview {
 
 	private final @Nullable QueueEngine engine;
 
+	private final @Nullable QueueShards shards;
+
 	private final boolean writable;
 
-	QueueOverview(JobAdmin admin, @Nullable QueueEngine engine, boolean writable) {
+	QueueOverview(JobAdmin admin, @Nullable QueueEngine engine, @Nullable QueueShards shards, boolean writable) {
 		this.admin = admin;
 		this.engine = engine;
+		this.shards = shards;
 		this.writable = writable;
 	}
 
@@ -52,7 +58,7 @@ final class QueueOverview {
 			.stream()
 			.collect(Collectors.toMap((poller) -> poller.settings().name(), Function.identity(), (a, b) -> a))
 				: Map.of();
-		Set<String> paused = this.admin.pausedQueues();
+		Set<String> paused = pausedQueues();
 		Set<String> names = new TreeSet<>(stats.keySet());
 		names.addAll(paused);
 		names.addAll(pollers.keySet());
@@ -66,7 +72,26 @@ final class QueueOverview {
 			LockWaits waits = services.lastLockWaits();
 			lockWaits = new LockWaitsDescriptor(waits.waiting(), waits.applicationName());
 		}
-		return new QueuesDescriptor(queues, writes(), lockWaits);
+		Map<String, ShardDescriptor> shardDescriptors = (this.shards != null)
+				? ShardDescriptor.of(ShardReading.readAll(this.shards)) : null;
+		return new QueuesDescriptor(queues, writes(), lockWaits, shardDescriptors);
+	}
+
+	/**
+	 * The queues paused on any shard that answers: one that does not leaves out only its own pauses,
+	 * and the shards' part of the answer says which one that is.
+	 */
+	private Set<String> pausedQueues() {
+		try {
+			return this.admin.pausedQueues();
+		}
+		catch (ShardsPartlyFailedException ex) {
+			Set<String> paused = new TreeSet<>();
+			for (Object queues : ex.results().values()) {
+				((Collection<?>) queues).forEach((queue) -> paused.add((String) queue));
+			}
+			return paused;
+		}
 	}
 
 	/**

@@ -20,6 +20,8 @@ import dev.pgqueue.JobClient;
 import dev.pgqueue.JobListener;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.ShardUnavailableException;
+import dev.pgqueue.autoconfigure.QueuesDescriptor.ShardDescriptor;
+import dev.pgqueue.autoconfigure.QueuesDescriptor.ShardQueueDescriptor;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.test.TestDatabase;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -294,6 +296,67 @@ class QueueShardsAutoConfigurationTests {
 				while (cursor != null && listed.size() < 100);
 				assertThat(listed).containsExactlyInAnyOrderElementsOf(enqueued).doesNotHaveDuplicates();
 				assertThat(context.getBean(JobAdmin.class).find(enqueued.get(4))).isPresent();
+			});
+	}
+
+	@Test
+	void theEndpointShowsEachShardsOwnJobsAndAShardThatDoesNotAnswerBesideTheOthers() {
+		this.contextRunner.withUserConfiguration(ThirdShard.class)
+			.withConfiguration(AutoConfigurations.of(EndpointAutoConfiguration.class, QueueEndpointAutoConfiguration.class))
+			.withPropertyValues("pgqueue.enabled=false", "management.endpoints.web.exposure.include=pgqueue")
+			.run((context) -> {
+				JobClient client = context.getBean(JobClient.class);
+				client.enqueue(JobRequest.of("shard.viewed", 0).queue("viewed-mail").shard("s1"));
+				for (int i = 0; i < 3; i++) {
+					client.enqueue(JobRequest.of("shard.viewed", i).queue("viewed-reports").shard("s2"));
+				}
+				for (int i = 0; i < 2; i++) {
+					client.enqueue(JobRequest.of("shard.viewed", i).queue("viewed-reports").shard("s3")
+						.delay(Duration.ofHours(1)));
+				}
+				QueueShards shards = context.getBean(QueueShards.class);
+				QueueEndpoint endpoint = context.getBean(QueueEndpoint.class);
+				Map<String, ShardDescriptor> viewed = endpoint.queues().shards();
+				assertThat(viewed).containsOnlyKeys("s1", "s2", "s3");
+				assertThat(List.copyOf(viewed.keySet())).containsExactly("s1", "s2", "s3");
+				viewed.forEach((shard, view) -> assertThat(view.slots()).as("slots of %s", shard)
+					.isEqualTo(shards.layout().slotCounts().get(shard)));
+				assertThat(viewed.values().stream().mapToInt(ShardDescriptor::slots).sum()).isEqualTo(16384);
+				assertThat(viewed.values()).allSatisfy((view) -> assertThat(view.answers()).isTrue())
+					.allSatisfy((view) -> assertThat(view.why()).isNull());
+				// The other tests' jobs are on these shards too, in queues of their own.
+				assertThat(viewed.get("s1").queues()).containsEntry("viewed-mail", new ShardQueueDescriptor(1, 0, 0, 0))
+					.doesNotContainKey("viewed-reports");
+				assertThat(viewed.get("s2").queues()).containsEntry("viewed-reports", new ShardQueueDescriptor(3, 0, 0, 0))
+					.doesNotContainKey("viewed-mail");
+				assertThat(viewed.get("s3").queues()).containsEntry("viewed-reports", new ShardQueueDescriptor(0, 2, 0, 0))
+					.doesNotContainKey("viewed-mail");
+
+				// New connections refused while the watch's own still answers: the count fails before the watch knows.
+				DelegatingDataSource third = (DelegatingDataSource) context.getBean("thirdShard");
+				DataSource answering = third.getTargetDataSource();
+				third.setTargetDataSource(refusing());
+				assertThat(shards.whyDown("s3")).isNull();
+				Map<String, ShardDescriptor> counting = endpoint.queues().shards();
+				assertThat(counting.get("s3").answers()).isFalse();
+				assertThat(counting.get("s3").why()).startsWith("its jobs could not be counted: ");
+				assertThat(counting.get("s3").queues()).isNull();
+				assertThat(counting.get("s2").queues()).isEqualTo(viewed.get("s2").queues());
+
+				// Once the watch knows, the shard is not read at all, and the watch says why.
+				applicationJdbc().queryForList("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+						+ "WHERE application_name = 'pgqueue-third-shard'");
+				await().atMost(TIMEOUT).until(() -> shards.whyDown("s3") != null);
+				Map<String, ShardDescriptor> down = endpoint.queues().shards();
+				assertThat(down.get("s3").answers()).isFalse();
+				assertThat(down.get("s3").why()).startsWith("its last probe failed");
+				assertThat(down.get("s3").slots()).isEqualTo(viewed.get("s3").slots());
+				assertThat(down.get("s1")).isEqualTo(viewed.get("s1"));
+				assertThat(down.get("s2")).isEqualTo(viewed.get("s2"));
+
+				third.setTargetDataSource(answering);
+				await().atMost(TIMEOUT).until(() -> shards.whyDown("s3") == null);
+				assertThat(endpoint.queues().shards().get("s3")).isEqualTo(viewed.get("s3"));
 			});
 	}
 
