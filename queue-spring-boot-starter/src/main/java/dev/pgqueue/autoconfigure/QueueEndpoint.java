@@ -47,7 +47,7 @@ import org.springframework.boot.convert.DurationStyle;
  *
  * <table>
  * <caption>Operations</caption>
- * <tr><td>{@code GET /actuator/pgqueue}</td><td>queues and their signals</td></tr>
+ * <tr><td>{@code GET /actuator/pgqueue}</td><td>queues and their signals; with shards, each shard's own jobs</td></tr>
  * <tr><td>{@code GET /actuator/pgqueue/jobs?queue=&kind=&state=&tag=&error=&finishedSince=&before=&limit=&count=}</td>
  * <td>jobs, newest first, a page at a time ({@code next} is the next page's {@code before}); with
  * {@code count=true}, how many match in all</td></tr>
@@ -96,6 +96,8 @@ public class QueueEndpoint {
 
 	private final ObjectProvider<QueueEngine> engine;
 
+	private final ObjectProvider<QueueShards> shards;
+
 	private final boolean writable;
 
 	private final Show showValues;
@@ -104,20 +106,27 @@ public class QueueEndpoint {
 	 * @param admin acts on jobs and queues
 	 * @param engine the engine whose pollers and services' readings the endpoint shows; its services
 	 * run only in an application that runs jobs
+	 * @param shards the shards, each of which the endpoint shows apart; none without {@code pgqueue.shards}
 	 * @param writable whether the endpoint's access lets its write operations be mapped
 	 * @param showValues when payloads and outputs are shown as they are
 	 */
-	public QueueEndpoint(JobAdmin admin, ObjectProvider<QueueEngine> engine, boolean writable, Show showValues) {
+	public QueueEndpoint(JobAdmin admin, ObjectProvider<QueueEngine> engine, ObjectProvider<QueueShards> shards,
+			boolean writable, Show showValues) {
 		this.admin = admin;
 		this.engine = engine;
+		this.shards = shards;
 		this.writable = writable;
 		this.showValues = showValues;
 	}
 
-	/** The queues: depth, oldest age, scheduled and running jobs, paused, and their signals. */
+	/**
+	 * The queues: depth, oldest age, scheduled and running jobs, paused, and their signals; with shards,
+	 * each shard's own jobs.
+	 */
 	@ReadOperation
 	public QueuesDescriptor queues() {
-		return new QueueOverview(this.admin, this.engine.getIfAvailable(), this.writable).read();
+		return new QueueOverview(this.admin, this.engine.getIfAvailable(), this.shards.getIfAvailable(), this.writable)
+			.read();
 	}
 
 	/**
@@ -339,7 +348,12 @@ public class QueueEndpoint {
 
 	private @Nullable JobSchedules jobSchedules() {
 		QueueEngine current = this.engine.getIfAvailable();
-		return (current != null) ? current.schedules() : null;
+		if (current != null) {
+			return current.schedules();
+		}
+		// With shards, recurring jobs live on the first shard.
+		QueueShards sharded = this.shards.getIfAvailable();
+		return (sharded != null) ? sharded.engine(sharded.names().get(0)).schedules() : null;
 	}
 
 	/** Every schedule with its last and next tick and whether it is paused. */

@@ -34,13 +34,14 @@ public final class QueueEndpointAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	QueueEndpoint pgqueueEndpoint(JobAdmin admin, ObjectProvider<QueueEngine> engine,
-			ObjectProvider<EndpointAccessResolver> access, QueueEndpointProperties properties) {
+			ObjectProvider<QueueShards> shards, ObjectProvider<EndpointAccessResolver> access,
+			QueueEndpointProperties properties) {
 		// The access Boot maps the operations by: management.endpoint.pgqueue.access, else the default
 		// of every endpoint, else the endpoint's own (read-only).
 		EndpointAccessResolver resolver = access.getIfAvailable();
 		Access resolved = (resolver != null) ? resolver.accessFor(EndpointId.of("pgqueue"), Access.READ_ONLY)
 				: Access.READ_ONLY;
-		return new QueueEndpoint(admin, engine, resolved == Access.UNRESTRICTED, properties.getShowValues());
+		return new QueueEndpoint(admin, engine, shards, resolved == Access.UNRESTRICTED, properties.getShowValues());
 	}
 
 	@Bean

@@ -1,16 +1,19 @@
 package dev.pgqueue.autoconfigure;
 
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.function.Function;
-import java.util.stream.Collectors;
 
 import dev.pgqueue.JobAdmin;
+import dev.pgqueue.ShardsPartlyFailedException;
 import dev.pgqueue.autoconfigure.QueuesDescriptor.LockWaitsDescriptor;
 import dev.pgqueue.autoconfigure.QueuesDescriptor.QueueDescriptor;
+import dev.pgqueue.autoconfigure.QueuesDescriptor.ShardDescriptor;
 import dev.pgqueue.autoconfigure.QueuesDescriptor.SignalsDescriptor;
 import dev.pgqueue.autoconfigure.QueuesDescriptor.WritesDescriptor;
 import dev.pgqueue.engine.QueueEngine;
@@ -24,7 +27,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Reads the queues for {@code GET /actuator/pgqueue}: the stats an engine that runs jobs last read,
- * the pauses, this application's pollers and their signals.
+ * the pauses, this application's pollers and their signals; with shards, each shard's own counts.
  */
 final class QueueOverview {
 
@@ -36,37 +39,85 @@ final class QueueOverview {
 
 	private final @Nullable QueueEngine engine;
 
+	private final @Nullable QueueShards shards;
+
 	private final boolean writable;
 
-	QueueOverview(JobAdmin admin, @Nullable QueueEngine engine, boolean writable) {
+	QueueOverview(JobAdmin admin, @Nullable QueueEngine engine, @Nullable QueueShards shards, boolean writable) {
 		this.admin = admin;
 		this.engine = engine;
+		this.shards = shards;
 		this.writable = writable;
 	}
 
 	QueuesDescriptor read() {
 		// Only an engine that runs jobs reads stats, signals and lock waits.
 		StatsReader services = (this.engine != null && this.engine.processing()) ? this.engine.statsReader() : null;
-		Map<String, QueueStats> stats = (services != null) ? services.lastStats() : Map.of();
-		Map<String, JobPoller> pollers = (this.engine != null) ? this.engine.pollers()
-			.stream()
-			.collect(Collectors.toMap((poller) -> poller.settings().name(), Function.identity(), (a, b) -> a))
-				: Map.of();
-		Set<String> paused = this.admin.pausedQueues();
+		List<QueueEngine> engines = engines();
+		Map<String, QueueStats> stats = stats(engines);
+		Map<String, List<JobPoller>> pollers = new TreeMap<>();
+		engines.forEach((each) -> each.pollers()
+			.forEach((poller) -> pollers.computeIfAbsent(poller.settings().name(), (name) -> new ArrayList<>()).add(poller)));
+		Set<String> paused = pausedQueues();
 		Set<String> names = new TreeSet<>(stats.keySet());
 		names.addAll(paused);
 		names.addAll(pollers.keySet());
 		Map<String, QueueDescriptor> queues = new TreeMap<>();
 		for (String name : names) {
 			ClaimProgress progress = (services != null) ? services.signals().get(name) : null;
-			queues.put(name, queue(stats.get(name), pollers.get(name), paused.contains(name), progress));
+			queues.put(name, queue(stats.get(name), pollers.getOrDefault(name, List.of()), paused.contains(name), progress));
 		}
 		LockWaitsDescriptor lockWaits = null;
 		if (services != null) {
 			LockWaits waits = services.lastLockWaits();
 			lockWaits = new LockWaitsDescriptor(waits.waiting(), waits.applicationName());
 		}
-		return new QueuesDescriptor(queues, writes(), lockWaits);
+		Map<String, ShardDescriptor> shardDescriptors = (this.shards != null)
+				? ShardDescriptor.of(ShardReading.readAll(this.shards)) : null;
+		return new QueuesDescriptor(queues, writes(), lockWaits, shardDescriptors);
+	}
+
+	/** The application's engine, or each shard's. */
+	private List<QueueEngine> engines() {
+		if (this.engine != null) {
+			return List.of(this.engine);
+		}
+		return (this.shards != null) ? this.shards.names().stream().map(this.shards::engine).toList() : List.of();
+	}
+
+	/**
+	 * The stats each engine that runs jobs last read, added up over the shards: jobs summed, the oldest
+	 * available job's age the largest. Read from memory, so a shard that does not answer delays nothing.
+	 */
+	private static Map<String, QueueStats> stats(List<QueueEngine> engines) {
+		Map<String, QueueStats> merged = new TreeMap<>();
+		for (QueueEngine each : engines) {
+			if (!each.processing()) {
+				continue;
+			}
+			each.statsReader().lastStats().forEach((queue, stats) -> merged.merge(queue, stats,
+					(a, b) -> new QueueStats(queue, a.available() + b.available(), a.scheduled() + b.scheduled(),
+							a.running() + b.running(), (a.oldestAvailableAge().compareTo(b.oldestAvailableAge()) >= 0)
+									? a.oldestAvailableAge() : b.oldestAvailableAge())));
+		}
+		return merged;
+	}
+
+	/**
+	 * The queues paused on any shard that answers: one that does not leaves out only its own pauses,
+	 * and the shards' part of the answer says which one that is.
+	 */
+	private Set<String> pausedQueues() {
+		try {
+			return this.admin.pausedQueues();
+		}
+		catch (ShardsPartlyFailedException ex) {
+			Set<String> paused = new TreeSet<>();
+			for (Object queues : ex.results().values()) {
+				((Collection<?>) queues).forEach((queue) -> paused.add((String) queue));
+			}
+			return paused;
+		}
 	}
 
 	/**
@@ -77,13 +128,19 @@ final class QueueOverview {
 		return new WritesDescriptor(this.writable, this.writable ? null : READ_ONLY_REASON);
 	}
 
-	private static QueueDescriptor queue(@Nullable QueueStats stats, @Nullable JobPoller poller, boolean paused,
+	/**
+	 * One queue. With shards its pollers are one per shard: polled while any runs, their busy workers
+	 * and concurrency added up.
+	 */
+	private static QueueDescriptor queue(@Nullable QueueStats stats, List<JobPoller> pollers, boolean paused,
 			@Nullable ClaimProgress progress) {
+		JobPoller poller = pollers.isEmpty() ? null : pollers.get(0);
 		return new QueueDescriptor((stats != null) ? stats.available() : null,
 				(stats != null) ? stats.oldestAvailableAge() : null, (stats != null) ? stats.scheduled() : null,
-				(stats != null) ? stats.running() : null, (poller != null) ? poller.isRunning() : null,
-				(poller != null) ? poller.busySlots() : null,
-				(poller != null) ? poller.settings().concurrency() : null,
+				(stats != null) ? stats.running() : null,
+				(poller != null) ? pollers.stream().anyMatch(JobPoller::isRunning) : null,
+				(poller != null) ? pollers.stream().mapToInt(JobPoller::busySlots).sum() : null,
+				(poller != null) ? pollers.stream().mapToInt((each) -> each.settings().concurrency()).sum() : null,
 				(poller != null) ? poller.settings().mode().name().toLowerCase(Locale.ROOT) : null, paused,
 				(progress != null) ? signals(progress) : null);
 	}

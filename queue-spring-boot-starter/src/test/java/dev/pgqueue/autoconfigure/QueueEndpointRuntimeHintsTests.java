@@ -38,6 +38,8 @@ class QueueEndpointRuntimeHintsTests {
 		assertThat(RuntimeHintsPredicates.reflection().onType(JobDescriptor.AttemptDescriptor.class)).accepts(this.hints);
 		assertThat(RuntimeHintsPredicates.reflection().onType(QueuesDescriptor.SignalsDescriptor.class))
 			.accepts(this.hints);
+		assertThat(RuntimeHintsPredicates.reflection().onType(QueuesDescriptor.ShardQueueDescriptor.class))
+			.accepts(this.hints);
 		assertThat(RuntimeHintsPredicates.reflection().onMethodInvocation(QueuesDescriptor.class, "queues"))
 			.accepts(this.hints);
 	}

@@ -118,6 +118,8 @@ class QueueEndpointTests {
 				.label());
 			assertThat(map(body.get("lockWaits"))).containsKeys("waiting", "applicationName");
 			assertThat(map(body.get("writes"))).containsEntry("enabled", true).doesNotContainKey("reason");
+			// Without pgqueue.shards there is no shard to show, not even an empty list of them.
+			assertThat(body).doesNotContainKey("shards");
 		});
 	}
 

@@ -22,7 +22,10 @@ import dev.pgqueue.JobListener;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.JobSchedules;
 import dev.pgqueue.ScheduleDetails;
+import dev.pgqueue.autoconfigure.SchedulesDescriptor.ScheduleDescriptor;
 import dev.pgqueue.ShardUnavailableException;
+import dev.pgqueue.autoconfigure.QueuesDescriptor.ShardDescriptor;
+import dev.pgqueue.autoconfigure.QueuesDescriptor.ShardQueueDescriptor;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.test.TestDatabase;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -409,8 +412,33 @@ class QueueShardsAutoConfigurationTests {
 	}
 
 	@Test
+	void theEndpointsQueuesAddUpEveryShardsStatsAndPollers() {
+		this.contextRunner.withUserConfiguration(ThirdShard.class, ShardListener.class)
+			.withConfiguration(AutoConfigurations.of(EndpointAutoConfiguration.class, QueueEndpointAutoConfiguration.class))
+			.withPropertyValues("management.endpoints.web.exposure.include=pgqueue",
+					"pgqueue.maintenance.stats-interval=200ms", "pgqueue.queues.default.concurrency=2")
+			.run((context) -> {
+				JobClient client = context.getBean(JobClient.class);
+				List<String> names = List.of("s1", "s2", "s2", "s3", "s3", "s3");
+				for (String shard : names) {
+					client.enqueue(JobRequest.of("shard.later", shard).queue("totals").shard(shard).delay(Duration.ofHours(1)));
+				}
+				QueueEndpoint endpoint = context.getBean(QueueEndpoint.class);
+				await().atMost(TIMEOUT).untilAsserted(() -> assertThat(endpoint.queues().queues().get("totals"))
+					.isNotNull()
+					.satisfies((totals) -> assertThat(totals.scheduled()).isEqualTo(6L)));
+				QueuesDescriptor.QueueDescriptor polled = endpoint.queues().queues().get(JobRequest.DEFAULT_QUEUE);
+				assertThat(polled.polled()).isTrue();
+				assertThat(polled.concurrency()).as("concurrency of the three shards' pollers").isEqualTo(6);
+				assertThat(endpoint.queues().shards().get("s3").queues().get("totals").scheduled()).isEqualTo(3L);
+			});
+	}
+
+	@Test
 	void recurringJobsLiveOnTheFirstShardAndJobSchedulesIsItsBean() {
 		this.contextRunner.withUserConfiguration(ThirdShard.class)
+			.withConfiguration(AutoConfigurations.of(EndpointAutoConfiguration.class, QueueEndpointAutoConfiguration.class))
+			.withPropertyValues("management.endpoints.web.exposure.include=pgqueue")
 			.withPropertyValues("pgqueue.schedules.nightly.cron=0 0 3 * * *",
 					"pgqueue.schedules.nightly.kind=shard.nightly")
 			.run((context) -> {
@@ -420,10 +448,75 @@ class QueueShardsAutoConfigurationTests {
 				assertThat(schedules.list()).extracting(ScheduleDetails::name).containsExactly("nightly");
 				UUID fired = schedules.runNow("nightly");
 				assertThat(shardHolding(context, fired)).isEqualTo("s1");
+				SchedulesDescriptor listed = (SchedulesDescriptor) context.getBean(QueueEndpoint.class)
+					.jobs("schedules", null, null, null, null, null, null, null, null, null, null, null);
+				assertThat(listed).isNotNull();
+				assertThat(listed.schedules()).extracting(ScheduleDescriptor::name).containsExactly("nightly");
 				for (FreshSchema other : List.of(S2, S3)) {
 					assertThat(jdbc(context).queryForObject("SELECT count(*) FROM " + other.name()
 							+ ".pgqueue_schedules", Integer.class)).as("schedules on %s", other.name()).isZero();
 				}
+			});
+	}
+
+	@Test
+	void theEndpointShowsEachShardsOwnJobsAndAShardThatDoesNotAnswerBesideTheOthers() {
+		this.contextRunner.withUserConfiguration(ThirdShard.class)
+			.withConfiguration(AutoConfigurations.of(EndpointAutoConfiguration.class, QueueEndpointAutoConfiguration.class))
+			.withPropertyValues("pgqueue.enabled=false", "management.endpoints.web.exposure.include=pgqueue")
+			.run((context) -> {
+				JobClient client = context.getBean(JobClient.class);
+				client.enqueue(JobRequest.of("shard.viewed", 0).queue("viewed-mail").shard("s1"));
+				for (int i = 0; i < 3; i++) {
+					client.enqueue(JobRequest.of("shard.viewed", i).queue("viewed-reports").shard("s2"));
+				}
+				for (int i = 0; i < 2; i++) {
+					client.enqueue(JobRequest.of("shard.viewed", i).queue("viewed-reports").shard("s3")
+						.delay(Duration.ofHours(1)));
+				}
+				QueueShards shards = context.getBean(QueueShards.class);
+				QueueEndpoint endpoint = context.getBean(QueueEndpoint.class);
+				Map<String, ShardDescriptor> viewed = endpoint.queues().shards();
+				assertThat(viewed).containsOnlyKeys("s1", "s2", "s3");
+				assertThat(List.copyOf(viewed.keySet())).containsExactly("s1", "s2", "s3");
+				viewed.forEach((shard, view) -> assertThat(view.slots()).as("slots of %s", shard)
+					.isEqualTo(shards.layout().slotCounts().get(shard)));
+				assertThat(viewed.values().stream().mapToInt(ShardDescriptor::slots).sum()).isEqualTo(16384);
+				assertThat(viewed.values()).allSatisfy((view) -> assertThat(view.answers()).isTrue())
+					.allSatisfy((view) -> assertThat(view.why()).isNull());
+				// The other tests' jobs are on these shards too, in queues of their own.
+				assertThat(viewed.get("s1").queues()).containsEntry("viewed-mail", new ShardQueueDescriptor(1, 0, 0, 0))
+					.doesNotContainKey("viewed-reports");
+				assertThat(viewed.get("s2").queues()).containsEntry("viewed-reports", new ShardQueueDescriptor(3, 0, 0, 0))
+					.doesNotContainKey("viewed-mail");
+				assertThat(viewed.get("s3").queues()).containsEntry("viewed-reports", new ShardQueueDescriptor(0, 2, 0, 0))
+					.doesNotContainKey("viewed-mail");
+
+				// New connections refused while the watch's own still answers: the count fails before the watch knows.
+				DelegatingDataSource third = (DelegatingDataSource) context.getBean("thirdShard");
+				DataSource answering = third.getTargetDataSource();
+				third.setTargetDataSource(refusing());
+				assertThat(shards.whyDown("s3")).isNull();
+				Map<String, ShardDescriptor> counting = endpoint.queues().shards();
+				assertThat(counting.get("s3").answers()).isFalse();
+				assertThat(counting.get("s3").why()).startsWith("its jobs could not be counted: ");
+				assertThat(counting.get("s3").queues()).isNull();
+				assertThat(counting.get("s2").queues()).isEqualTo(viewed.get("s2").queues());
+
+				// Once the watch knows, the shard is not read at all, and the watch says why.
+				applicationJdbc().queryForList("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+						+ "WHERE application_name = 'pgqueue-third-shard'");
+				await().atMost(TIMEOUT).until(() -> shards.whyDown("s3") != null);
+				Map<String, ShardDescriptor> down = endpoint.queues().shards();
+				assertThat(down.get("s3").answers()).isFalse();
+				assertThat(down.get("s3").why()).startsWith("its last probe failed");
+				assertThat(down.get("s3").slots()).isEqualTo(viewed.get("s3").slots());
+				assertThat(down.get("s1")).isEqualTo(viewed.get("s1"));
+				assertThat(down.get("s2")).isEqualTo(viewed.get("s2"));
+
+				third.setTargetDataSource(answering);
+				await().atMost(TIMEOUT).until(() -> shards.whyDown("s3") == null);
+				assertThat(endpoint.queues().shards().get("s3")).isEqualTo(viewed.get("s3"));
 			});
 	}
 

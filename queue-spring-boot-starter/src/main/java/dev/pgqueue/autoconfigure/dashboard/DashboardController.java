@@ -19,6 +19,7 @@ import dev.pgqueue.JobSchedules;
 import dev.pgqueue.JobState;
 import dev.pgqueue.QueueHistory;
 import dev.pgqueue.ScheduleDetails;
+import dev.pgqueue.ShardsPartlyFailedException;
 import dev.pgqueue.autoconfigure.dashboard.DashboardPages.ScheduleNotice;
 import dev.pgqueue.autoconfigure.dashboard.DashboardPages.ScheduleOutcome;
 import jakarta.servlet.http.HttpServletRequest;
@@ -63,18 +64,24 @@ class DashboardController {
 
 	private final QueueSummaries queues;
 
+	private final @Nullable ShardSummaries shards;
+
 	private final DashboardAccess access;
 
 	private final DashboardPages pages;
 
 	private final String path;
 
-	/** @param schedules the application's schedules, or {@code null} where it has none to show */
+	/**
+	 * @param schedules the application's schedules, or {@code null} where it has none to show
+	 * @param shards reads each shard, or {@code null} without {@code pgqueue.shards}
+	 */
 	DashboardController(JobAdmin admin, @Nullable JobSchedules schedules, QueueSummaries queues,
-			DashboardAccess access, DashboardPages pages, String path) {
+			@Nullable ShardSummaries shards, DashboardAccess access, DashboardPages pages, String path) {
 		this.admin = admin;
 		this.schedules = schedules;
 		this.queues = queues;
+		this.shards = shards;
 		this.access = access;
 		this.pages = pages;
 		this.path = path;
@@ -92,13 +99,17 @@ class DashboardController {
 		JobQuery query = search.query();
 		List<ScheduleDetails> schedules = (this.schedules != null) ? this.schedules.list() : List.of();
 		DashboardPages.Viewer viewer = viewer(request);
-		// Counted only where the search allows an action on all its jobs, and the viewer may act.
-		JobsSection.Action allowed = viewer.mayWrite() ? JobsSection.Action.allowedBy(query) : null;
-		JobsSection.Bulk bulk = (allowed != null) ? new JobsSection.Bulk(allowed, this.admin.count(query)) : null;
-		JobsSection.Action done = JobsSection.Action.named(did);
-		String notice = (done != null && changed != null) ? bulkNotice(done, changed) : null;
-		return html(this.pages.overview(viewer, this.queues.read(), schedules, scheduleNotice(schedule, did, outcome, job),
-				new JobsSection.Listing(query, this.admin.list(query), this.admin.kinds(), bulk, notice), history(hours)));
+		List<QueueSummary> queues = List.of();
+		String queuesProblem = null;
+		try {
+			queues = this.queues.read();
+		}
+		catch (ShardsPartlyFailedException ex) {
+			queuesProblem = ShardsSection.unanswered("The queues' totals add up every shard", ex);
+		}
+		return html(this.pages.overview(viewer, queues, queuesProblem,
+				(this.shards != null) ? this.shards.read() : null, schedules,
+				scheduleNotice(schedule, did, outcome, job), JobsSection.read(this.admin, viewer, query, did, changed), history(hours)));
 	}
 
 	/** Opens the job of the id typed into the search; a text that is no id answers 400 saying so. */
@@ -150,15 +161,10 @@ class DashboardController {
 		return asked;
 	}
 
-	private static String bulkNotice(JobsSection.Action action, int changed) {
-		String jobs = (changed == 1) ? " job" : " jobs";
-		return (action == JobsSection.Action.RETRY) ? "Retried " + changed + jobs + ": available to run again."
-				: "Cancelled " + changed + jobs + ": they will not run.";
-	}
-
 	/**
 	 * The queues' history over the window the page asks for (one of {@link HistoryCharts#WINDOWS}): one
-	 * query for every queue. A history that cannot be read leaves the rest of the page as it is.
+	 * query for every queue. A history that cannot be read (also while a shard does not answer) leaves the
+	 * rest of the page as it is.
 	 */
 	private HistoryCharts.View history(@Nullable Integer hours) {
 		int window = HistoryCharts.hours(hours);
@@ -168,6 +174,9 @@ class DashboardController {
 		}
 		catch (IllegalArgumentException | UnsupportedOperationException ex) {
 			return new HistoryCharts.View(window, List.of(), ex.getMessage());
+		}
+		catch (ShardsPartlyFailedException ex) {
+			return new HistoryCharts.View(window, List.of(), ShardsSection.unanswered("The history adds up every shard", ex));
 		}
 	}
 

@@ -18,6 +18,7 @@ import dev.pgqueue.JobProgress;
 import dev.pgqueue.JobQuery;
 import dev.pgqueue.JobState;
 import dev.pgqueue.ScheduleDetails;
+import dev.pgqueue.autoconfigure.ShardReading;
 import dev.pgqueue.autoconfigure.dashboard.QueueSummary.KindRateUse;
 import dev.pgqueue.autoconfigure.dashboard.QueueSummary.RateUse;
 import dev.pgqueue.engine.settings.RateLimit;
@@ -64,17 +65,32 @@ final class DashboardPages {
 	record ScheduleNotice(String schedule, String did, ScheduleOutcome outcome, @Nullable UUID job) {
 	}
 
-	/** The overview, with the queues' history charts after the queues when {@code history} is given. */
-	String overview(Viewer viewer, List<QueueSummary> queues, List<ScheduleDetails> schedules,
-			@Nullable ScheduleNotice notice, JobsSection.Listing jobs, HistoryCharts.@Nullable View history) {
+	/**
+	 * The overview, with the queues' history charts after the queues when {@code history} is given.
+	 * @param queuesProblem why the queues could not be read, or {@code null}
+	 * @param shards each shard, or {@code null} without shards
+	 */
+	String overview(Viewer viewer, List<QueueSummary> queues, @Nullable String queuesProblem,
+			@Nullable List<ShardReading> shards, List<ScheduleDetails> schedules, @Nullable ScheduleNotice notice,
+			JobsSection.Listing jobs, HistoryCharts.@Nullable View history) {
 		StringBuilder html = new StringBuilder();
 		open(html, viewer, "pgqueue");
 		if (notice != null) {
 			html.append("<p class=\"notice\" role=\"status\">").append(SchedulesSection.notice(viewer, notice)).append("</p>");
 		}
 		html.append("<section><h2>Queues</h2><div id=\"queues\" data-live>");
-		queueTable(html, viewer, queues);
+		if (queuesProblem != null) {
+			html.append("<p class=\"notice\">").append(escape(queuesProblem)).append("</p>");
+		}
+		else {
+			queueTable(html, viewer, queues);
+		}
 		html.append("</div></section>");
+		if (shards != null) {
+			html.append("<section><h2>Shards</h2><div id=\"shards\" data-live>");
+			ShardsSection.table(html, viewer, shards);
+			html.append("</div></section>");
+		}
 		if (history != null) {
 			this.historyCharts.append(html, viewer, queues.stream().map(QueueSummary::queue).toList(), history);
 		}

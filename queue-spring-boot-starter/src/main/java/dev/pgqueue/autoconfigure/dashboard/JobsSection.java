@@ -9,10 +9,12 @@ import java.time.format.DateTimeParseException;
 import java.util.List;
 import java.util.Locale;
 
+import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobDetails;
 import dev.pgqueue.JobPage;
 import dev.pgqueue.JobQuery;
 import dev.pgqueue.JobState;
+import dev.pgqueue.ShardsPartlyFailedException;
 import dev.pgqueue.autoconfigure.dashboard.DashboardPages.Viewer;
 import org.jspecify.annotations.Nullable;
 
@@ -83,6 +85,32 @@ final class JobsSection {
 			return null;
 		}
 
+	}
+
+	/**
+	 * The jobs a search finds, and what the last action on many jobs did; while some shard does not
+	 * answer, no jobs, and why.
+	 */
+	static Listing read(JobAdmin admin, Viewer viewer, JobQuery query, @Nullable String did,
+			@Nullable Integer changed) {
+		Action done = Action.named(did);
+		String notice = (done != null && changed != null) ? bulkNotice(done, changed) : null;
+		try {
+			// Counted only where the search allows an action on all its jobs, and the viewer may act.
+			Action allowed = viewer.mayWrite() ? Action.allowedBy(query) : null;
+			Bulk bulk = (allowed != null) ? new Bulk(allowed, admin.count(query)) : null;
+			return new Listing(query, admin.list(query), admin.kinds(), bulk, notice);
+		}
+		catch (ShardsPartlyFailedException ex) {
+			return new Listing(query, new JobPage(List.of(), null), List.of(), null,
+					ShardsSection.unanswered("The jobs are listed from every shard", ex));
+		}
+	}
+
+	private static String bulkNotice(Action action, int changed) {
+		String jobs = (changed == 1) ? " job" : " jobs";
+		return (action == Action.RETRY) ? "Retried " + changed + jobs + ": available to run again."
+				: "Cancelled " + changed + jobs + ": they will not run.";
 	}
 
 	static void write(StringBuilder html, Viewer viewer, List<QueueSummary> queues, Listing listing) {

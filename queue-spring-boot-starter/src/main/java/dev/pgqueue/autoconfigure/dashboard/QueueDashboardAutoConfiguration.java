@@ -6,6 +6,7 @@ import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobSchedules;
 import dev.pgqueue.autoconfigure.QueueAutoConfiguration;
 import dev.pgqueue.autoconfigure.QueueProperties;
+import dev.pgqueue.autoconfigure.QueueShards;
 import dev.pgqueue.engine.QueueEngine;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -53,18 +54,23 @@ public final class QueueDashboardAutoConfiguration {
 
 	private static final Logger logger = LoggerFactory.getLogger(QueueDashboardAutoConfiguration.class);
 
-	/** Without a {@link JobSchedules} (an application that defines its own {@link JobAdmin}), no schedules are shown. */
+	/**
+	 * Without a {@link JobSchedules} (an application that defines its own {@link JobAdmin}), no schedules
+	 * are shown; with {@link QueueShards}, each shard is shown too.
+	 */
 	@Bean
 	DashboardController pgqueueDashboardController(JobAdmin admin, ObjectProvider<JobSchedules> schedules,
-			ObjectProvider<QueueEngine> engine, DashboardAccess access, QueueProperties properties) {
+			ObjectProvider<QueueEngine> engine, ObjectProvider<QueueShards> shards, DashboardAccess access,
+			QueueProperties properties) {
 		QueueProperties.Dashboard dashboard = properties.getDashboard();
 		String path = path(dashboard);
 		logger.info("pgqueue dashboard at {}: {}", path, access.rules());
 		// Half the refresh interval: a page that reloads on time finds a fresh count.
 		Duration countGap = dashboard.getRefreshInterval().dividedBy(2);
-		QueueSummaries queues = new QueueSummaries(admin, engine,
-				(countGap.compareTo(MIN_COUNT_GAP) > 0) ? countGap : MIN_COUNT_GAP);
-		return new DashboardController(admin, schedules.getIfAvailable(), queues, access,
+		Duration gap = (countGap.compareTo(MIN_COUNT_GAP) > 0) ? countGap : MIN_COUNT_GAP;
+		QueueShards configured = shards.getIfAvailable();
+		return new DashboardController(admin, schedules.getIfAvailable(), new QueueSummaries(admin, engine, gap),
+				(configured != null) ? new ShardSummaries(configured, gap) : null, access,
 				new DashboardPages(dashboard.getRefreshInterval()), path);
 	}
 

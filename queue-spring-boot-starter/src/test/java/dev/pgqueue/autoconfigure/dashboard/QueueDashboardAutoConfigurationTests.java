@@ -1,15 +1,42 @@
 package dev.pgqueue.autoconfigure.dashboard;
 
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import javax.sql.DataSource;
+
 import dev.pgqueue.JobAdmin;
+import dev.pgqueue.JobClient;
+import dev.pgqueue.JobRequest;
 import dev.pgqueue.JobSchedules;
+import dev.pgqueue.autoconfigure.QueueAutoConfiguration;
+import dev.pgqueue.autoconfigure.QueueShards;
+import dev.pgqueue.test.TestDatabase;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.http.converter.autoconfigure.HttpMessageConvertersAutoConfiguration;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.assertj.AssertableWebApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
 import org.springframework.boot.webmvc.autoconfigure.DispatcherServletAutoConfiguration;
 import org.springframework.boot.webmvc.autoconfigure.WebMvcAutoConfiguration;
 import org.springframework.security.web.csrf.CsrfToken;
@@ -19,6 +46,7 @@ import org.springframework.web.filter.GenericFilterBean;
 import org.springframework.web.servlet.DispatcherServlet;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.post;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.header;
@@ -26,9 +54,9 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 
 /**
  * Tests for {@link QueueDashboardAutoConfiguration}: when the dashboard is served, where, and what
- * it lets a user without Spring Security do. Its {@link JobAdmin} is {@link RecordingJobAdmin}; the
- * dashboard against PostgreSQL and Spring Security is covered by {@link DashboardSecurityTests} and
- * the sample application's browser test.
+ * it lets a user without Spring Security do. Its {@link JobAdmin} is {@link RecordingJobAdmin}, except
+ * for the shards, which are three schemas of the test database; the dashboard against PostgreSQL and
+ * Spring Security is covered by {@link DashboardSecurityTests} and the sample application's browser test.
  */
 class QueueDashboardAutoConfigurationTests {
 
@@ -38,6 +66,23 @@ class QueueDashboardAutoConfigurationTests {
 		.withConfiguration(AutoConfigurations.of(QueueDashboardAutoConfiguration.class, WebMvcAutoConfiguration.class,
 				DispatcherServletAutoConfiguration.class, HttpMessageConvertersAutoConfiguration.class))
 		.withBean(RecordingJobAdmin.class, RecordingJobAdmin::new);
+
+	/** Three shards as three schemas of the test database; the third from a DataSource bean that can refuse. */
+	private static final String SHARDS_SUFFIX = UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+
+	private static final List<String> SHARD_SCHEMAS = List.of("app", "s1", "s2", "s3")
+		.stream()
+		.map((name) -> "pgqueue_dashboard_" + name + "_" + SHARDS_SUFFIX)
+		.toList();
+
+	@AfterAll
+	static void dropShardSchemas() throws SQLException {
+		try (Connection connection = TestDatabase.get().connect()) {
+			for (String schema : SHARD_SCHEMAS) {
+				connection.createStatement().execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+			}
+		}
+	}
 
 	@Test
 	void isOffUnlessEnabled() {
@@ -71,7 +116,9 @@ class QueueDashboardAutoConfigurationTests {
 				.getContentAsString();
 			assertThat(page).contains("<tr data-queue=\"reports\">")
 				.contains("<tr data-job=\"" + FAILED_JOB + "\">")
-				.contains("/pgqueue/dashboard.js");
+				.contains("/pgqueue/dashboard.js")
+				.doesNotContain("Shards")
+				.doesNotContain("data-shard");
 			mvc(context).perform(get("/pgqueue/jobs/" + FAILED_JOB)).andExpect(status().isOk());
 			mvc(context).perform(get("/pgqueue/dashboard.js")).andExpect(status().isOk());
 		});
@@ -290,6 +337,67 @@ class QueueDashboardAutoConfigurationTests {
 	}
 
 	@Test
+	void showsEachShardsOwnJobsAndAShardThatDoesNotAnswerBesideTheOthers() {
+		shardsRunner().run((context) -> {
+			JobClient client = context.getBean(JobClient.class);
+			for (int i = 0; i < 2; i++) {
+				client.enqueue(JobRequest.of("shard.viewed", i).queue("mail").shard("s1"));
+			}
+			for (int i = 0; i < 3; i++) {
+				client.enqueue(JobRequest.of("shard.viewed", i).queue("<i>reports</i>").shard("s2"));
+			}
+			client.enqueue(JobRequest.of("shard.viewed", 0).queue("mail").shard("s3").delay(Duration.ofHours(1)));
+			QueueShards shards = context.getBean(QueueShards.class);
+			Map<String, Integer> slots = shards.layout().slotCounts();
+			String s1 = "<tr data-shard=\"s1\"><td>s1</td><td class=\"status\">yes</td><td>" + slots.get("s1")
+					+ "</td><td data-queue=\"mail\"><a href=\"/pgqueue?queue=mail\">mail</a></td>"
+					+ "<td class=\"depth\">2</td><td>0</td><td>0</td><td>0</td></tr>";
+			String s2 = "<tr data-shard=\"s2\"><td>s2</td><td class=\"status\">yes</td><td>" + slots.get("s2")
+					+ "</td><td data-queue=\"&lt;i&gt;reports&lt;/i&gt;\">";
+			String page = mvc(context).perform(get("/pgqueue"))
+				.andExpect(status().isOk())
+				.andReturn()
+				.getResponse()
+				.getContentAsString();
+			assertThat(page).contains("<h2>Shards</h2><div id=\"shards\" data-live>")
+				.contains(s1)
+				.contains(s2)
+				.contains("&lt;/i&gt;</a></td><td class=\"depth\">3</td>")
+				.contains("<tr data-shard=\"s3\"><td>s3</td><td class=\"status\">yes</td><td>" + slots.get("s3")
+						+ "</td><td data-queue=\"mail\"><a href=\"/pgqueue?queue=mail\">mail</a></td>"
+						+ "<td class=\"depth\">0</td><td>1</td><td>0</td><td>0</td></tr>")
+				.doesNotContain("<i>reports");
+			assertThat(page.indexOf("data-shard=\"s1\"")).isLessThan(page.indexOf("data-shard=\"s2\""));
+			assertThat(page.indexOf("data-shard=\"s2\"")).isLessThan(page.indexOf("data-shard=\"s3\""));
+
+			// As a stopped server: new connections refused, the open ones cut.
+			DelegatingDataSource third = (DelegatingDataSource) context.getBean("thirdShard");
+			DataSource answering = third.getTargetDataSource();
+			third.setTargetDataSource(refusing());
+			try (Connection connection = TestDatabase.get().connect()) {
+				connection.createStatement().execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+						+ "WHERE application_name = 'pgqueue-dashboard-third-shard'");
+			}
+			await().atMost(Duration.ofSeconds(30)).until(() -> shards.whyDown("s3") != null);
+			await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+				String down = mvc(context).perform(get("/pgqueue"))
+					.andExpect(status().isOk())
+					.andReturn()
+					.getResponse()
+					.getContentAsString();
+				assertThat(down).contains("<tr data-shard=\"s3\"><td>s3</td><td class=\"status\">no: its last probe failed")
+					.contains("<td colspan=\"5\">not counted while it does not answer</td>")
+					.contains(s1)
+					.contains(s2)
+					.contains("The queues&#39; totals add up every shard, and shard s3 does not answer")
+					.contains("The jobs are listed from every shard, and shard s3 does not answer")
+					.contains("The history adds up every shard, and shard s3 does not answer");
+			});
+			third.setTargetDataSource(answering);
+		});
+	}
+
+	@Test
 	void isSecuredWhenTheApplicationRunsSpringSecurity() {
 		this.contextRunner.withPropertyValues("pgqueue.dashboard.enabled=true")
 			.withBean(QueueDashboardAutoConfiguration.SECURITY_FILTER_CHAIN_BEAN_NAME, GenericFilterBean.class,
@@ -311,8 +419,60 @@ class QueueDashboardAutoConfigurationTests {
 			.run((context) -> assertThat(context).hasSingleBean(OpenDashboardAccess.class));
 	}
 
+	private WebApplicationContextRunner shardsRunner() {
+		TestDatabase database = TestDatabase.get();
+		List<String> properties = new ArrayList<>(List.of("pgqueue.dashboard.enabled=true", "pgqueue.enabled=false",
+				"spring.datasource.url=" + database.jdbcUrl(), "pgqueue.schema.name=" + SHARD_SCHEMAS.get(0)));
+		// The shards in their declared order: s1, s2, s3.
+		for (int i = 1; i <= 2; i++) {
+			properties.add("pgqueue.shards.s" + i + ".url=" + database.jdbcUrl());
+			properties.add("pgqueue.shards.s" + i + ".schema=" + SHARD_SCHEMAS.get(i));
+			properties.add("pgqueue.shards.s" + i + ".maximum-pool-size=4");
+		}
+		properties.add("pgqueue.shards.s3.data-source=thirdShard");
+		properties.add("pgqueue.shards.s3.schema=" + SHARD_SCHEMAS.get(3));
+		if (database.username() != null) {
+			properties.addAll(List.of("spring.datasource.username=" + database.username(),
+					"pgqueue.shards.s1.username=" + database.username(),
+					"pgqueue.shards.s2.username=" + database.username()));
+		}
+		if (database.password() != null) {
+			properties.addAll(List.of("spring.datasource.password=" + database.password(),
+					"pgqueue.shards.s1.password=" + database.password(),
+					"pgqueue.shards.s2.password=" + database.password()));
+		}
+		return new WebApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+					DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
+					JdbcTemplateAutoConfiguration.class, JacksonAutoConfiguration.class, QueueAutoConfiguration.class,
+					QueueDashboardAutoConfiguration.class, WebMvcAutoConfiguration.class,
+					DispatcherServletAutoConfiguration.class, HttpMessageConvertersAutoConfiguration.class))
+			.withPropertyValues(properties.toArray(new String[0]))
+			.withUserConfiguration(ThirdShard.class);
+	}
+
+	/** A DataSource on a port nothing listens on, as a stopped server: every connection is refused. */
+	private static DataSource refusing() throws IOException {
+		try (ServerSocket free = new ServerSocket(0)) {
+			return new DriverManagerDataSource("jdbc:postgresql://127.0.0.1:" + free.getLocalPort() + "/test");
+		}
+	}
+
 	private static MockMvc mvc(AssertableWebApplicationContext context) {
 		return MockMvcBuilders.webAppContextSetup(context).build();
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class ThirdShard {
+
+		@Bean(defaultCandidate = false)
+		DataSource thirdShard() {
+			TestDatabase database = TestDatabase.get();
+			String url = database.jdbcUrl() + (database.jdbcUrl().contains("?") ? "&" : "?")
+					+ "ApplicationName=pgqueue-dashboard-third-shard";
+			return new DelegatingDataSource(new DriverManagerDataSource(url, database.username(), database.password()));
+		}
+
 	}
 
 }
