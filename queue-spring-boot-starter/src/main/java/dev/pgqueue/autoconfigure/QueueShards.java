@@ -187,31 +187,35 @@ public final class QueueShards implements SmartLifecycle, DisposableBean {
 
 	/**
 	 * Migrates each shard that did not answer at start-up, and once it is, starts its engine and lets
-	 * it take jobs. A shard that still does not answer is tried again next time.
+	 * it take jobs. A shard that still does not answer, or fails to start, is tried again next time:
+	 * nothing thrown here may end the task.
 	 */
 	private void joinLatecomers() {
 		for (String shard : List.copyOf(this.unmigrated.keySet())) {
 			Member member = member(shard);
 			try {
 				member.migrator().afterPropertiesSet();
+				synchronized (this) {
+					if (!this.running) {
+						return;
+					}
+					member.engine().start();
+					this.unmigrated.remove(shard);
+					this.watch.release(shard);
+				}
+				logger.info("pgqueue's shard '{}' answers and is migrated: its pollers run and it takes jobs", shard);
 			}
 			catch (RuntimeException ex) {
 				this.unmigrated.put(shard, ex);
 				this.watch.holdDown(shard, notMigrated(ex));
-				continue;
+				logger.debug("pgqueue's shard '{}' could not join yet", shard, ex);
 			}
-			synchronized (this) {
-				if (!this.running) {
-					return;
-				}
-				member.engine().start();
-				this.unmigrated.remove(shard);
-				this.watch.release(shard);
-			}
-			logger.info("pgqueue's shard '{}' answers and is migrated: its pollers run and it takes jobs", shard);
 		}
-		if (this.unmigrated.isEmpty() && this.latecomers != null) {
-			this.latecomers.shutdown();
+		synchronized (this) {
+			if (this.unmigrated.isEmpty() && this.latecomers != null) {
+				this.latecomers.shutdown();
+				this.latecomers = null;
+			}
 		}
 	}
 
