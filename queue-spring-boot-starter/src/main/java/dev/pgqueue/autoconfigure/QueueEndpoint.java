@@ -98,6 +98,8 @@ public class QueueEndpoint {
 
 	private final ObjectProvider<QueueShards> shards;
 
+	private final ObjectProvider<JobSchedules> schedules;
+
 	private final boolean writable;
 
 	private final Show showValues;
@@ -107,14 +109,16 @@ public class QueueEndpoint {
 	 * @param engine the engine whose pollers and services' readings the endpoint shows; its services
 	 * run only in an application that runs jobs
 	 * @param shards the shards, each of which the endpoint shows apart; none without {@code pgqueue.shards}
+	 * @param schedules the recurring jobs; none in an application that defines its own engine beans
 	 * @param writable whether the endpoint's access lets its write operations be mapped
 	 * @param showValues when payloads and outputs are shown as they are
 	 */
 	public QueueEndpoint(JobAdmin admin, ObjectProvider<QueueEngine> engine, ObjectProvider<QueueShards> shards,
-			boolean writable, Show showValues) {
+			ObjectProvider<JobSchedules> schedules, boolean writable, Show showValues) {
 		this.admin = admin;
 		this.engine = engine;
 		this.shards = shards;
+		this.schedules = schedules;
 		this.writable = writable;
 		this.showValues = showValues;
 	}
@@ -347,13 +351,7 @@ public class QueueEndpoint {
 	}
 
 	private @Nullable JobSchedules jobSchedules() {
-		QueueEngine current = this.engine.getIfAvailable();
-		if (current != null) {
-			return current.schedules();
-		}
-		// With shards, recurring jobs live on the first shard.
-		QueueShards sharded = this.shards.getIfAvailable();
-		return (sharded != null) ? sharded.engine(sharded.names().get(0)).schedules() : null;
+		return this.schedules.getIfAvailable();
 	}
 
 	/** Every schedule with its last and next tick and whether it is paused. */

@@ -1,6 +1,7 @@
 package dev.pgqueue.autoconfigure;
 
 import dev.pgqueue.JobAdmin;
+import dev.pgqueue.JobSchedules;
 import dev.pgqueue.engine.QueueEngine;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -34,14 +35,15 @@ public final class QueueEndpointAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	QueueEndpoint pgqueueEndpoint(JobAdmin admin, ObjectProvider<QueueEngine> engine,
-			ObjectProvider<QueueShards> shards, ObjectProvider<EndpointAccessResolver> access,
+			ObjectProvider<QueueShards> shards, ObjectProvider<JobSchedules> schedules,
+			ObjectProvider<EndpointAccessResolver> access,
 			QueueEndpointProperties properties) {
 		// The access Boot maps the operations by: management.endpoint.pgqueue.access, else the default
 		// of every endpoint, else the endpoint's own (read-only).
 		EndpointAccessResolver resolver = access.getIfAvailable();
 		Access resolved = (resolver != null) ? resolver.accessFor(EndpointId.of("pgqueue"), Access.READ_ONLY)
 				: Access.READ_ONLY;
-		return new QueueEndpoint(admin, engine, shards, resolved == Access.UNRESTRICTED, properties.getShowValues());
+		return new QueueEndpoint(admin, engine, shards, schedules, resolved == Access.UNRESTRICTED, properties.getShowValues());
 	}
 
 	@Bean
