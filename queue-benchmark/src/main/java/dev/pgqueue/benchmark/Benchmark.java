@@ -54,7 +54,12 @@ public final class Benchmark {
 			  --rounds N             measure every setting N times (default: the profile's, 1 for smoke, 3 for full)
 			  --scaling-processes 1,2,4,8
 			                         worker process counts of the scaling workload (default: the profile's)
-			  --neighbours N         run N CPU-bound busy loops beside the scaling workload's drains (default 0)
+			  --soak-phases B,H,A    seconds of the soak's phases: before the snapshot, held, after it (default:
+			                         the profile's; full: 30,300,60); a longer clean phase to compare the hold with
+			  --scaling-drains N     drains of each assignment per round of the scaling workload, in mirrored
+			                         order (2: shared, buckets, buckets, shared; default 1)
+			  --neighbours N         run N CPU-bound busy loops beside the scaling workload's drains and the soak
+			                         (default 0)
 			  --output DIR           where results go, in a sub-directory named after the time (default benchmark-results)
 			  --fail-fast            stop at the first workload that fails
 			  --redraw DIR           only redraw the charts of an earlier run from DIR/results.json
@@ -202,9 +207,11 @@ public final class Benchmark {
 			boolean failFast = false;
 			Path redraw = null;
 			List<Integer> soakVariants = null;
+			List<Duration> soakPhases = null;
 			Integer rounds = null;
 			List<Integer> scalingProcesses = null;
 			int neighbours = 0;
+			int scalingDrains = 1;
 			for (int i = 0; i < args.length; i++) {
 				String arg = args[i];
 				switch (arg) {
@@ -215,9 +222,12 @@ public final class Benchmark {
 					case "--workloads" -> workloads = Arrays.asList(value(args, ++i, arg).split(","));
 					case "--soak-variants" -> soakVariants = Arrays.stream(value(args, ++i, arg).split(","))
 						.map(String::trim).map(Integer::valueOf).toList();
+					case "--soak-phases" -> soakPhases = Arrays.stream(value(args, ++i, arg).split(","))
+						.map(String::trim).map((seconds) -> Duration.ofSeconds(Long.parseLong(seconds))).toList();
 					case "--rounds" -> rounds = positive(value(args, ++i, arg), arg);
 					case "--scaling-processes" -> scalingProcesses = Arrays.stream(value(args, ++i, arg).split(","))
 						.map((count) -> positive(count, arg)).toList();
+					case "--scaling-drains" -> scalingDrains = positive(value(args, ++i, arg), arg);
 					case "--neighbours" -> neighbours = Integer.parseInt(value(args, ++i, arg).trim());
 					case "--output" -> output = Path.of(value(args, ++i, arg));
 					case "--fail-fast" -> failFast = true;
@@ -247,11 +257,21 @@ public final class Benchmark {
 			if (rounds != null) {
 				profile = profile.withRounds(rounds);
 			}
-			if (scalingProcesses != null || neighbours != 0) {
-				if (neighbours < 0) {
-					throw new IllegalArgumentException("--neighbours must be 0 or more, not " + neighbours);
+			if (neighbours < 0) {
+				throw new IllegalArgumentException("--neighbours must be 0 or more, not " + neighbours);
+			}
+			if (scalingProcesses != null || neighbours != 0 || scalingDrains != 1) {
+				profile = profile.withScaling(scalingProcesses, neighbours, scalingDrains);
+			}
+			if (soakPhases != null || neighbours != 0) {
+				Profile.Soak soak = profile.soak();
+				if (soakPhases != null && soakPhases.size() != 3) {
+					throw new IllegalArgumentException("--soak-phases takes three durations in seconds (before, hold, "
+							+ "after), not " + soakPhases.size());
 				}
-				profile = profile.withScaling(scalingProcesses, neighbours);
+				profile = (soakPhases != null)
+						? profile.withSoak(soakPhases.get(0), soakPhases.get(1), soakPhases.get(2), neighbours)
+						: profile.withSoak(soak.before(), soak.hold(), soak.after(), neighbours);
 			}
 			return new Options(profile, jdbcUrl, user, password, workloads, output, failFast, redraw);
 		}

@@ -55,9 +55,9 @@ public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes
 				20_000, 60, 3_000, 8, 300, 1, Duration.ofMillis(200), Duration.ofMillis(600),
 				new UserPath(1, 500, 2_000, List.of(100), List.of(2), List.of(100), List.of(4), List.of(1, 2)),
 				new Soak(200, Duration.ofSeconds(1), Duration.ofSeconds(3), Duration.ofSeconds(1), Duration.ofSeconds(1),
-						List.of(1)),
+						List.of(1), 0),
 				new Buckets(Duration.ofSeconds(1), Duration.ofMillis(500), Duration.ofMillis(500), List.of(1, 2), 3_000,
-						2, 1_000, List.of(Duration.ofMillis(500)), 1, 0),
+						2, 1_000, List.of(Duration.ofMillis(500)), 1, 0, 1),
 				new Ticks(2_000, 200), 200_000);
 	}
 
@@ -69,10 +69,10 @@ public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes
 				Duration.ofSeconds(5), new UserPath(4, 200_000, 200_000, List.of(100, 500), List.of(1, 2, 4),
 						List.of(100, 500), List.of(4, 8, 16), List.of(1, 2, 4, 8)),
 				new Soak(800, Duration.ofSeconds(30), Duration.ofMinutes(5), Duration.ofSeconds(60),
-						Duration.ofSeconds(15), List.of(1, 2, 3, 4)),
+						Duration.ofSeconds(15), List.of(1, 2, 3, 4), 0),
 				new Buckets(Duration.ofSeconds(8), Duration.ofSeconds(5), EngineSettings.DEFAULT_HEARTBEAT_INTERVAL,
 						List.of(1, 2, 4), 200_000, 4, 20_000,
-						List.of(Duration.ofMillis(500), EngineSettings.DEFAULT_HEARTBEAT_INTERVAL), 3, 0),
+						List.of(Duration.ofMillis(500), EngineSettings.DEFAULT_HEARTBEAT_INTERVAL), 3, 0, 1),
 				new Ticks(10_000, 1_000), 10_000_000);
 	}
 
@@ -125,9 +125,11 @@ public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes
 	 * @param window length of each reported window
 	 * @param variants which of the workload's variants run, by number from 1 (1 is the default
 	 * transactional queue)
+	 * @param neighbours CPU-bound processes (shell busy loops) running beside every run, as other work
+	 * on the same machine would
 	 */
 	public record Soak(int rate, Duration before, Duration hold, Duration after, Duration window,
-			List<Integer> variants) {
+			List<Integer> variants, int neighbours) {
 
 	}
 
@@ -146,10 +148,13 @@ public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes
 	 * @param rebalanceRounds kills per heartbeat interval
 	 * @param scalingNeighbours CPU-bound processes (shell busy loops) running beside the scaling
 	 * workload's drains, as other work on the same machine would
+	 * @param scalingDrains drains of each assignment in one round of the scaling workload, in mirrored
+	 * order (with 2: shared, buckets, buckets, shared), so that a drift of the machine over the round
+	 * weighs on both alike
 	 */
 	public record Buckets(Duration burstLead, Duration burstJitter, Duration heartbeat, List<Integer> processes,
 			int scalingJobs, int rebalanceProcesses, int rebalanceJobs, List<Duration> rebalanceHeartbeats,
-			int rebalanceRounds, int scalingNeighbours) {
+			int rebalanceRounds, int scalingNeighbours, int scalingDrains) {
 
 	}
 
@@ -170,12 +175,15 @@ public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes
 
 	}
 
-	/** This profile with the scaling workload's process counts and CPU-bound neighbours given. */
-	public Profile withScaling(List<Integer> processes, int neighbours) {
+	/**
+	 * This profile with the scaling workload's process counts ({@code null}: the profile's), CPU-bound
+	 * neighbours and drains of each assignment per round given.
+	 */
+	public Profile withScaling(List<Integer> processes, int neighbours, int drains) {
 		Buckets b = this.buckets;
 		return with(this.rounds, this.soak, new Buckets(b.burstLead(), b.burstJitter(), b.heartbeat(),
 				(processes != null) ? processes : b.processes(), b.scalingJobs(), b.rebalanceProcesses(),
-				b.rebalanceJobs(), b.rebalanceHeartbeats(), b.rebalanceRounds(), neighbours));
+				b.rebalanceJobs(), b.rebalanceHeartbeats(), b.rebalanceRounds(), neighbours, drains));
 	}
 
 	/** This profile with every workload measured over the given number of rounds. */
@@ -186,7 +194,23 @@ public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes
 	/** This profile with only the given soak variants. */
 	public Profile withSoakVariants(List<Integer> variants) {
 		Soak s = this.soak;
-		return with(this.rounds, new Soak(s.rate(), s.before(), s.hold(), s.after(), s.window(), variants),
+		return with(this.rounds,
+				new Soak(s.rate(), s.before(), s.hold(), s.after(), s.window(), variants, s.neighbours()), this.buckets);
+	}
+
+	/**
+	 * This profile with the soak's phases lasting as given (each a whole number of windows), and
+	 * {@code neighbours} busy loops beside it.
+	 */
+	public Profile withSoak(Duration before, Duration hold, Duration after, int neighbours) {
+		Soak s = this.soak;
+		for (Duration phase : List.of(before, hold, after)) {
+			if (phase.isNegative() || phase.toMillis() % s.window().toMillis() != 0) {
+				throw new IllegalArgumentException("Each soak phase must be a whole number of "
+						+ s.window().toSeconds() + " s windows, not " + phase.toSeconds() + " s");
+			}
+		}
+		return with(this.rounds, new Soak(s.rate(), before, hold, after, s.window(), s.variants(), neighbours),
 				this.buckets);
 	}
 

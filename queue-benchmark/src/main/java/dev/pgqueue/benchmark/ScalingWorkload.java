@@ -86,11 +86,13 @@ final class ScalingWorkload implements Workload {
 			context.progress("%d process(es): shared %,.0f jobs/s %s (efficiency %.2f, %,.0f jobs per server "
 					+ "CPU-second, server %.2f cores, workers %.2f cores, %,.0f entries read per claim %s); buckets "
 					+ "%,.0f jobs/s %s (efficiency %.2f, %,.0f jobs per server CPU-second, server %.2f cores, workers "
-					+ "%.2f cores, %,.0f entries read per claim %s); shared ÷ buckets %.2f, worst round %.2f",
+					+ "%.2f cores, %,.0f entries read per claim %s); shared ÷ buckets %.2f, rounds %s, worst round %.2f; "
+					+ "read the other way, buckets ÷ shared, worst round %.2f",
 					processes, s.rate(), Profile.rounds(s.rates()), sEfficiency, s.jobsPerServerSecond(),
 					s.serverCores(), s.workerCores(), s.entriesPerClaim(), Profile.rounds(s.entries()), b.rate(),
 					Profile.rounds(b.rates()), bEfficiency, b.jobsPerServerSecond(), b.serverCores(), b.workerCores(),
-					b.entriesPerClaim(), Profile.rounds(b.entries()), s.rate() / b.rate(), worstRatio(s, b));
+					b.entriesPerClaim(), Profile.rounds(b.entries()), s.rate() / b.rate(), roundRatios(s, b),
+					worstRatio(s, b), worstRatio(b, s));
 		}
 		return results;
 	}
@@ -98,8 +100,10 @@ final class ScalingWorkload implements Workload {
 	/**
 	 * Both assignments at one process count, their rounds paired: the two groups of worker processes
 	 * run side by side, each on its own schema, and every round drains one, then the other (which
-	 * goes first alternates), so that the two drains of a round see the same machine. The group that
-	 * is not draining polls its empty queue meanwhile, for both alike.
+	 * goes first alternates), so that the two drains of a round see the same machine. With
+	 * {@code --scaling-drains N} a round drains each assignment N times, mirrored (A B B A …), and its
+	 * figures are the sums of those drains. The group that is not draining polls its empty queue
+	 * meanwhile, for both alike.
 	 */
 	private Map<QueueAssignment, Figures> measure(Context context, Map<QueueAssignment, BenchSchema> schemas,
 			Connection observer, int processes) throws Exception {
@@ -136,10 +140,13 @@ final class ScalingWorkload implements Workload {
 				if (round % 2 == 1) {
 					Collections.reverse(order);
 				}
-				for (QueueAssignment assignment : order) {
+				// With several drains of each assignment a round runs them mirrored (A B B A A B …): a
+				// machine getting faster or slower through the round weighs on both alike.
+				Map<QueueAssignment, Drained> drained = new EnumMap<>(QueueAssignment.class);
+				for (int d = 0; d < 2 * sizes.scalingDrains(); d++) {
+					QueueAssignment assignment = order.get(((d + 1) / 2) % 2);
 					BenchSchema schema = schemas.get(assignment);
 					List<QueueWorkerProcess> workers = groups.get(assignment);
-					Rounds measured = rounds.get(assignment);
 					schema.vacuumKeepingStatistics();
 					double workersBefore = workerCpu(workers);
 					long readBefore = claimEntriesRead(schema, observer);
@@ -149,20 +156,29 @@ final class ScalingWorkload implements Workload {
 					awaitDrained(schema, observer);
 					long end = System.nanoTime();
 					CpuTimes.ServerUsage server = CpuTimes.server(observer).since(serverBefore);
-					double wall = (end - start) / 1e9;
-					measured.rates.add(jobs / wall);
-					measured.walls.add(wall);
-					measured.serverSeconds.add(server.known() ? server.ownSeconds() : Double.NaN);
-					measured.workerSeconds.add(workerCpu(workers) - workersBefore);
+					double workerSeconds = workerCpu(workers) - workersBefore;
 					// Backends report their counts at most once a second, when idle: the drain's last second
 					// arrives after it. The idle polls of that second are counted too.
 					Drains.sleep(STATISTICS_DELAY_MILLIS);
-					measured.entries.add((claimEntriesRead(schema, observer) - readBefore) * (double) BATCH_SIZE / jobs);
+					long read = claimEntriesRead(schema, observer) - readBefore;
+					drained.computeIfAbsent(assignment, (a) -> new Drained()).add(jobs, (end - start) / 1e9,
+							server.known() ? server.ownSeconds() : Double.NaN, workerSeconds, read);
+				}
+				for (QueueAssignment assignment : order) {
+					Drained d = drained.get(assignment);
+					Rounds measured = rounds.get(assignment);
+					int roundJobs = jobs * d.drains;
+					measured.rates.add(roundJobs / d.wall);
+					measured.walls.add(d.wall / d.drains);
+					measured.serverSeconds.add(d.serverSeconds / d.drains);
+					measured.workerSeconds.add(d.workerSeconds / d.drains);
+					measured.entries.add(d.entriesRead * (double) BATCH_SIZE / roundJobs);
 					context.progress("%-7s %d process(es) round %d: %,.0f jobs/s, server CPU %.2f s, workers' CPU %.2f s "
-							+ "over %.2f s, %,.0f claim index entries read per claim of %d", assignment.name()
-								.toLowerCase(java.util.Locale.ROOT), processes, round + 1, jobs / wall,
-							measured.serverSeconds.get(round), measured.workerSeconds.get(round), wall,
-							measured.entries.get(round), BATCH_SIZE);
+							+ "over %.2f s, %,.0f claim index entries read per claim of %d%s", assignment.name()
+								.toLowerCase(java.util.Locale.ROOT), processes, round + 1, roundJobs / d.wall,
+							d.serverSeconds, d.workerSeconds, d.wall, measured.entries.get(round), BATCH_SIZE,
+							(d.drains > 1) ? String.format(java.util.Locale.ROOT, " (%d drains %s)", d.drains,
+									Profile.rounds(d.rates)) : "");
 				}
 			}
 		}
@@ -172,6 +188,32 @@ final class ScalingWorkload implements Workload {
 		Map<QueueAssignment, Figures> figures = new EnumMap<>(QueueAssignment.class);
 		rounds.forEach((assignment, measured) -> figures.put(assignment, measured.figures(jobs)));
 		return figures;
+	}
+
+	/** One assignment's drains in one round, summed. */
+	private static final class Drained {
+
+		int drains;
+
+		double wall;
+
+		double serverSeconds;
+
+		double workerSeconds;
+
+		long entriesRead;
+
+		final List<Double> rates = new ArrayList<>();
+
+		void add(int jobs, double wall, double serverSeconds, double workerSeconds, long entriesRead) {
+			this.drains++;
+			this.wall += wall;
+			this.serverSeconds += serverSeconds;
+			this.workerSeconds += workerSeconds;
+			this.entriesRead += entriesRead;
+			this.rates.add(jobs / wall);
+		}
+
 	}
 
 	/** One assignment's rounds at one process count, in the order they ran. */
@@ -258,10 +300,24 @@ final class ScalingWorkload implements Workload {
 	}
 
 	/** The lowest shared ÷ buckets of the rounds, paired in the order they ran. */
-	private static double worstRatio(Figures shared, Figures buckets) {
+	/**
+	 * Each paired round's ratio, in the order the rounds ran. Read both ways ({@code worstRatio(s, b)}
+	 * and {@code worstRatio(b, s)}), the worst rounds show how far the machine's noise alone moves one
+	 * round: on an idle machine both are near 1, beside busy loops both fall.
+	 */
+	private static String roundRatios(Figures one, Figures other) {
+		List<String> ratios = new ArrayList<>();
+		for (int i = 0; i < Math.min(one.rates().size(), other.rates().size()); i++) {
+			ratios.add(String.format(java.util.Locale.ROOT, "%.2f", one.rates().get(i) / other.rates().get(i)));
+		}
+		return ratios.toString();
+	}
+
+	/** The lowest of the paired rounds' ratios, {@code one ÷ other}. */
+	private static double worstRatio(Figures one, Figures other) {
 		double worst = Double.POSITIVE_INFINITY;
-		for (int i = 0; i < Math.min(shared.rates().size(), buckets.rates().size()); i++) {
-			worst = Math.min(worst, shared.rates().get(i) / buckets.rates().get(i));
+		for (int i = 0; i < Math.min(one.rates().size(), other.rates().size()); i++) {
+			worst = Math.min(worst, one.rates().get(i) / other.rates().get(i));
 		}
 		return worst;
 	}

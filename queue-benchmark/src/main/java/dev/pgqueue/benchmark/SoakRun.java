@@ -136,6 +136,59 @@ final class SoakRun {
 		return (this.soak.after().toMillis() + this.soak.window().toMillis()) / 1000.0;
 	}
 
+	/**
+	 * Pickup figures of one phase ({@code before}, {@code hold} or {@code after}), without the run's
+	 * first window, which warms the JIT. The clean phase of the same run is what the hold is compared
+	 * with: on a shared machine both see the same neighbours.
+	 */
+	PhaseFigures phaseFigures(String phase) {
+		List<Window> windows = this.windows.stream().filter((w) -> w.phase().equals(phase) && w.index() > 0).toList();
+		List<Long> pooled = new ArrayList<>();
+		for (Window window : windows) {
+			List<Long> pickups = this.pickupsMicros.get(window.index());
+			synchronized (pickups) {
+				pooled.addAll(pickups);
+			}
+		}
+		pooled.sort(null);
+		List<Double> p99s = windows.stream().map(Window::p99).toList();
+		return new PhaseFigures(phase, windows.size(),
+				(int) windows.stream().filter((w) -> w.p99() > SLOW_WINDOW_P99_MILLIS).count(), percentile(pooled, 99),
+				p99s.isEmpty() ? Double.NaN : Profile.median(p99s),
+				p99s.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN));
+	}
+
+	/** A window's pickup p99 above this many milliseconds counts as slow. */
+	static final double SLOW_WINDOW_P99_MILLIS = 100;
+
+	/**
+	 * One phase's pickups.
+	 *
+	 * @param phase its name
+	 * @param windows windows counted
+	 * @param slowWindows of those, windows whose pickup p99 was over {@link #SLOW_WINDOW_P99_MILLIS}
+	 * @param p99 pickup p99 over every job of the phase, in milliseconds
+	 * @param medianWindowP99 the median of the windows' p99s
+	 * @param highestWindowP99 the highest window p99
+	 */
+	record PhaseFigures(String phase, int windows, int slowWindows, double p99, double medianWindowP99,
+			double highestWindowP99) {
+
+		String line() {
+			return String.format(Locale.ROOT,
+					"%-6s %2d windows, %2d with p99 over %.0f ms; pickup p99 %7.1f ms over the phase, windows' p99 "
+							+ "median %7.1f, highest %7.1f ms",
+					this.phase, this.windows, this.slowWindows, SLOW_WINDOW_P99_MILLIS, this.p99, this.medianWindowP99,
+					this.highestWindowP99);
+		}
+
+		/** Share of the windows that were slow, in percent. */
+		double slowShare() {
+			return (this.windows > 0) ? 100.0 * this.slowWindows / this.windows : Double.NaN;
+		}
+
+	}
+
 	/** Claim index entries read per scan over the second half of the hold. */
 	double lateHoldEntriesPerScan() {
 		List<Window> hold = this.windows.stream().filter((w) -> w.phase().equals("hold")).toList();

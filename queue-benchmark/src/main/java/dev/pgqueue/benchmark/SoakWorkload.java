@@ -36,6 +36,11 @@ import org.jspecify.annotations.Nullable;
  * enqueue's transaction start to the handler's start), the backlog, the table's dead tuples, the
  * sizes of the table and its indexes, and the claim index entries read per scan.
  *
+ * <p>After each run the clean phase (before the snapshot), the hold and the phase after it are
+ * summed up side by side: pickup p99 over each phase and how many of its windows had a p99 over
+ * 100 ms. Beside busy loops ({@code --neighbours}) the clean phase shows what the machine costs by
+ * itself; a longer clean phase ({@code --soak-phases}) makes that comparison fair.
+ *
  * <p>Each variant runs twice in the same run: first as pgqueue claimed before claim floors (every
  * claim reads the claim index from its start), which is the baseline, then as it claims now.
  */
@@ -51,6 +56,8 @@ final class SoakWorkload implements Workload {
 	static final int APP_POOL_SIZE = 10;
 
 	static final String BASELINE = "no floors (before)";
+
+	static final String CLEAN_PHASE = "clean phase, same run";
 
 	/** The variants, numbered from 1 in this order; a profile names those it runs. */
 	static final List<Variant> VARIANTS = List.of(new Variant("transactional", QueueMode.TRANSACTIONAL, false, false),
@@ -68,9 +75,11 @@ final class SoakWorkload implements Workload {
 		Profile.Soak soak = context.profile().soak();
 		List<Result> results = new ArrayList<>();
 		context.progress("%d jobs/s offered; snapshot held %d s after %d s, then %d s more; %d s windows; "
-				+ "autovacuum %s", soak.rate(), soak.hold().toSeconds(), soak.before().toSeconds(),
-				soak.after().toSeconds(), soak.window().toSeconds(), setting(context.database(), "autovacuum"));
-		try (BenchSchema schema = context.database().createSchema("soak")) {
+				+ "autovacuum %s; %d busy loop(s) beside it", soak.rate(), soak.hold().toSeconds(),
+				soak.before().toSeconds(), soak.after().toSeconds(), soak.window().toSeconds(),
+				setting(context.database(), "autovacuum"), soak.neighbours());
+		try (BenchSchema schema = context.database().createSchema("soak");
+				CpuNeighbours neighbours = CpuNeighbours.start(soak.neighbours())) {
 			for (int number : soak.variants()) {
 				Variant variant = VARIANTS.get(number - 1);
 				context.progress("");
@@ -84,6 +93,9 @@ final class SoakWorkload implements Workload {
 				context.progress("");
 				context.progress("%s, claim floors:", variant.name());
 				SoakRun after = run(context, schema, variant, soak, true);
+				for (String phase : List.of("before", "hold", "after")) {
+					context.progress("  %s", after.phaseFigures(phase).line());
+				}
 				results.addAll(results(variant, before, after));
 			}
 		}
@@ -105,6 +117,14 @@ final class SoakWorkload implements Workload {
 				floors.recoverySeconds(), baseline(before, SoakRun::recoverySeconds), BASELINE, false, Target.valueAtMost(30)));
 		results.add(new Result(name(), label, "claim index entries read per scan, second half of the hold",
 				"entries", floors.lateHoldEntriesPerScan(), baseline(before, SoakRun::lateHoldEntriesPerScan), BASELINE, false, null));
+		// The hold against the clean phase of the same run: on a shared machine, what the neighbours cost
+		// shows in both, and only the difference is the held snapshot's.
+		SoakRun.PhaseFigures clean = floors.phaseFigures("before");
+		SoakRun.PhaseFigures hold = floors.phaseFigures("hold");
+		results.add(new Result(name(), label, "pickup p99 over the whole phase, hold vs the clean phase", "ms", hold.p99(),
+				clean.p99(), CLEAN_PHASE, false, null));
+		results.add(new Result(name(), label, "windows with pickup p99 over 100 ms, hold vs the clean phase", "%",
+				hold.slowShare(), clean.slowShare(), CLEAN_PHASE, false, null));
 		return results;
 	}
 
