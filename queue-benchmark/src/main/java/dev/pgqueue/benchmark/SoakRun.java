@@ -138,11 +138,14 @@ final class SoakRun {
 
 	/**
 	 * Pickup figures of one phase ({@code before}, {@code hold} or {@code after}), without the run's
-	 * first window, which warms the JIT. The clean phase of the same run is what the hold is compared
-	 * with: on a shared machine both see the same neighbours.
+	 * first window, which warms the JIT (unless it is the phase's only one). The clean phase of the same
+	 * run is what the hold is compared with: on a shared machine both see the same neighbours.
 	 */
 	PhaseFigures phaseFigures(String phase) {
-		List<Window> windows = this.windows.stream().filter((w) -> w.phase().equals(phase) && w.index() > 0).toList();
+		List<Window> windows = this.windows.stream().filter((w) -> w.phase().equals(phase)).toList();
+		if (windows.size() > 1 && windows.get(0).index() == 0) {
+			windows = windows.subList(1, windows.size());
+		}
 		List<Long> pooled = new ArrayList<>();
 		for (Window window : windows) {
 			List<Long> pickups = this.pickupsMicros.get(window.index());
@@ -180,11 +183,6 @@ final class SoakRun {
 							+ "median %7.1f, highest %7.1f ms",
 					this.phase, this.windows, this.slowWindows, SLOW_WINDOW_P99_MILLIS, this.p99, this.medianWindowP99,
 					this.highestWindowP99);
-		}
-
-		/** Share of the windows that were slow, in percent. */
-		double slowShare() {
-			return (this.windows > 0) ? 100.0 * this.slowWindows / this.windows : Double.NaN;
 		}
 
 	}

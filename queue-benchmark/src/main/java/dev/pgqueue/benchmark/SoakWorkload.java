@@ -123,8 +123,6 @@ final class SoakWorkload implements Workload {
 		SoakRun.PhaseFigures hold = floors.phaseFigures("hold");
 		results.add(new Result(name(), label, "pickup p99 over the whole phase, hold vs the clean phase", "ms", hold.p99(),
 				clean.p99(), CLEAN_PHASE, false, null));
-		results.add(new Result(name(), label, "windows with pickup p99 over 100 ms, hold vs the clean phase", "%",
-				hold.slowShare(), clean.slowShare(), CLEAN_PHASE, false, null));
 		return results;
 	}
 
