@@ -269,9 +269,8 @@ public final class Benchmark {
 					throw new IllegalArgumentException("--soak-phases takes three durations in seconds (before, hold, "
 							+ "after), not " + soakPhases.size());
 				}
-				profile = (soakPhases != null)
-						? profile.withSoak(soakPhases.get(0), soakPhases.get(1), soakPhases.get(2), neighbours)
-						: profile.withSoak(soak.before(), soak.hold(), soak.after(), neighbours);
+				List<Duration> phases = (soakPhases != null) ? soakPhases : List.of(soak.before(), soak.hold(), soak.after());
+				profile = profile.withSoak(phases.get(0), phases.get(1), phases.get(2), neighbours);
 			}
 			return new Options(profile, jdbcUrl, user, password, workloads, output, failFast, redraw);
 		}

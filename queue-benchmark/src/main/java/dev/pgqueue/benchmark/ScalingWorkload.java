@@ -91,7 +91,8 @@ final class ScalingWorkload implements Workload {
 					processes, s.rate(), Profile.rounds(s.rates()), sEfficiency, s.jobsPerServerSecond(),
 					s.serverCores(), s.workerCores(), s.entriesPerClaim(), Profile.rounds(s.entries()), b.rate(),
 					Profile.rounds(b.rates()), bEfficiency, b.jobsPerServerSecond(), b.serverCores(), b.workerCores(),
-					b.entriesPerClaim(), Profile.rounds(b.entries()), s.rate() / b.rate(), roundRatios(s, b),
+					b.entriesPerClaim(), Profile.rounds(b.entries()), s.rate() / b.rate(),
+					roundRatios(s, b).stream().map((r) -> String.format(java.util.Locale.ROOT, "%.2f", r)).toList(),
 					worstRatio(s, b), worstRatio(b, s));
 		}
 		return results;
@@ -299,27 +300,22 @@ final class ScalingWorkload implements Workload {
 		}
 	}
 
-	/** The lowest shared ÷ buckets of the rounds, paired in the order they ran. */
 	/**
-	 * Each paired round's ratio, in the order the rounds ran. Read both ways ({@code worstRatio(s, b)}
-	 * and {@code worstRatio(b, s)}), the worst rounds show how far the machine's noise alone moves one
-	 * round: on an idle machine both are near 1, beside busy loops both fall.
+	 * Each paired round's {@code one ÷ other}, in the order the rounds ran. Read both ways, the worst
+	 * rounds show how far the machine's noise alone moves one round: on an idle machine both are near
+	 * 1, beside busy loops both fall.
 	 */
-	private static String roundRatios(Figures one, Figures other) {
-		List<String> ratios = new ArrayList<>();
+	private static List<Double> roundRatios(Figures one, Figures other) {
+		List<Double> ratios = new ArrayList<>();
 		for (int i = 0; i < Math.min(one.rates().size(), other.rates().size()); i++) {
-			ratios.add(String.format(java.util.Locale.ROOT, "%.2f", one.rates().get(i) / other.rates().get(i)));
+			ratios.add(one.rates().get(i) / other.rates().get(i));
 		}
-		return ratios.toString();
+		return ratios;
 	}
 
-	/** The lowest of the paired rounds' ratios, {@code one ÷ other}. */
+	/** The lowest of the paired rounds' {@code one ÷ other}. */
 	private static double worstRatio(Figures one, Figures other) {
-		double worst = Double.POSITIVE_INFINITY;
-		for (int i = 0; i < Math.min(one.rates().size(), other.rates().size()); i++) {
-			worst = Math.min(worst, one.rates().get(i) / other.rates().get(i));
-		}
-		return worst;
+		return roundRatios(one, other).stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN);
 	}
 
 	/** User and kernel CPU seconds the workers have used so far. */
