@@ -5,9 +5,11 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.dao.TransientDataAccessResourceException;
 
 /**
- * A job's shard does not answer, so the job was not enqueued: a keyed job (or one naming its shard)
- * is never sent to another shard instead, since a key's jobs must stay on one server. Transient: enqueue
- * again once the shard is back.
+ * A shard does not answer, so it was not asked. On enqueue: the job was not enqueued, since a keyed job
+ * (or one naming its shard) is never sent to another shard instead, a key's jobs having to stay on one
+ * server; enqueue again once the shard is back. On an administrative operation: the shard was not asked
+ * (its pool would have waited for its connection timeout); repeat it once the shard is back.
+ * Transient either way.
  */
 public class ShardUnavailableException extends TransientDataAccessResourceException {
 

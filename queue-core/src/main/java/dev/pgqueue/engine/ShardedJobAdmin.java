@@ -28,6 +28,7 @@ import dev.pgqueue.JobQuery;
 import dev.pgqueue.JobState;
 import dev.pgqueue.QueueHistory;
 import dev.pgqueue.RetryOptions;
+import dev.pgqueue.ShardUnavailableException;
 import dev.pgqueue.ShardsPartlyFailedException;
 import dev.pgqueue.engine.shards.ShardLayout;
 import dev.pgqueue.engine.sql.AdminRepository.Listed;
@@ -35,11 +36,16 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The {@link JobAdmin} of queues spread over shards. A job's public id tells its shard, so the
- * operations on one job go to that shard alone (an id that tells none, from before the shards, is
- * looked for on each in turn). Lists merge every shard's jobs, newest first, behind a cursor that holds
+ * operations on one job go to that shard (an id from before the shards, which tells none or by chance
+ * one that does not hold it, is looked for on the others in turn). Lists merge every shard's jobs, newest first, behind a cursor that holds
  * each shard's position; counts and histories add up; pausing, resuming, retrying and cancelling by
  * query act on every shard. When some shards fail, the others' results come in a
  * {@link ShardsPartlyFailedException} naming the failed ones.
+ *
+ * <p>A shard that the watch reports down is not asked at all: it fails at once with a
+ * {@link ShardUnavailableException} saying why. Asking it would wait for its pool's connection timeout
+ * (30 s by default) on every operation, and a dashboard page that lists, counts and charts the jobs
+ * would take minutes while one server is away.
  */
 public final class ShardedJobAdmin implements JobAdmin {
 
@@ -49,12 +55,27 @@ public final class ShardedJobAdmin implements JobAdmin {
 
 	private final Map<String, JdbcJobAdmin> shards;
 
+	private final Function<String, @Nullable String> whyDown;
+
 	/**
+	 * An admin that asks every shard, whether it answers or not.
 	 * @param layout the shards, in declared order, and the shard each public id tells
 	 * @param engines each shard's engine, by shard
 	 */
 	public ShardedJobAdmin(ShardLayout layout, Map<String, QueueEngine> engines) {
+		this(layout, engines, (shard) -> null);
+	}
+
+	/**
+	 * @param layout the shards, in declared order, and the shard each public id tells
+	 * @param engines each shard's engine, by shard
+	 * @param whyDown why a shard counts as down now, or {@code null} while it answers (the shards'
+	 * watch): a shard that is down is not asked
+	 */
+	public ShardedJobAdmin(ShardLayout layout, Map<String, QueueEngine> engines,
+			Function<String, @Nullable String> whyDown) {
 		this.layout = layout;
+		this.whyDown = whyDown;
 		Map<String, JdbcJobAdmin> admins = new LinkedHashMap<>();
 		for (String shard : layout.shards()) {
 			admins.put(shard, Objects.requireNonNull(engines.get(shard), "no engine for shard " + shard).jdbcAdmin());
@@ -250,24 +271,63 @@ public final class ShardedJobAdmin implements JobAdmin {
 
 	private <T> T byId(UUID id, Function<JdbcJobAdmin, T> operation, Predicate<T> found, T none) {
 		Objects.requireNonNull(id, "id must not be null");
-		Optional<String> shard = this.layout.shardOf(id);
-		if (shard.isPresent()) {
-			return operation.apply(this.shards.get(shard.get()));
-		}
-		// An id that tells no shard was made before the shards: look for it on each.
-		for (JdbcJobAdmin admin : this.shards.values()) {
-			T result = operation.apply(admin);
+		Optional<String> tagged = this.layout.shardOf(id);
+		if (tagged.isPresent()) {
+			checkAnswers(tagged.get(), id);
+			T result = operation.apply(this.shards.get(tagged.get()));
 			if (found.test(result)) {
 				return result;
 			}
 		}
+		// An id from before the shards tells none, or by chance one that does not hold it: look on the
+		// others. A shard that does not answer is not asked; where the id tells a shard, that was the one.
+		String down = null;
+		String downWhy = null;
+		for (Map.Entry<String, JdbcJobAdmin> admin : this.shards.entrySet()) {
+			if (tagged.isPresent() && tagged.get().equals(admin.getKey())) {
+				continue;
+			}
+			String why = this.whyDown.apply(admin.getKey());
+			if (why != null) {
+				if (down == null) {
+					down = admin.getKey();
+					downWhy = why;
+				}
+				continue;
+			}
+			T result = operation.apply(admin.getValue());
+			if (found.test(result)) {
+				return result;
+			}
+		}
+		if (down != null && tagged.isEmpty()) {
+			// Not found on the shards asked: it may be on the one that was not.
+			throw new ShardUnavailableException(down, "Job " + id + " is not on the shards that answer, and shard '"
+					+ down + "' does not answer (" + downWhy + "): the id is from before the shards and tells none, "
+					+ "so the job may be there; try again once it answers", null);
+		}
 		return none;
+	}
+
+	/** Fails at once, naming the shard and why, when the watch reports it down. */
+	private void checkAnswers(String shard, UUID id) {
+		String why = this.whyDown.apply(shard);
+		if (why != null) {
+			throw new ShardUnavailableException(shard, "Shard '" + shard + "', which job " + id
+					+ "'s id tells, does not answer (" + why + "), so it was not asked: try again once it answers", null);
+		}
 	}
 
 	private <T> Map<String, T> onEvery(String operation, ShardOperation<T> action) {
 		Map<String, T> results = new LinkedHashMap<>();
 		Map<String, RuntimeException> failures = new LinkedHashMap<>();
 		this.shards.forEach((shard, admin) -> {
+			String why = this.whyDown.apply(shard);
+			if (why != null) {
+				failures.put(shard, new ShardUnavailableException(shard,
+						"shard '" + shard + "' does not answer (" + why + "), so it was not asked", null));
+				return;
+			}
 			try {
 				results.put(shard, action.apply(shard, admin));
 			}

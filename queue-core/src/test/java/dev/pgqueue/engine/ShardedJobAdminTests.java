@@ -1,11 +1,14 @@
 package dev.pgqueue.engine;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.zip.CRC32C;
 
 import dev.pgqueue.AdminResult;
 import dev.pgqueue.JobClient;
@@ -15,6 +18,7 @@ import dev.pgqueue.JobQuery;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.JobState;
 import dev.pgqueue.QueueFixture;
+import dev.pgqueue.ShardUnavailableException;
 import dev.pgqueue.ShardsPartlyFailedException;
 import dev.pgqueue.engine.shards.ShardLayout;
 import org.junit.jupiter.api.AfterAll;
@@ -38,6 +42,9 @@ class ShardedJobAdminTests {
 
 	private static final Map<String, QueueEngine> engines = new LinkedHashMap<>();
 
+	/** What the shards' watch would say: why each shard it reports down does not answer. */
+	private static final Map<String, String> down = new ConcurrentHashMap<>();
+
 	private static ShardedJobAdmin admin;
 
 	@BeforeAll
@@ -47,7 +54,7 @@ class ShardedJobAdminTests {
 			fixtures.put(name, fixture);
 			engines.put(name, fixture.engineBuilder().shard(name, LAYOUT.ids(name)).build());
 		}
-		admin = new ShardedJobAdmin(LAYOUT, engines);
+		admin = new ShardedJobAdmin(LAYOUT, engines, down::get);
 	}
 
 	@AfterAll
@@ -57,6 +64,7 @@ class ShardedJobAdminTests {
 
 	@BeforeEach
 	void emptyTables() {
+		down.clear();
 		fixtures.values().forEach((fixture) -> fixture.jdbc().update("DELETE FROM " + fixture.table()));
 	}
 
@@ -135,6 +143,56 @@ class ShardedJobAdminTests {
 					+ " RENAME TO pgqueue_jobs");
 		}
 		assertThat(admin.count(new JobQuery(null, "report.build", JobState.CANCELLED, null, 1))).isEqualTo(1);
+	}
+
+	@Test
+	void aJobFromBeforeTheShardsWhoseIdTellsAnotherShardByChanceIsStillFound() {
+		UUID enqueued = client("s2").enqueue(JobRequest.of("report.build", 1));
+		// An id made before the shards whose random bits happen to carry s1's tag, on a job that is on s2.
+		CRC32C crc = new CRC32C();
+		crc.update("s1".getBytes(StandardCharsets.UTF_8));
+		long tagMask = 0x3FFFL << 48;
+		UUID random = UUID.randomUUID();
+		UUID legacy = new UUID(random.getMostSignificantBits(),
+				(random.getLeastSignificantBits() & ~tagMask) | ((crc.getValue() & 0x3FFF) << 48));
+		assertThat(LAYOUT.shardOf(legacy)).contains("s1");
+		QueueFixture s2 = fixtures.get("s2");
+		s2.jdbc().update("UPDATE " + s2.table() + " SET public_id = ? WHERE public_id = ?", legacy, enqueued);
+		assertThat(admin.find(legacy)).map(JobDetails::id).contains(legacy);
+		assertThat(admin.cancel(legacy).applied()).isTrue();
+	}
+
+	@Test
+	void aShardTheWatchReportsDownIsNotAskedAndTheOthersAnswer() {
+		client("s1").enqueue(JobRequest.of("report.build", 1).queue("reports"));
+		UUID onS2 = client("s2").enqueue(JobRequest.of("report.build", 2).queue("reports"));
+		client("s3").enqueue(JobRequest.of("report.build", 3).queue("reports"));
+		// s2's server answers here; only the watch says it does not, so each answer below that leaves s2
+		// out shows s2 was not asked (a pool to a stopped server would have waited 30 s first).
+		down.put("s2", "its last probe failed: Connection refused");
+		assertThatThrownBy(() -> admin.counts()).isInstanceOfSatisfying(ShardsPartlyFailedException.class, (ex) -> {
+			assertThat(ex.failures()).containsOnlyKeys("s2");
+			assertThat(ex.failures().get("s2")).isInstanceOf(ShardUnavailableException.class)
+				.hasMessage("shard 's2' does not answer (its last probe failed: Connection refused), so it was not asked");
+			assertThat(ex.results()).containsOnlyKeys("s1", "s3");
+		});
+		assertThatThrownBy(() -> admin.pause("reports")).isInstanceOf(ShardsPartlyFailedException.class)
+			.hasMessageStartingWith("pause failed on shard [s2]");
+		assertThat(engines.get("s2").admin().pausedQueues()).as("s2 not asked to pause").isEmpty();
+		assertThat(engines.get("s1").admin().pausedQueues()).contains("reports");
+		assertThatThrownBy(() -> admin.find(onS2)).isInstanceOfSatisfying(ShardUnavailableException.class,
+				(ex) -> assertThat(ex.shard()).isEqualTo("s2"))
+			.hasMessageContaining("Shard 's2', which job " + onS2 + "'s id tells, does not answer");
+		UUID beforeShards = UUID.randomUUID();
+		assertThatThrownBy(() -> admin.find(beforeShards)).as("an id that tells no shard may be on the one not asked")
+			.isInstanceOf(ShardUnavailableException.class)
+			.hasMessageContaining("is not on the shards that answer, and shard 's2' does not answer");
+
+		down.clear();
+		assertThat(admin.resume("reports")).isTrue();
+		assertThat(admin.counts().get("reports")).containsEntry(JobState.AVAILABLE, 3L);
+		assertThat(admin.find(onS2)).isPresent();
+		assertThat(admin.find(beforeShards)).isEmpty();
 	}
 
 	@Test

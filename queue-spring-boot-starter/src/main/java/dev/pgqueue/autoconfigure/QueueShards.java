@@ -84,7 +84,7 @@ public final class QueueShards implements SmartLifecycle, DisposableBean {
 		this.transactionDataSource = layout.transactionDataSource((shard) -> member(shard).dataSource());
 		Map<String, QueueEngine> engines = new LinkedHashMap<>();
 		members.forEach((member) -> engines.put(member.name(), member.engine()));
-		this.admin = new ShardedJobAdmin(layout, engines);
+		this.admin = new ShardedJobAdmin(layout, engines, this.watch::whyDown);
 	}
 
 	/** The shards' names, in their declared order. */

@@ -24,6 +24,7 @@ import dev.pgqueue.JobSchedules;
 import dev.pgqueue.ScheduleDetails;
 import dev.pgqueue.autoconfigure.SchedulesDescriptor.ScheduleDescriptor;
 import dev.pgqueue.ShardUnavailableException;
+import dev.pgqueue.ShardsPartlyFailedException;
 import dev.pgqueue.autoconfigure.QueuesDescriptor.ShardDescriptor;
 import dev.pgqueue.autoconfigure.QueuesDescriptor.ShardQueueDescriptor;
 import dev.pgqueue.engine.QueueEngine;
@@ -355,6 +356,13 @@ class QueueShardsAutoConfigurationTests {
 					context.getBean("pgqueueInfoContributor", InfoContributor.class).contribute(info);
 					assertThat(info.build().getDetails().get("pgqueue")).asString()
 						.contains("s3=SchemaInfo[name=" + late.name() + ", version=null, unavailable=it did not answer");
+					assertThatThrownBy(() -> context.getBean(JobAdmin.class).counts())
+						.as("the admin does not ask a shard the watch holds down")
+						.isInstanceOfSatisfying(ShardsPartlyFailedException.class, (ex) -> {
+							assertThat(ex.failures().get("s3")).isInstanceOf(ShardUnavailableException.class)
+								.hasMessageContaining("it did not answer at start-up");
+							assertThat(ex.results()).containsOnlyKeys("s1", "s2");
+						});
 					UUID elsewhere = client.enqueue(JobRequest.of("shard.record", "elsewhere"));
 					assertThat(Stream.of(S1, S2).filter((schema) -> schema.stateOf(jdbc(context), elsewhere) != null))
 						.as("shards holding the job without a key").hasSize(1);

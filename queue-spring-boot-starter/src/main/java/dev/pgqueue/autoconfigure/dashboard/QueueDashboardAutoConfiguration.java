@@ -69,8 +69,10 @@ public final class QueueDashboardAutoConfiguration {
 		Duration countGap = dashboard.getRefreshInterval().dividedBy(2);
 		Duration gap = (countGap.compareTo(MIN_COUNT_GAP) > 0) ? countGap : MIN_COUNT_GAP;
 		QueueShards configured = shards.getIfAvailable();
-		return new DashboardController(admin, schedules.getIfAvailable(), new QueueSummaries(admin, engine, gap),
-				(configured != null) ? new ShardSummaries(configured, gap) : null, access,
+		ShardSummaries shardSummaries = (configured != null) ? new ShardSummaries(configured, gap) : null;
+		QueueSummaries queues = (shardSummaries != null)
+				? new QueueSummaries(admin, shardSummaries::totals, engine, gap) : new QueueSummaries(admin, engine, gap);
+		return new DashboardController(admin, schedules.getIfAvailable(), queues, shardSummaries, access,
 				new DashboardPages(dashboard.getRefreshInterval()), path);
 	}
 

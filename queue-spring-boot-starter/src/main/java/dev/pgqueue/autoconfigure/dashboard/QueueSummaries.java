@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobState;
@@ -25,7 +26,8 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
 
 /**
- * Reads the queues for the dashboard: their jobs by state from {@link JobAdmin#counts()}, the jobs
+ * Reads the queues for the dashboard: their jobs by state from {@link JobAdmin#counts()} (with shards,
+ * from the reading of each shard the Shards section shows), the jobs
  * finished in the last minute from {@link JobAdmin#finishedWithin}, the age of their oldest due job
  * from the stats reader, pauses, and this application's pollers.
  *
@@ -40,6 +42,8 @@ final class QueueSummaries {
 	static final Duration RATE_WINDOW = Duration.ofMinutes(1);
 
 	private final JobAdmin admin;
+
+	private final Supplier<Map<String, Map<JobState, Long>>> counts;
 
 	private final ObjectProvider<QueueEngine> engine;
 
@@ -56,11 +60,28 @@ final class QueueSummaries {
 	 * the last one
 	 */
 	QueueSummaries(JobAdmin admin, ObjectProvider<QueueEngine> engine, Duration minReadingGap) {
-		this(admin, engine, minReadingGap, System::nanoTime);
+		this(admin, admin::counts, engine, minReadingGap, System::nanoTime);
+	}
+
+	/**
+	 * @param counts the jobs by queue and state: with shards, added up from the reading the Shards
+	 * section shows, so that a refresh does not count each shard's rows twice
+	 * @param minReadingGap shortest time between two counts of the jobs; pages asking sooner share
+	 * the last one
+	 */
+	QueueSummaries(JobAdmin admin, Supplier<Map<String, Map<JobState, Long>>> counts,
+			ObjectProvider<QueueEngine> engine, Duration minReadingGap) {
+		this(admin, counts, engine, minReadingGap, System::nanoTime);
 	}
 
 	QueueSummaries(JobAdmin admin, ObjectProvider<QueueEngine> engine, Duration minReadingGap, LongSupplier nanoTime) {
+		this(admin, admin::counts, engine, minReadingGap, nanoTime);
+	}
+
+	private QueueSummaries(JobAdmin admin, Supplier<Map<String, Map<JobState, Long>>> counts,
+			ObjectProvider<QueueEngine> engine, Duration minReadingGap, LongSupplier nanoTime) {
 		this.admin = admin;
+		this.counts = counts;
 		this.engine = engine;
 		this.minReadingGapNanos = minReadingGap.toNanos();
 		this.nanoTime = nanoTime;
@@ -109,7 +130,7 @@ final class QueueSummaries {
 		if (last != null && now - this.lastCountedAt < this.minReadingGapNanos) {
 			return last;
 		}
-		Counted counted = new Counted(this.admin.counts(), this.admin.finishedWithin(RATE_WINDOW));
+		Counted counted = new Counted(this.counts.get(), this.admin.finishedWithin(RATE_WINDOW));
 		this.lastCounted = counted;
 		this.lastCountedAt = now;
 		return counted;

@@ -1,17 +1,24 @@
 package dev.pgqueue.autoconfigure.dashboard;
 
 import java.time.Duration;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.LongSupplier;
 
+import dev.pgqueue.JobState;
+import dev.pgqueue.ShardsPartlyFailedException;
+import dev.pgqueue.ShardUnavailableException;
 import dev.pgqueue.autoconfigure.QueueShards;
 import dev.pgqueue.autoconfigure.ShardReading;
 import org.jspecify.annotations.Nullable;
 
 /**
  * Reads each shard for the overview's Shards section, at most once per {@code minReadingGap} however
- * many pages ask, as {@link QueueSummaries} counts the jobs: counting reads every row of each shard's
- * table.
+ * many pages ask: counting reads every row of each shard's table. The queues' totals are added up from
+ * the same reading ({@link #totals()}), so a refresh counts each shard's rows once.
  */
 final class ShardSummaries {
 
@@ -46,6 +53,32 @@ final class ShardSummaries {
 		this.lastRead = read;
 		this.lastReadAt = now;
 		return read;
+	}
+
+	/**
+	 * The jobs by queue and state added up over the shards, from the last reading.
+	 * @throws ShardsPartlyFailedException when a shard does not answer, with the others' counts
+	 */
+	Map<String, Map<JobState, Long>> totals() {
+		Map<String, Object> counted = new LinkedHashMap<>();
+		Map<String, RuntimeException> failures = new LinkedHashMap<>();
+		Map<String, Map<JobState, Long>> totals = new TreeMap<>();
+		for (ShardReading reading : read()) {
+			Map<String, Map<JobState, Long>> counts = reading.counts();
+			if (counts == null) {
+				failures.put(reading.shard(), new ShardUnavailableException(reading.shard(),
+						"shard '" + reading.shard() + "' does not answer (" + reading.why() + ")", null));
+				continue;
+			}
+			counted.put(reading.shard(), counts);
+			counts.forEach((queue, states) -> states.forEach((state, count) -> totals
+				.computeIfAbsent(queue, (name) -> new EnumMap<>(JobState.class))
+				.merge(state, count, Long::sum)));
+		}
+		if (!failures.isEmpty()) {
+			throw new ShardsPartlyFailedException("counts", counted, failures);
+		}
+		return totals;
 	}
 
 }

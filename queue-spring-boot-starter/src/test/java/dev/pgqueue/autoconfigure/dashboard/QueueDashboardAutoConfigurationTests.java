@@ -1,14 +1,19 @@
 package dev.pgqueue.autoconfigure.dashboard;
 
 import java.io.IOException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.net.ServerSocket;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import javax.sql.DataSource;
 
@@ -451,6 +456,24 @@ class QueueDashboardAutoConfigurationTests {
 			.withUserConfiguration(ThirdShard.class);
 	}
 
+	@Test
+	void aPageCountsEachShardsJobsOnceForTheQueuesTotalsAndTheShardsSection() {
+		shardsRunner().run((context) -> {
+			JobClient client = context.getBean(JobClient.class);
+			client.enqueue(JobRequest.of("shard.viewed", 0).queue("mail").shard("s3"));
+			DelegatingDataSource third = (DelegatingDataSource) context.getBean("thirdShard");
+			CountingDataSource counting = new CountingDataSource(third.getTargetDataSource());
+			third.setTargetDataSource(counting);
+			String page = mvc(context).perform(get("/pgqueue"))
+				.andExpect(status().isOk())
+				.andReturn()
+				.getResponse()
+				.getContentAsString();
+			assertThat(page).contains("<td class=\"depth\">1</td>");
+			assertThat(counting.countsOfJobs).as("counts of s3's jobs for one page").hasValue(1);
+		});
+	}
+
 	/** A DataSource on a port nothing listens on, as a stopped server: every connection is refused. */
 	private static DataSource refusing() throws IOException {
 		try (ServerSocket free = new ServerSocket(0)) {
@@ -460,6 +483,51 @@ class QueueDashboardAutoConfigurationTests {
 
 	private static MockMvc mvc(AssertableWebApplicationContext context) {
 		return MockMvcBuilders.webAppContextSetup(context).build();
+	}
+
+	/** Counts the statements that count a jobs table's rows by queue and state, on the connections it hands out. */
+	static final class CountingDataSource extends DelegatingDataSource {
+
+		final AtomicInteger countsOfJobs = new AtomicInteger();
+
+		CountingDataSource(DataSource target) {
+			super(target);
+		}
+
+		@Override
+		public Connection getConnection() throws SQLException {
+			return watched(Connection.class, super.getConnection());
+		}
+
+		@Override
+		public Connection getConnection(String username, String password) throws SQLException {
+			return watched(Connection.class, super.getConnection(username, password));
+		}
+
+		private <T> T watched(Class<T> type, T target) {
+			return type.cast(Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] { type },
+					(proxy, method, args) -> {
+						if (args != null && args.length > 0 && args[0] instanceof String sql
+								&& sql.startsWith("SELECT queue, state, count(*) FROM")) {
+							this.countsOfJobs.incrementAndGet();
+						}
+						Object result;
+						try {
+							result = method.invoke(target, args);
+						}
+						catch (InvocationTargetException ex) {
+							throw ex.getCause();
+						}
+						if (method.getReturnType() == Statement.class) {
+							return watched(Statement.class, (Statement) result);
+						}
+						if (method.getReturnType() == PreparedStatement.class) {
+							return watched(PreparedStatement.class, (PreparedStatement) result);
+						}
+						return result;
+					}));
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)
