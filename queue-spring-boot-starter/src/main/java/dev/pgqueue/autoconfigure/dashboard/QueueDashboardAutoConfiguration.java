@@ -70,8 +70,8 @@ public final class QueueDashboardAutoConfiguration {
 		Duration gap = (countGap.compareTo(MIN_COUNT_GAP) > 0) ? countGap : MIN_COUNT_GAP;
 		QueueShards configured = shards.getIfAvailable();
 		ShardSummaries shardSummaries = (configured != null) ? new ShardSummaries(configured, gap) : null;
-		QueueSummaries queues = (shardSummaries != null)
-				? new QueueSummaries(admin, shardSummaries::totals, engine, gap) : new QueueSummaries(admin, engine, gap);
+		QueueSummaries queues = new QueueSummaries(admin,
+				(shardSummaries != null) ? shardSummaries::totals : admin::counts, engine, gap);
 		return new DashboardController(admin, schedules.getIfAvailable(), queues, shardSummaries, access,
 				new DashboardPages(dashboard.getRefreshInterval()), path);
 	}

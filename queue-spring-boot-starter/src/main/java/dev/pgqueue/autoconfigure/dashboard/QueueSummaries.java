@@ -56,16 +56,8 @@ final class QueueSummaries {
 	private long lastCountedAt;
 
 	/**
-	 * @param minReadingGap shortest time between two counts of the jobs; pages asking sooner share
-	 * the last one
-	 */
-	QueueSummaries(JobAdmin admin, ObjectProvider<QueueEngine> engine, Duration minReadingGap) {
-		this(admin, admin::counts, engine, minReadingGap, System::nanoTime);
-	}
-
-	/**
-	 * @param counts the jobs by queue and state: with shards, added up from the reading the Shards
-	 * section shows, so that a refresh does not count each shard's rows twice
+	 * @param counts the jobs by queue and state: the admin's, or with shards the sum of the reading the
+	 * Shards section shows, so that a refresh does not count each shard's rows twice
 	 * @param minReadingGap shortest time between two counts of the jobs; pages asking sooner share
 	 * the last one
 	 */
