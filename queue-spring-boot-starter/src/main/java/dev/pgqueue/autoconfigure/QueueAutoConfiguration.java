@@ -31,6 +31,7 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
@@ -89,6 +90,17 @@ public final class QueueAutoConfiguration {
 		JobHandlerRegistry registry = new JobHandlerRegistry();
 		properties.getKinds().forEach((kind, settings) -> registry.override(settings.toSettings(kind)));
 		return registry;
+	}
+
+	/**
+	 * Holds the JVM while this application processes jobs: every engine thread is a daemon, so a
+	 * worker without a web server would otherwise exit as soon as it has started.
+	 */
+	@Bean
+	@ConditionalOnBooleanProperty(name = "pgqueue.keep-alive", matchIfMissing = true)
+	QueueKeepAlive pgqueueKeepAlive(QueueProperties properties, JobHandlerRegistry handlers) {
+		return new QueueKeepAlive(() -> properties.isEnabled()
+				&& (!handlers.queues().isEmpty() || !properties.getSchedules().isEmpty()));
 	}
 
 	@Bean

@@ -46,6 +46,14 @@ public class QueueProperties {
 	private boolean enabled = true;
 
 	/**
+	 * Whether the application stays up while it processes jobs (it has a listener or a recurring job
+	 * and pgqueue.enabled is true), with or without a web server, until its context closes (SIGTERM,
+	 * SIGINT). Every pgqueue thread is a daemon, so without it a worker application without a web
+	 * server exits as soon as it has started.
+	 */
+	private boolean keepAlive = true;
+
+	/**
 	 * How long running jobs may take to finish when the application stops, before unfinished ones go
 	 * back to the queue without using an attempt. Keep it below
 	 * spring.lifecycle.timeout-per-shutdown-phase.
@@ -130,6 +138,14 @@ public class QueueProperties {
 
 	public void setEnabled(boolean enabled) {
 		this.enabled = enabled;
+	}
+
+	public boolean isKeepAlive() {
+		return this.keepAlive;
+	}
+
+	public void setKeepAlive(boolean keepAlive) {
+		this.keepAlive = keepAlive;
 	}
 
 	public Duration getShutdownTimeout() {

@@ -297,6 +297,38 @@ class QueueAutoConfigurationTests {
 	}
 
 	@Test
+	void holdsTheJvmWithANonDaemonThreadWhileItProcessesJobsAndReleasesItWhenTheContextCloses() {
+		this.contextRunner.withUserConfiguration(MailListenerConfiguration.class).run((context) -> {
+			assertThat(context.getBean(QueueKeepAlive.class).isRunning()).isTrue();
+			assertThat(keepAliveThreads()).singleElement().satisfies((thread) -> assertThat(thread.isDaemon()).isFalse());
+		});
+		await().atMost(TIMEOUT).until(() -> keepAliveThreads().isEmpty());
+	}
+
+	@Test
+	void holdsNothingWhenTheApplicationDoesNotProcessJobsOrKeepAliveIsOff() {
+		this.contextRunner.run((context) -> {
+			assertThat(context.getBean(QueueKeepAlive.class).isRunning()).as("no listener, no recurring job").isFalse();
+			assertThat(keepAliveThreads()).isEmpty();
+		});
+		this.contextRunner.withPropertyValues("pgqueue.enabled=false")
+			.withUserConfiguration(MailListenerConfiguration.class)
+			.run((context) -> assertThat(context.getBean(QueueKeepAlive.class).isRunning()).isFalse());
+		this.contextRunner.withPropertyValues("pgqueue.keep-alive=false")
+			.withUserConfiguration(MailListenerConfiguration.class)
+			.run((context) -> {
+				assertThat(context).doesNotHaveBean(QueueKeepAlive.class);
+				assertThat(keepAliveThreads()).isEmpty();
+			});
+	}
+
+	private static List<Thread> keepAliveThreads() {
+		return Thread.getAllStackTraces().keySet().stream()
+			.filter((thread) -> thread.getName().equals("pgqueue-keep-alive") && thread.isAlive())
+			.toList();
+	}
+
+	@Test
 	void enqueuesButNeitherPollsNorMaintainsWhenProcessingIsDisabled() {
 		this.contextRunner.withPropertyValues("pgqueue.enabled=false")
 			.withUserConfiguration(GreetingListenerConfiguration.class)
