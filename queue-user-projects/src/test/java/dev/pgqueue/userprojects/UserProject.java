@@ -63,6 +63,10 @@ final class UserProject {
 		UserProject project = create(name);
 		try {
 			FileSystemUtils.copyRecursively(PROJECTS.resolve(name), project.dir);
+			Path pom = project.dir.resolve("pom.xml");
+			Files.writeString(pom, Files.readString(pom)
+				.replace("@spring-boot.version@", SPRING_BOOT_VERSION)
+				.replace("@pgqueue.version@", VERSION));
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);
