@@ -38,8 +38,11 @@ class QuickStartProjectTests {
 		onlyAJdk.put("PGQUEUE_TEST_JDBC_URL", null);
 		onlyAJdk.put("PGQUEUE_TEST_USERNAME", null);
 		onlyAJdk.put("PGQUEUE_TEST_PASSWORD", null);
-		project.maven(onlyAJdk, "package");
+		String build = project.maven(onlyAJdk, "package");
 		assertThat(project.testsRun()).as("SignupTests ran in the project's own build").isEqualTo(1);
+		String postgres = System.getProperty("pgqueue.postgres.version").replaceFirst("\\.0$", "");
+		assertThat(build).as("the test kit's embedded PostgreSQL is the one the docs name, through the BOM")
+			.contains("(PostgreSQL " + postgres + ")");
 
 		try (UserDatabase database = UserDatabase.create("quick_start");
 				UserApplication application = UserApplication.start(project.bootJar(), database.springEnvironment())) {
