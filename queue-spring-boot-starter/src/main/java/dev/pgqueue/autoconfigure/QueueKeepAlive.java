@@ -8,6 +8,7 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import org.springframework.beans.factory.DisposableBean;
 import org.springframework.context.SmartLifecycle;
 
 /**
@@ -23,7 +24,7 @@ import org.springframework.context.SmartLifecycle;
  * does not process jobs (a producer, {@code pgqueue.enabled=false}, no listener and no recurring job):
  * such an application ends when its own work ends.
  */
-public final class QueueKeepAlive implements SmartLifecycle {
+public final class QueueKeepAlive implements SmartLifecycle, DisposableBean {
 
 	/** Starts before the engine and stops after it. */
 	public static final int PHASE = QueueEngine.PHASE - 1;
@@ -71,6 +72,21 @@ public final class QueueKeepAlive implements SmartLifecycle {
 		}
 		this.released = null;
 		this.thread = null;
+	}
+
+	/**
+	 * Releases the thread when the context is destroyed without being stopped: a context whose
+	 * start-up failed after this started (the engine's own start threw) must not leave a JVM that
+	 * never exits.
+	 */
+	@Override
+	public void destroy() {
+		stop();
+	}
+
+	/** The thread that holds the JVM, while it does. */
+	synchronized @Nullable Thread thread() {
+		return this.thread;
 	}
 
 	/** Whether a non-daemon thread holds the JVM. */

@@ -4,6 +4,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.stream.Collectors;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -298,34 +301,43 @@ class QueueAutoConfigurationTests {
 
 	@Test
 	void holdsTheJvmWithANonDaemonThreadWhileItProcessesJobsAndReleasesItWhenTheContextCloses() {
+		AtomicReference<Thread> held = new AtomicReference<>();
 		this.contextRunner.withUserConfiguration(MailListenerConfiguration.class).run((context) -> {
-			assertThat(context.getBean(QueueKeepAlive.class).isRunning()).isTrue();
-			assertThat(keepAliveThreads()).singleElement().satisfies((thread) -> assertThat(thread.isDaemon()).isFalse());
+			QueueKeepAlive keepAlive = context.getBean(QueueKeepAlive.class);
+			assertThat(keepAlive.isRunning()).isTrue();
+			held.set(keepAlive.thread());
+			assertThat(held.get()).isNotNull();
+			assertThat(held.get().isDaemon()).isFalse();
+			assertThat(held.get().isAlive()).isTrue();
 		});
-		await().atMost(TIMEOUT).until(() -> keepAliveThreads().isEmpty());
+		await().atMost(TIMEOUT).until(() -> !held.get().isAlive());
 	}
 
 	@Test
 	void holdsNothingWhenTheApplicationDoesNotProcessJobsOrKeepAliveIsOff() {
-		this.contextRunner.run((context) -> {
-			assertThat(context.getBean(QueueKeepAlive.class).isRunning()).as("no listener, no recurring job").isFalse();
-			assertThat(keepAliveThreads()).isEmpty();
-		});
+		this.contextRunner.run((context) -> assertThat(context.getBean(QueueKeepAlive.class).isRunning())
+			.as("no listener, no recurring job").isFalse());
 		this.contextRunner.withPropertyValues("pgqueue.enabled=false")
 			.withUserConfiguration(MailListenerConfiguration.class)
 			.run((context) -> assertThat(context.getBean(QueueKeepAlive.class).isRunning()).isFalse());
 		this.contextRunner.withPropertyValues("pgqueue.keep-alive=false")
 			.withUserConfiguration(MailListenerConfiguration.class)
-			.run((context) -> {
-				assertThat(context).doesNotHaveBean(QueueKeepAlive.class);
-				assertThat(keepAliveThreads()).isEmpty();
-			});
+			.run((context) -> assertThat(context).doesNotHaveBean(QueueKeepAlive.class));
 	}
 
-	private static List<Thread> keepAliveThreads() {
+	@Test
+	void aContextWhoseStartFailsLeavesNoThreadThatHoldsTheJvm() {
+		Set<Thread> before = keepAliveThreads();
+		this.contextRunner.withUserConfiguration(MailListenerConfiguration.class)
+			.withPropertyValues("pgqueue.queues.nobody-listens.concurrency=1")
+			.run((context) -> assertThat(context).hasFailed());
+		await().atMost(TIMEOUT).untilAsserted(() -> assertThat(keepAliveThreads()).isSubsetOf(before));
+	}
+
+	private static Set<Thread> keepAliveThreads() {
 		return Thread.getAllStackTraces().keySet().stream()
 			.filter((thread) -> thread.getName().equals("pgqueue-keep-alive") && thread.isAlive())
-			.toList();
+			.collect(Collectors.toSet());
 	}
 
 	@Test
