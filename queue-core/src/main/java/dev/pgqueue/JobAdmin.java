@@ -11,8 +11,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Looks at jobs and acts on them, as an operator would: finds and lists jobs, counts them, retries
- * failed ones, cancels waiting ones, deletes finished ones, and pauses and resumes queues across
- * every instance.
+ * failed ones, cancels waiting and running ones, deletes finished ones, and pauses and resumes queues
+ * across every instance.
  *
  * <p>Every operation on a job names the states it expects and takes the job's row with
  * {@code FOR UPDATE NOWAIT}, so it never overwrites an outcome a worker is writing: a job whose row a
@@ -158,8 +158,20 @@ public interface JobAdmin {
 	int cancelAll(JobQuery query);
 
 	/**
-	 * Cancels a job that waits to run ({@link JobState#AVAILABLE} or {@link JobState#SCHEDULED}): it
-	 * will not run, and is kept, {@link JobState#CANCELLED}, for the failed retention.
+	 * Cancels a job, waiting or running.
+	 * <ul>
+	 * <li>A job that waits to run ({@link JobState#AVAILABLE} or {@link JobState#SCHEDULED}, no batch
+	 * holding it) is cancelled at once: it will not run, and is kept, {@link JobState#CANCELLED}, for
+	 * the failed retention ({@link AdminResult.Outcome#APPLIED}).</li>
+	 * <li>A running job (leased and running, or held by a transactional batch) is asked to stop
+	 * ({@link AdminResult.Outcome#CANCEL_REQUESTED}): the instance running it cancels its statement and
+	 * interrupts its thread within a second (a transactional batch rolls its work back), and the job
+	 * ends {@link JobState#CANCELLED}, never retried, unless its attempt finishes first, in which case
+	 * its own outcome stands. The request also stops a later attempt of the job.</li>
+	 * <li>A finished job is left as it is ({@link AdminResult.Outcome#NOT_ALLOWED}).</li>
+	 * </ul>
+	 * Cancelling one by one is the only way to stop a running job: {@link #cancelAll} leaves running
+	 * jobs alone.
 	 */
 	AdminResult cancel(UUID id);
 

@@ -29,10 +29,14 @@ import org.jspecify.annotations.Nullable;
  * <tr><td>{@code pgqueue.claim.batch.size}</td><td>distribution summary; tag {@code queue}</td></tr>
  * <tr><td>{@code pgqueue.jobs.claimed}, {@code pgqueue.claims.unproductive}, {@code pgqueue.jobs.sla.missed}</td>
  * <td>counters; tag {@code queue}</td></tr>
- * <tr><td>{@code pgqueue.jobs.completed / retried / failed / released / rescued / timed.out}</td><td>counters;
- * tags {@code queue}, {@code kind}</td></tr>
+ * <tr><td>{@code pgqueue.claims.paused}</td><td>timer of the pauses claim failures caused; tags {@code queue},
+ * {@code cause}</td></tr>
+ * <tr><td>{@code pgqueue.rate.refused}</td><td>counter; tags {@code queue}, {@code limit}</td></tr>
+ * <tr><td>{@code pgqueue.rate.held}</td><td>timer; tag {@code queue}</td></tr>
+ * <tr><td>{@code pgqueue.jobs.completed / retried / failed / released / snoozed / cancelled / rescued /
+ * timed.out}</td><td>counters; tags {@code queue}, {@code kind}</td></tr>
  * <tr><td>{@code pgqueue.handler.duration}</td><td>timer; tags {@code queue}, {@code kind},
- * {@code outcome}</td></tr>
+ * {@code outcome} (every {@link JobOutcome} but {@code released})</td></tr>
  * <tr><td>{@code pgqueue.queue.depth / scheduled / running}</td><td>gauges; tag {@code queue}</td></tr>
  * <tr><td>{@code pgqueue.handlers.abandoned}</td><td>gauge; tag {@code queue}</td></tr>
  * <tr><td>{@code pgqueue.queue.paused}</td><td>gauge, 1 while paused; tag {@code queue}</td></tr>
@@ -47,6 +51,10 @@ import org.jspecify.annotations.Nullable;
  * <tr><td>{@code pgqueue.database.lock.waits}</td><td>gauge</td></tr>
  * <tr><td>{@code pgqueue.table.dead.rows}</td><td>gauge</td></tr>
  * <tr><td>{@code pgqueue.table.autovacuum.off}</td><td>gauge, 1 while autovacuum cannot run on the jobs table</td></tr>
+ * <tr><td>{@code pgqueue.prepared.transactions}, {@code pgqueue.prepared.transactions.oldest.age}</td><td>gauge
+ * and time gauge, with two-phase commit</td></tr>
+ * <tr><td>{@code pgqueue.prepared.transactions.resolved}</td><td>counter; tags {@code queue},
+ * {@code decision}</td></tr>
  * </table>
  */
 public class MicrometerQueueMetrics implements QueueMetrics {

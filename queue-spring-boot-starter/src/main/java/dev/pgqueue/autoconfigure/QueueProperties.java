@@ -67,8 +67,8 @@ public class QueueProperties {
 	private DataSize maxPayloadSize = DataSize.ofBytes(EngineSettings.DEFAULT_MAX_PAYLOAD_BYTES);
 
 	/**
-	 * How many attempts each job keeps in its history (start, end, outcome, error class and message),
-	 * newest first; 0 keeps none.
+	 * How many attempts each job keeps in its history (start, end, outcome, error class and message):
+	 * the newest this many, read oldest first; 0 keeps none.
 	 */
 	private int attemptHistory = WorkerSettings.DEFAULT_ATTEMPT_HISTORY;
 
@@ -689,7 +689,11 @@ public class QueueProperties {
 		/** Queue of that job; by default the queue of the kind's listener, else "default". */
 		private String queue;
 
-		/** Payload of that job: any JSON the listener's parameter type maps from. */
+		/**
+		 * Payload of that job, a JSON object written as keys under payload (strings, numbers, booleans,
+		 * nested objects; a list becomes an object keyed 0, 1, ...). For a payload that is not an
+		 * object, save the schedule through JobSchedules.
+		 */
 		private Map<String, Object> payload;
 
 		/** What to do with ticks missed while no instance ran: latest, all or none. */

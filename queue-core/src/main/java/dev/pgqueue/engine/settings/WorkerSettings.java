@@ -13,7 +13,7 @@ import dev.pgqueue.engine.service.EngineThreads;
  * @param virtualThreads whether pollers and workers run on virtual threads
  * @param deleteCompleted whether a completed job is deleted as it finishes (completed retention of
  * zero) rather than kept
- * @param attemptHistory how many attempts each job keeps in its history, newest first; 0 keeps none
+ * @param attemptHistory how many attempts each job keeps in its history (the newest ones, read oldest first); 0 keeps none
  * @param maxSnoozes how many times a job may snooze; snoozing once more fails it
  * @param maxOutputBytes largest output a listener may return, in bytes of UTF-8 JSON
  */
