@@ -57,6 +57,7 @@ import org.springframework.boot.env.PropertySourceLoader;
 import org.springframework.boot.env.YamlPropertySourceLoader;
 import org.springframework.boot.origin.Origin;
 import org.springframework.boot.origin.OriginLookup;
+import org.springframework.boot.origin.PropertySourceOrigin;
 import org.springframework.boot.origin.TextResourceOrigin;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Configuration;
@@ -83,7 +84,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * key that binds to nothing fails as it fails start-up, explained by the starter's own failure
  * analyzer. Every other key ({@code management.*}, {@code spring.*}, …) must be a key of the
  * configuration metadata of the test class path (Spring Boot's modules and the starter), or lie below
- * one whose type is a map. A {@code ${NAME}} placeholder gets a dummy value.</li>
+ * one whose type is a map; only the values of {@code management.endpoint.pgqueue.*} are bound as
+ * well, since binding Spring Boot's own would take an application with each of its modules'
+ * auto-configurations. A {@code ${NAME}} placeholder gets a dummy value.</li>
  * <li>{@code sql}: run statement by statement (auto-commit, as a reader runs them) on the tests'
  * PostgreSQL in a new schema, the only one on the search path, where pgqueue's migrations have run
  * when the block names a {@code pgqueue_} table. The schema is dropped afterwards, with everything
@@ -187,23 +190,17 @@ class DocumentationBlocksTests {
 				continue;
 			}
 			List<String> found = new ArrayList<>();
-			boolean hasPgqueueKeys = false;
 			for (PropertySource<?> source : sources) {
 				for (String key : ((EnumerablePropertySource<?>) source).getPropertyNames()) {
 					ConfigurationPropertyName name = ConfigurationPropertyName.adapt(key, '.');
-					if (PGQUEUE.isAncestorOf(name)) {
-						hasPgqueueKeys = true;
-					}
-					else if (!metadata.knows(name)) {
+					if (!PGQUEUE.isAncestorOf(name) && !metadata.knows(name)) {
 						found.add(block.at(source, key) + ": " + name + " is no key in the configuration metadata of "
 								+ "Spring Boot or pgqueue. Fix the key. " + HOW_TO_MARK);
 					}
 				}
 			}
-			if (hasPgqueueKeys) {
-				bound++;
-				found.addAll(bind(block, sources));
-			}
+			bound++;
+			found.addAll(bind(block, sources));
 			if (kind.equals("invalid-config")) {
 				if (found.isEmpty()) {
 					problems.add(block.where() + " is marked invalid-config but binds: fix the text around it, or "
@@ -288,9 +285,21 @@ class DocumentationBlocksTests {
 	private static List<PropertySource<?>> load(Located block) throws Exception {
 		PropertySourceLoader loader = block.block().language().equals("properties")
 				? new PropertiesPropertySourceLoader() : new YamlPropertySourceLoader();
-		ByteArrayResource resource = new ByteArrayResource(block.block().text().getBytes(StandardCharsets.UTF_8),
-				block.where());
-		return loader.load(block.where(), resource);
+		// Blank lines up to the block's first line, so that the origins of its keys are lines of the document.
+		String text = "\n".repeat(block.block().line()) + block.block().text();
+		return loader.load(block.where(), resource(text, block.file()));
+	}
+
+	/** A resource of text whose description, as origins and script failures show it, is just this. */
+	private static ByteArrayResource resource(String text, String description) {
+		return new ByteArrayResource(text.getBytes(StandardCharsets.UTF_8)) {
+
+			@Override
+			public String getDescription() {
+				return description;
+			}
+
+		};
 	}
 
 	/**
@@ -446,8 +455,7 @@ class DocumentationBlocksTests {
 						+ "the migrations create. Fix the block or its marker.");
 			}
 			try (Connection connection = schema.dataSource().getConnection()) {
-				ScriptUtils.executeSqlScript(connection,
-						new EncodedResource(new ByteArrayResource(text.getBytes(StandardCharsets.UTF_8), block.where())));
+				ScriptUtils.executeSqlScript(connection, new EncodedResource(resource(text, block.file())));
 			}
 			catch (ScriptException ex) {
 				String context = standIns.isEmpty() ? "" : " (run with " + standIns + " standing in)";
@@ -597,9 +605,12 @@ class DocumentationBlocksTests {
 		}
 
 		String at(Origin origin) {
-			if (origin instanceof TextResourceOrigin text && text.getLocation() != null) {
-				return this.file + ":" + this.block.documentLine(text.getLocation().getLine()) + " (in the "
-						+ this.block.language() + " block opening at line " + this.block.line() + ")";
+			for (Origin current = origin; current != null; current = (current instanceof PropertySourceOrigin source)
+					? source.getOrigin() : current.getParent()) {
+				if (current instanceof TextResourceOrigin text && text.getLocation() != null) {
+					return this.file + ":" + (text.getLocation().getLine() + 1) + " (in the " + this.block.language()
+							+ " block opening at line " + this.block.line() + ")";
+				}
 			}
 			return where();
 		}

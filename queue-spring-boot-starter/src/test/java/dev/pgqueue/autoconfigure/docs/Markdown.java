@@ -238,11 +238,6 @@ final class Markdown {
 			return words[0].toLowerCase(Locale.ROOT);
 		}
 
-		/** The line of the document that holds the block's line {@code index} (from 0). */
-		int documentLine(int index) {
-			return this.line + 1 + index;
-		}
-
 		String text() {
 			return String.join("\n", this.lines) + "\n";
 		}
