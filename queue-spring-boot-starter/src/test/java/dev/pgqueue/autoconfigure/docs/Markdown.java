@@ -17,7 +17,8 @@ import java.util.stream.Stream;
 
 /**
  * Just enough of Markdown, as GitHub renders it, to check the repository's documents: which lines lie
- * outside fenced code blocks, the anchors its headings get, its links and its table rows.
+ * outside fenced code blocks, the fenced code blocks themselves, the anchors its headings get, its
+ * links and its table rows.
  */
 final class Markdown {
 
@@ -83,6 +84,57 @@ final class Markdown {
 			}
 		}
 		return prose;
+	}
+
+	/**
+	 * The fenced code blocks, in order: each with the line of its opening fence, its info string, its
+	 * lines (less the fence's indentation, as CommonMark strips it) and the line just above the fence.
+	 * A block left open runs to the end of the document, as GitHub renders it.
+	 */
+	List<CodeBlock> codeBlocks() {
+		List<CodeBlock> blocks = new ArrayList<>();
+		String fence = null;
+		int opened = 0;
+		int indent = 0;
+		String info = null;
+		List<String> body = null;
+		for (int i = 0; i < this.lines.size(); i++) {
+			String text = this.lines.get(i);
+			Matcher opening = FENCE.matcher(text);
+			if (fence == null) {
+				if (opening.find()) {
+					fence = opening.group(1);
+					opened = i + 1;
+					indent = opening.start(1);
+					info = text.substring(opening.end()).strip();
+					body = new ArrayList<>();
+				}
+			}
+			else if (opening.find() && opening.group(1).charAt(0) == fence.charAt(0)
+					&& opening.group(1).length() >= fence.length() && text.strip().equals(opening.group(1))) {
+				blocks.add(new CodeBlock(opened, info, List.copyOf(body), lineAbove(opened)));
+				fence = null;
+			}
+			else {
+				body.add(unindent(text, indent));
+			}
+		}
+		if (fence != null) {
+			blocks.add(new CodeBlock(opened, info, List.copyOf(body), lineAbove(opened)));
+		}
+		return blocks;
+	}
+
+	private String lineAbove(int line) {
+		return (line > 1) ? this.lines.get(line - 2) : "";
+	}
+
+	private static String unindent(String text, int indent) {
+		int strip = 0;
+		while (strip < indent && strip < text.length() && text.charAt(strip) == ' ') {
+			strip++;
+		}
+		return text.substring(strip);
 	}
 
 	/** The headings outside code blocks, in order. */
@@ -169,6 +221,27 @@ final class Markdown {
 	}
 
 	record Line(int number, String text) {
+	}
+
+	/**
+	 * A fenced code block.
+	 * @param line the line of its opening fence, from 1
+	 * @param info what follows the opening fence, such as {@code yaml}
+	 * @param lines its lines, without the fences
+	 * @param lineAbove the line just above the opening fence ("" for none)
+	 */
+	record CodeBlock(int line, String info, List<String> lines, String lineAbove) {
+
+		/** The first word of the info string, lower case: the language GitHub highlights it as. */
+		String language() {
+			String[] words = this.info.split("\\s+", 2);
+			return words[0].toLowerCase(Locale.ROOT);
+		}
+
+		String text() {
+			return String.join("\n", this.lines) + "\n";
+		}
+
 	}
 
 	record Heading(int line, int level, String text) {
