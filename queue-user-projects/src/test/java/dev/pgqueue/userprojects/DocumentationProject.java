@@ -289,8 +289,9 @@ final class DocumentationProject {
 			Origin origin = (line - 1 < file.origins.size()) ? file.origins.get(line - 1) : null;
 			JavaBlock block = file.block;
 			String how = (block.marker() != null) ? "marked " + describe(block.marker())
-					: "without a marker, so compiled as a complete compilation unit; if it is a fragment, put "
-							+ JavaBlock.Marker.SYNTAX + " on the line before its fence";
+					: block.declaresImportsOrPackage() ? "a complete compilation unit (it has no marker)"
+							: "without a marker, so compiled as a complete compilation unit; if it is a fragment, put "
+									+ JavaBlock.Marker.SYNTAX + " on the line before its fence";
 			String at = (origin != null) ? origin.file() + ":" + origin.line() : block.where() + " (code the test wraps it in)";
 			errors.merge(error.group(1) + error.group(2) + error.group(3) + error.group(4),
 					at + ": " + detail + "\n    in the ```java block of " + block.where() + ", " + how + "; generated as "

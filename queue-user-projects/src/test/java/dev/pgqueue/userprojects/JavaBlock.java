@@ -45,6 +45,11 @@ record JavaBlock(String file, int line, @Nullable Marker marker, List<String> co
 		return this.line + 1 + index;
 	}
 
+	/** Whether the block starts as a compilation unit does, with a package or imports. */
+	boolean declaresImportsOrPackage() {
+		return this.code.stream().anyMatch((line) -> line.startsWith("package ") || line.startsWith("import "));
+	}
+
 	/** A package of this block's own: {@code docs.guide_l226} for the block whose fence is line 226 of guide.md. */
 	String ownPackage() {
 		String name = Path.of(this.file).getFileName().toString().replaceFirst("\\.md$", "");
