@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -85,6 +86,11 @@ final class DocumentationProject {
 			return;
 		}
 		String declared = declaredPackage(code);
+		if (declared != null && kind != Kind.UNIT) {
+			this.problems.add(block.where() + ": a " + kind.name().toLowerCase(Locale.ROOT) + " block declares package "
+					+ declared + "; only a unit may: mark it unit, or leave the package out");
+			return;
+		}
 		String pkg = (declared != null) ? declared : block.ownPackage();
 		Context context = null;
 		if (marker != null && marker.context() != null) {
@@ -202,7 +208,7 @@ final class DocumentationProject {
 		}
 		if (kind != Kind.UNIT && lines.stream().noneMatch((line) -> line.matches("^(abstract\\s+)?class Context\\b.*"))) {
 			this.problems.add(block.where() + ": the context '" + name + "' declares no top-level class Context, which the "
-					+ "class a " + kind.name().toLowerCase() + " block is wrapped in extends; declare one in " + file);
+					+ "class a " + kind.name().toLowerCase(Locale.ROOT) + " block is wrapped in extends; declare one in " + file);
 			return null;
 		}
 		return new Context(name, lines, imports, quickStartFiles);
@@ -306,7 +312,7 @@ final class DocumentationProject {
 	}
 
 	private static String describe(JavaBlock.Marker marker) {
-		return "'" + marker.kind().name().toLowerCase() + ((marker.context() != null) ? " context=" + marker.context() : "")
+		return "'" + marker.kind().name().toLowerCase(Locale.ROOT) + ((marker.context() != null) ? " context=" + marker.context() : "")
 				+ (marker.placeholders() ? " placeholders" : "") + "'";
 	}
 
