@@ -98,6 +98,21 @@ final class UserProject {
 	 * @return Maven's output
 	 */
 	String maven(Map<String, String> environment, String... arguments) throws Exception {
+		MavenRun run = run(environment, arguments);
+		if (run.exitValue() != 0) {
+			fail("Maven %s failed on the user's project %s (exit %d); the end of its log (%s):%n%s", List.of(arguments),
+					this.dir, run.exitValue(), run.log(), tail(run.output(), 120));
+		}
+		return run.output();
+	}
+
+	/**
+	 * Runs Maven on this project as a user would, whatever its outcome.
+	 * @param environment added to (or, with a {@code null} value, removed from) this JVM's
+	 * @param arguments goals, properties and options
+	 * @return Maven's exit value and output
+	 */
+	MavenRun run(Map<String, String> environment, String... arguments) throws Exception {
 		Path settings = writeSettings();
 		List<String> command = new ArrayList<>(List.of(ROOT.resolve("mvnw").toString(), "-B", "-ntp", "-f",
 				this.dir.resolve("pom.xml").toString(), "-s", settings.toString(),
@@ -122,12 +137,11 @@ final class UserProject {
 			process.destroyForcibly();
 			fail("Maven did not finish %s on %s within 15 minutes; its log: %s", List.of(arguments), this.dir, log);
 		}
-		String output = Files.readString(log);
-		if (process.exitValue() != 0) {
-			fail("Maven %s failed on the user's project %s (exit %d); the end of its log (%s):%n%s", List.of(arguments),
-					this.dir, process.exitValue(), log, tail(output, 120));
-		}
-		return output;
+		return new MavenRun(process.exitValue(), Files.readString(log), log);
+	}
+
+	/** What one run of Maven did: its exit value, its output, and the file that holds it. */
+	record MavenRun(int exitValue, String output, Path log) {
 	}
 
 	/** The one jar {@code spring-boot:repackage} made. */
