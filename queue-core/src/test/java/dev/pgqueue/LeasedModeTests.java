@@ -13,8 +13,12 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import dev.pgqueue.engine.job.ClaimedJob;
 import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.run.JobRunner;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.settings.WorkerSettings;
 import dev.pgqueue.engine.sql.JobRepository;
@@ -23,6 +27,7 @@ import dev.pgqueue.schema.SchemaName;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 
@@ -395,11 +400,23 @@ class LeasedModeTests {
 			fixture.workerSettings(DEFAULT_WORKERS);
 		}
 		UUID id = fixture.client().enqueue("abort.job", null);
+		ListAppender<ILoggingEvent> runnerLogs = new ListAppender<>();
+		runnerLogs.start();
+		Logger runnerLogger = (Logger) LoggerFactory.getLogger(JobRunner.class);
+		runnerLogger.addAppender(runnerLogs);
 		poller.start();
 		assertThat(started.await(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
 		assertThat(fixture.row(id)).containsEntry("state", "running").containsEntry("attempt", 1);
 
-		CompletableFuture.runAsync(poller::stop).get(WAIT.toSeconds(), TimeUnit.SECONDS);
+		try {
+			CompletableFuture.runAsync(poller::stop).get(WAIT.toSeconds(), TimeUnit.SECONDS);
+		}
+		finally {
+			runnerLogger.detachAppender(runnerLogs);
+		}
+		assertThat(runnerLogs.list).extracting(ILoggingEvent::getFormattedMessage)
+			.as("the interrupted handler's exception is not reported as a failed attempt: the job went back unspent")
+			.noneMatch((message) -> message.contains(id.toString()));
 
 		Map<String, Object> row = fixture.row(id);
 		assertThat(row).containsEntry("state", "available")

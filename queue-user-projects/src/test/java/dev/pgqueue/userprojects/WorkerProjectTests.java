@@ -65,6 +65,8 @@ class WorkerProjectTests {
 			assertThat(finishing).allSatisfy((id) -> assertThat(database.stateOf(id)).isEqualTo("completed"));
 			assertThat(tooLong).allSatisfy((id) -> {
 				assertThat(database.stateOf(id)).as("a job cut short by the stop is back in its queue").isEqualTo("available");
+				assertThat(worker.output()).as("its interrupted listener is not reported as a failed attempt")
+					.doesNotContain("Job " + id + " of kind 'work.leased' in queue 'leased' failed");
 				assertThat(database.jdbc().queryForObject("SELECT attempt FROM pgqueue_jobs WHERE public_id = ?",
 						Integer.class, id)).as("without using an attempt").isZero();
 			});

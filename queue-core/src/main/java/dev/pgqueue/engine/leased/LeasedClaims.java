@@ -381,8 +381,12 @@ public final class LeasedClaims implements ClaimStrategy {
 			Thread.interrupted();
 		}
 		if (stillOwn) {
-			// Published once the completer has written it.
-			this.runner.recordUnpublished(attempt);
+			// A job returned to the queue at shutdown while its handler ran was counted and logged as released
+			// (abandonRunning): what its interrupted handler ended with is neither written nor reported.
+			if (!this.leased.released(held)) {
+				// Published once the completer has written it.
+				this.runner.recordUnpublished(attempt);
+			}
 			return true;
 		}
 		int abandoned = this.workers.abandonedReturned();

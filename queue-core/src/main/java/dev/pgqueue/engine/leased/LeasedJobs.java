@@ -266,6 +266,11 @@ final class LeasedJobs {
 		}
 	}
 
+	/** Whether the job was returned to the queue (at shutdown) while it ran: its outcome is discarded. */
+	public boolean released(Held job) {
+		return job.released;
+	}
+
 	/**
 	 * The shutdown timeout passed: takes every job whose handler has not returned away from its worker,
 	 * interrupting the worker, so that its late outcome is discarded. Returns them, for
