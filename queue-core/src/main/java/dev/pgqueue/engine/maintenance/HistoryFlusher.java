@@ -63,7 +63,7 @@ public final class HistoryFlusher extends PeriodicService {
 		catch (RuntimeException ex) {
 			int dropped = dropOldest();
 			logger.warn("pgqueue could not write the queues' history ({} queue-minutes kept for the next flush{}): {}",
-					this.pending.size(), (dropped > 0) ? ", " + dropped + " oldest dropped" : "", ex.toString());
+					this.pending.size(), (dropped > 0) ? ", " + dropped + " oldest dropped" : "", PeriodicService.describe(ex));
 			return 0;
 		}
 		int written = this.pending.size();
@@ -95,7 +95,7 @@ public final class HistoryFlusher extends PeriodicService {
 				flush();
 			}
 			catch (RuntimeException ex) {
-				logger.warn("pgqueue could not write the queues' history at shutdown: {}", ex.toString());
+				logger.warn("pgqueue could not write the queues' history at shutdown: {}", PeriodicService.describe(ex));
 			}
 		}
 	}

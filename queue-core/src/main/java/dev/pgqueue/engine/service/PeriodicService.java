@@ -8,6 +8,8 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import org.springframework.core.NestedExceptionUtils;
+
 /**
  * A service that runs one short task on a thread of its own: at start, then each interval after the
  * last run ended. A failing run is logged and the next one comes on time: a database that is away
@@ -59,8 +61,18 @@ public abstract class PeriodicService implements EngineService {
 			runOnce();
 		}
 		catch (RuntimeException ex) {
-			logger.warn("pgqueue {} failed; it runs again in {}: {}", this.name, this.interval, ex.toString());
+			logger.warn("pgqueue {} failed; it runs again in {}: {}", this.name, this.interval, describe(ex));
 		}
+	}
+
+	/**
+	 * A failure as a log line shows it: the exception, and the database's own words when Spring's
+	 * translation leaves them out (a {@code BadSqlGrammarException} for a refused permission says
+	 * only "bad SQL grammar []"; its cause says "permission denied for table …").
+	 */
+	public static String describe(Throwable ex) {
+		Throwable cause = NestedExceptionUtils.getMostSpecificCause(ex);
+		return (cause == ex) ? ex.toString() : ex + " (" + cause + ")";
 	}
 
 	@Override
