@@ -2,6 +2,7 @@ package dev.pgqueue;
 
 import java.sql.Array;
 import java.sql.Connection;
+import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -10,6 +11,7 @@ import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -316,7 +318,7 @@ class SchemaUpgradeTests {
 				+ "started_at, finished_at FROM " + this.table + " WHERE public_id = ?", id);
 	}
 
-	private Map<UUID, Map<String, Object>> rows(java.util.Collection<UUID> ids) {
+	private Map<UUID, Map<String, Object>> rows(Collection<UUID> ids) {
 		Map<UUID, Map<String, Object>> rows = new LinkedHashMap<>();
 		for (UUID id : ids) {
 			rows.put(id, row(id));
@@ -367,7 +369,7 @@ class SchemaUpgradeTests {
 			}
 			properties.setProperty("ApplicationName", OLD_WORKER);
 			properties.setProperty("currentSchema", SchemaUpgradeTests.this.schema.name());
-			return java.sql.DriverManager.getConnection(database.jdbcUrl(), properties);
+			return DriverManager.getConnection(database.jdbcUrl(), properties);
 		}
 
 		/**
