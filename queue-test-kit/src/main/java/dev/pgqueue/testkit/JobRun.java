@@ -9,14 +9,16 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * One attempt a {@link QueueTester} ran on the test thread, and what became of it: completed, failed
- * and retried later, or failed for good. Its outcome is committed by the time the tester returns it.
+ * and retried later, failed for good, snoozed or cancelled. Its outcome is committed by the time the
+ * tester returns it.
  *
  * @param id the job's public id
  * @param kind its kind
  * @param queue its queue
  * @param attempt number of this attempt, 1 on the first run
- * @param outcome what became of the job: {@link JobOutcome#COMPLETED}, {@link JobOutcome#RETRIED} or
- * {@link JobOutcome#FAILED}
+ * @param outcome what became of the job: {@link JobOutcome#COMPLETED}, {@link JobOutcome#RETRIED},
+ * {@link JobOutcome#FAILED}, {@link JobOutcome#SNOOZED} or {@link JobOutcome#CANCELLED}; never
+ * {@link JobOutcome#RELEASED}, which only a stopping poller gives
  * @param error the failure as stored in the job's last error (exception, message and first frames), or
  * {@code null} when it completed
  */
