@@ -69,7 +69,10 @@ public final class StatisticsRefresher extends PeriodicService {
 		refreshIfStale();
 	}
 
-	/** Analyzes the jobs table if the planner's estimate of it is stale; returns whether it did. */
+	/**
+	 * Analyzes the jobs table if the planner's estimate of it is stale; returns whether it did (not
+	 * when another ANALYZE or a VACUUM held the table, which {@code SKIP_LOCKED} steps over).
+	 */
 	public boolean refreshIfStale() {
 		TableEstimate estimate = this.repository.tableEstimate();
 		if (believedEmpty(estimate) && estimate.liveRows() < MIN_ROWS) {
@@ -84,6 +87,13 @@ public final class StatisticsRefresher extends PeriodicService {
 			return false;
 		}
 		this.repository.analyzeJobs();
+		if (isStale(this.repository.tableEstimate().withLiveRows(estimate.liveRows()))) {
+			// ANALYZE (SKIP_LOCKED) skips the table, without an error, while another ANALYZE or a VACUUM
+			// (autovacuum's, most often) holds it; the next check tries again.
+			logger.debug("Could not analyze the jobs table now: another ANALYZE or a VACUUM holds it; the planner "
+					+ "still estimates {} rows, and it holds {}", Math.round(estimate.plannerRows()), estimate.liveRows());
+			return false;
+		}
 		logger.info("Analyzed the jobs table: the planner estimated {} rows from its last statistics, and it holds {}. "
 				+ "Claims planned on such statistics read every due job of the queue each time.",
 				Math.round(estimate.plannerRows()), estimate.liveRows());
