@@ -321,22 +321,7 @@ final class DocumentationProject {
 	 * blocks use: the starter, a pool, the Spring Modulith adapter, the test kit, Testcontainers.
 	 */
 	static String pom() {
-		return """
-				<?xml version="1.0" encoding="UTF-8"?>
-				<project xmlns="http://maven.apache.org/POM/4.0.0">
-				  <modelVersion>4.0.0</modelVersion>
-				  <parent>
-				    <groupId>org.springframework.boot</groupId>
-				    <artifactId>spring-boot-starter-parent</artifactId>
-				    <version>%s</version>
-				    <relativePath/>
-				  </parent>
-				  <groupId>com.example</groupId>
-				  <artifactId>documentation</artifactId>
-				  <version>1</version>
-				  <properties>
-				    <java.version>17</java.version>
-				  </properties>
+		return UserProject.bootPom("documentation", """
 				  <dependencyManagement>
 				    <dependencies>
 				      <dependency>
@@ -382,8 +367,7 @@ final class DocumentationProject {
 				      <scope>test</scope>
 				    </dependency>
 				  </dependencies>
-				</project>
-				""".formatted(UserProject.SPRING_BOOT_VERSION, UserProject.VERSION);
+				""".formatted(UserProject.VERSION));
 	}
 
 	/** A line of the documentation, or of a context. */

@@ -64,33 +64,7 @@ final class QuickStart {
 
 	/** The project's pom: Spring Boot's parent, the quick start's dependencies, Spring Boot's plugin. */
 	static String pom(String dependencies) {
-		return """
-				<?xml version="1.0" encoding="UTF-8"?>
-				<project xmlns="http://maven.apache.org/POM/4.0.0">
-				  <modelVersion>4.0.0</modelVersion>
-				  <parent>
-				    <groupId>org.springframework.boot</groupId>
-				    <artifactId>spring-boot-starter-parent</artifactId>
-				    <version>%s</version>
-				    <relativePath/>
-				  </parent>
-				  <groupId>com.example</groupId>
-				  <artifactId>signup</artifactId>
-				  <version>1</version>
-				  <properties>
-				    <java.version>17</java.version>
-				  </properties>
-				%s
-				  <build>
-				    <plugins>
-				      <plugin>
-				        <groupId>org.springframework.boot</groupId>
-				        <artifactId>spring-boot-maven-plugin</artifactId>
-				      </plugin>
-				    </plugins>
-				  </build>
-				</project>
-				""".formatted(UserProject.SPRING_BOOT_VERSION, dependencies);
+		return UserProject.bootPom("signup", dependencies);
 	}
 
 }

@@ -29,7 +29,8 @@ class SampleWithoutWebServerTests {
 			sample.awaitLog("Started SampleApplication in", Duration.ofMinutes(2));
 			assertThat(sample.output()).doesNotContain("Tomcat started");
 			for (int round = 1; round <= 3; round++) {
-				Thread.sleep(5_000);
+				// Up without its web server: alive at every look for 5 s, then it runs a job.
+				await().during(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(7)).until(sample::isAlive);
 				String email = "ada" + round + "@example.com";
 				Long account = database.jdbc().queryForObject(
 						"INSERT INTO accounts (email, name) VALUES (?, 'Ada') RETURNING id", Long.class, email);

@@ -199,6 +199,40 @@ final class UserProject {
 		return file;
 	}
 
+	/**
+	 * A pom as start.spring.io makes one: Spring Boot's parent at this build's version, Java 17, the
+	 * given dependencies (and their management), Spring Boot's plugin.
+	 */
+	static String bootPom(String artifactId, String dependencies) {
+		return """
+				<?xml version="1.0" encoding="UTF-8"?>
+				<project xmlns="http://maven.apache.org/POM/4.0.0">
+				  <modelVersion>4.0.0</modelVersion>
+				  <parent>
+				    <groupId>org.springframework.boot</groupId>
+				    <artifactId>spring-boot-starter-parent</artifactId>
+				    <version>%s</version>
+				    <relativePath/>
+				  </parent>
+				  <groupId>com.example</groupId>
+				  <artifactId>%s</artifactId>
+				  <version>1</version>
+				  <properties>
+				    <java.version>17</java.version>
+				  </properties>
+				%s
+				  <build>
+				    <plugins>
+				      <plugin>
+				        <groupId>org.springframework.boot</groupId>
+				        <artifactId>spring-boot-maven-plugin</artifactId>
+				      </plugin>
+				    </plugins>
+				  </build>
+				</project>
+				""".formatted(SPRING_BOOT_VERSION, artifactId, dependencies);
+	}
+
 	static String tail(String text, int lines) {
 		String[] all = text.split("\n");
 		return String.join("\n", List.of(all).subList(Math.max(0, all.length - lines), all.length));

@@ -42,9 +42,12 @@ class WorkerProjectTests {
 						steady.add(client.enqueue(JobRequest.of("work." + mode, Map.of("millis", 100)).queue(mode)));
 					}
 				}
-				Thread.sleep(2_000);
-				assertThat(worker.isAlive()).as("the worker is up after %d jobs; its log:%n%s", steady.size(),
-						UserProject.tail(worker.output(), 40)).isTrue();
+				// Up at every look until the next round of enqueues.
+				await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(3))
+					.untilAsserted(() -> assertThat(worker.isAlive())
+						.as("the worker is up after %d jobs; its log:%n%s", steady.size(),
+								UserProject.tail(worker.output(), 40))
+						.isTrue());
 			}
 			await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(steady)
 				.allSatisfy((id) -> assertThat(database.stateOf(id)).as("job %s", id).isEqualTo("completed")));
