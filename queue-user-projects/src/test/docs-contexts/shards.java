@@ -3,7 +3,7 @@ import java.math.BigDecimal;
 
 import dev.pgqueue.Job;
 import dev.pgqueue.JobListener;
-import dev.pgqueue.autoconfigure.QueueShards;
+import dev.pgqueue.QueueShards;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.stereotype.Component;
 

@@ -108,7 +108,7 @@ class ArchitectureTests {
 			// How every long-running part starts, stops and names its threads.
 			.whereLayer("service").mayNotAccessAnyLayer()
 			.whereLayer("service").mayOnlyBeAccessedByLayers("settings", "run", "poll", "transactional", "leased", "limits",
-					"buckets", "twophase", "maintenance", "schedules", "engine")
+					"buckets", "twophase", "maintenance", "schedules", "shards", "engine")
 			// The engine's vocabulary: settings, and jobs as the engine passes them around.
 			.whereLayer("settings").mayOnlyBeAccessedByLayers("job", "sql", "run", "poll", "transactional", "leased",
 					"limits", "buckets", "twophase", "maintenance", "schedules", "engine", "listener")
@@ -128,8 +128,8 @@ class ArchitectureTests {
 			.whereLayer("twophase").mayOnlyBeAccessedByLayers("maintenance", "engine")
 			.whereLayer("maintenance").mayOnlyBeAccessedByLayers("engine")
 			.whereLayer("schedules").mayOnlyBeAccessedByLayers("engine")
-			// Where a key's jobs live across servers: configuration in, a shard's name out.
-			.whereLayer("shards").mayOnlyAccessLayers("api")
+			// Where a key's jobs live across servers, and which servers answer: configuration in, a shard's name out.
+			.whereLayer("shards").mayOnlyAccessLayers("api", "service")
 			.whereLayer("shards").mayOnlyBeAccessedByLayers("engine")
 			// The clients, the admin and the assembly, and the @JobListener adapter: used by the starter only.
 			.whereLayer("engine").mayNotBeAccessedByAnyLayer()

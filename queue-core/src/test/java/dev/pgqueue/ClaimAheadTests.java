@@ -133,7 +133,7 @@ class ClaimAheadTests {
 			.queues(new QueueCatalog(QueueSettings.defaults("default"), List.of(leased("stuck").withClaimAhead(false))))
 			.metrics(QueueMetrics.NONE)
 			.build()
-			.newPoller("stuck", null);
+			.database().newPoller("stuck", null);
 		try {
 			blocked.awaitHeldAhead(poller);
 			other.start();

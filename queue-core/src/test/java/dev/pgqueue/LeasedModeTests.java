@@ -285,7 +285,7 @@ class LeasedModeTests {
 			.jobs(new LeaseExtensionsLost(fixture))
 			.metrics(QueueMetrics.NONE)
 			.build()
-			.newPoller(queue, null);
+			.database().newPoller(queue, null);
 		UUID id = fixture.client().enqueue(queue + ".job", null);
 		hung.start();
 		JobPoller other = null;

@@ -115,7 +115,7 @@ class NotificationTests {
 			.settings(fixture.engineSettings().withWorkers(WORKERS))
 			.metrics(countingPolls)
 			.build();
-		JobPoller poller = engine.newPoller("wake", null);
+		JobPoller poller = engine.database().newPoller("wake", null);
 		JobClient client = engine.client();
 		poller.start();
 		try {

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.UnaryOperator;
 
 import javax.sql.DataSource;
@@ -279,6 +280,36 @@ public final class QueueFixture implements AutoCloseable {
 			.events(this.events);
 	}
 
+	/**
+	 * An engine over shards, one per fixture in the map's order, named by its key, with slots spread over
+	 * them: each shard on its fixture's schema and transactions, the rest as the first fixture's
+	 * {@link #engineBuilder()} sets it.
+	 */
+	public static QueueEngineBuilder shardsBuilder(Map<String, QueueFixture> shards) {
+		return shardsBuilder(shards, (shard) -> shards.get(shard).dataSource());
+	}
+
+	/** As {@link #shardsBuilder(Map)}, each shard on the pool {@code pools} gives (and transactions on it). */
+	public static QueueEngineBuilder shardsBuilder(Map<String, QueueFixture> shards, Function<String, DataSource> pools) {
+		QueueFixture first = shards.values().iterator().next();
+		QueueEngineBuilder builder = QueueEngine.builder()
+			.settings(first.engineSettings())
+			.queues(first.catalog())
+			.handlers(first.handlers)
+			.jsonMapper(first.jsonMapper)
+			.metrics(first.metrics)
+			.observations(first.observations)
+			.interceptors(first.interceptors)
+			.events(first.events);
+		shards.forEach((name, fixture) -> {
+			DataSource pool = pools.apply(name);
+			builder.shard(name, pool, (database) -> database.schema(SchemaName.of(fixture.schema.name()))
+				.transactionManager((pool == fixture.schema.dataSource()) ? fixture.transactionManager
+						: new DataSourceTransactionManager(pool)));
+		});
+		return builder;
+	}
+
 	/** What runs around each attempt in the engines this fixture builds from now on, outermost first. */
 	public QueueFixture interceptors(List<JobInterceptor> interceptors) {
 		this.interceptors = List.copyOf(interceptors);
@@ -296,7 +327,7 @@ public final class QueueFixture implements AutoCloseable {
 	}
 
 	public JobRunner runner() {
-		return engine().runner();
+		return engine().database().runner();
 	}
 
 	/** Creates (does not start) a poller for the queue with its registered kinds. */
@@ -309,7 +340,7 @@ public final class QueueFixture implements AutoCloseable {
 	 * {@code pauses} whether the queue is paused before it claims (as an instance's pollers do).
 	 */
 	public JobPoller poller(String queue, QueuePauses pauses) {
-		JobPoller poller = (pauses != null) ? engine().newPoller(queue, pauses) : engine().newPoller(queue, null);
+		JobPoller poller = (pauses != null) ? engine().database().newPoller(queue, pauses) : engine().database().newPoller(queue, null);
 		this.pollers.add(poller);
 		return poller;
 	}
@@ -464,39 +495,39 @@ public final class QueueFixture implements AutoCloseable {
 		}
 
 		public int promote() {
-			return this.engine.promoter().promote();
+			return this.engine.database().promoter().promote();
 		}
 
 		public int rescue() {
-			return this.engine.rescuer().rescue();
+			return this.engine.database().rescuer().rescue();
 		}
 
 		public int clean() {
-			return this.engine.cleaner().clean();
+			return this.engine.database().cleaner().clean();
 		}
 
 		public int pruneEndedKeys() {
-			return this.engine.cleaner().pruneEndedKeys();
+			return this.engine.database().cleaner().pruneEndedKeys();
 		}
 
 		public Map<String, QueueStats> readStats() {
-			return this.engine.statsReader().readStats();
+			return this.engine.database().statsReader().readStats();
 		}
 
 		public Map<String, QueueStats> lastStats() {
-			return this.engine.statsReader().lastStats();
+			return this.engine.database().statsReader().lastStats();
 		}
 
 		public LockWaits readLockWaits() {
-			return this.engine.statsReader().readLockWaits();
+			return this.engine.database().statsReader().readLockWaits();
 		}
 
 		public OldestTransaction readOldestTransaction() {
-			return this.engine.statsReader().readOldestTransaction();
+			return this.engine.database().statsReader().readOldestTransaction();
 		}
 
 		public void assessPollCycles() {
-			this.engine.statsReader().assessPollCycles();
+			this.engine.database().statsReader().assessPollCycles();
 		}
 
 		/** Starts promoter, rescuer, cleaner and stats reader on their own threads. */
@@ -509,8 +540,8 @@ public final class QueueFixture implements AutoCloseable {
 		}
 
 		private List<EngineService> services() {
-			return List.of(this.engine.promoter(), this.engine.rescuer(), this.engine.cleaner(),
-					this.engine.statsReader());
+			return List.of(this.engine.database().promoter(), this.engine.database().rescuer(), this.engine.database().cleaner(),
+					this.engine.database().statsReader());
 		}
 
 	}

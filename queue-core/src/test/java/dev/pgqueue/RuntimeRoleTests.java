@@ -5,7 +5,6 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -27,7 +26,7 @@ import ch.qos.logback.core.AppenderBase;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pgqueue.engine.QueueEngine;
-import dev.pgqueue.engine.ShardedJobAdmin;
+import dev.pgqueue.engine.QueueEngineBuilder;
 import dev.pgqueue.engine.job.JobHandler;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.settings.ConcurrencyLimits;
@@ -40,7 +39,6 @@ import dev.pgqueue.engine.settings.RateLimit;
 import dev.pgqueue.engine.settings.TwoPhaseSettings;
 import dev.pgqueue.engine.settings.WorkerSettings;
 import dev.pgqueue.engine.shards.ShardLayout;
-import dev.pgqueue.engine.shards.ShardWatch;
 import dev.pgqueue.engine.sql.RateRepository;
 import dev.pgqueue.engine.sql.RateRepository.Grant;
 import dev.pgqueue.engine.twophase.TransactionIds;
@@ -198,7 +196,7 @@ class RuntimeRoleTests {
 			assertThat(maintenance.rescue()).isZero();
 			assertThat(maintenance.readStats()).containsKeys("tx", "leased", "bucketed");
 			assertThat(ids).hasSize(3);
-			assertThat(engine.pollingHeartbeat().refresh().polled()).contains("tx", "leased", "bucketed");
+			assertThat(engine.database().pollingHeartbeat().refresh().polled()).contains("tx", "leased", "bucketed");
 			assertThat(jdbc.queryForList("SELECT DISTINCT queue FROM " + schema.qualify("pgqueue_pollers"), String.class))
 				.as("heartbeats written as the runtime role")
 				.contains("tx", "leased", "bucketed");
@@ -233,7 +231,7 @@ class RuntimeRoleTests {
 			// The period ends: the cleaner, as the runtime role, deletes its key.
 			admin.jdbc().update("UPDATE pgqueue_unique_periods SET period_start = now() - interval '2 hours', "
 					+ "period_end = now() - interval '1 hour' WHERE unique_key = 'once'");
-			assertThat(engine.cleaner().pruneEndedKeys()).isEqualTo(1);
+			assertThat(engine.database().cleaner().pruneEndedKeys()).isEqualTo(1);
 			assertThat(admin.jdbc().queryForObject("SELECT count(*) FROM pgqueue_unique_periods WHERE unique_key = 'once'",
 					Long.class)).isZero();
 		}
@@ -250,7 +248,7 @@ class RuntimeRoleTests {
 			engine.schedules().save(Schedule.of("runtime", "0 0 * * * *", "tick.job").queue("ticks"));
 			admin.jdbc().update("UPDATE pgqueue_schedules SET next_tick = now() - interval '1 second' WHERE name = 'runtime'");
 			// Fired by this pass or by the engine's own ticker, both as the runtime role.
-			engine.scheduleTicker().pass();
+			engine.database().scheduleTicker().pass();
 			await().atMost(TIMEOUT).until(() -> engine.schedules().get("runtime").orElseThrow().lastTick() != null);
 			assertThat(ran.await(TIMEOUT.toSeconds(), TimeUnit.SECONDS)).as("the tick's job ran").isTrue();
 			assertThat(engine.schedules().pause("runtime")).isTrue();
@@ -293,7 +291,7 @@ class RuntimeRoleTests {
 			windows.giveBack("runtime:back", grant, 2);
 			assertThat(windows.reserve("runtime:back", 5, 60_000_000, 5).granted()).isEqualTo(2);
 			// A key idle for a whole period: its window is deleted by the cleaner.
-			await().atMost(TIMEOUT).until(() -> engine.cleaner().pruneIdleRateKeys() > 0);
+			await().atMost(TIMEOUT).until(() -> engine.database().cleaner().pruneIdleRateKeys() > 0);
 		}
 	}
 
@@ -346,7 +344,7 @@ class RuntimeRoleTests {
 					JobRequest.of("hist.job", 3)));
 			await().atMost(TIMEOUT).until(() -> completed(ids) == 3);
 			await().atMost(TIMEOUT).untilAsserted(() -> {
-				engine.historyFlusher().flush();
+				engine.database().historyFlusher().flush();
 				assertThat(admin.jdbc().queryForObject("SELECT coalesce(sum(completed), 0) FROM pgqueue_queue_history "
 						+ "WHERE queue = 'hist'", Long.class)).isEqualTo(3);
 			});
@@ -358,7 +356,7 @@ class RuntimeRoleTests {
 
 			admin.jdbc().update("INSERT INTO pgqueue_queue_history (queue, minute, completed) "
 					+ "VALUES ('hist_old', date_trunc('minute', now()) - interval '30 days', 1)");
-			assertThat(engine.cleaner().pruneHistory()).isGreaterThanOrEqualTo(1);
+			assertThat(engine.database().cleaner().pruneHistory()).isGreaterThanOrEqualTo(1);
 			assertThat(admin.jdbc().queryForObject("SELECT count(*) FROM pgqueue_queue_history WHERE queue = 'hist_old'",
 					Long.class)).isZero();
 
@@ -366,7 +364,7 @@ class RuntimeRoleTests {
 					+ "WHERE public_id = ANY(?::uuid[])", (Object) ids.stream().map(UUID::toString).toArray(String[]::new));
 			// The cleaner's own thread may take the turn; either way the runtime role deletes them.
 			await().atMost(TIMEOUT).until(() -> {
-				engine.cleaner().clean();
+				engine.database().cleaner().clean();
 				return jobsLeft(ids) == 0;
 			});
 		}
@@ -457,8 +455,8 @@ class RuntimeRoleTests {
 				sql.execute("PREPARE TRANSACTION '" + TransactionIds.of(schema, "pay", orphan) + "'");
 				worker.setAutoCommit(true);
 			}
-			assertThat(engine.inDoubtResolver()).isNotNull();
-			assertThat(engine.inDoubtResolver().resolve().count()).as("prepared transactions left").isZero();
+			assertThat(engine.database().inDoubtResolver()).isNotNull();
+			assertThat(engine.database().inDoubtResolver().resolve().count()).as("prepared transactions left").isZero();
 			assertThat(engine.admin().find(orphan).orElseThrow().state()).isEqualTo(JobState.COMPLETED);
 			assertThat(admin.jdbc().queryForObject("SELECT count(*) FROM pg_prepared_xacts WHERE starts_with(gid, ?)",
 					Long.class, TransactionIds.prefix(schema))).isZero();
@@ -468,31 +466,26 @@ class RuntimeRoleTests {
 
 	@Test
 	void shardsRouteRunAndAdministerJobsOnEveryShard() {
-		Map<String, String> slots = new LinkedHashMap<>();
-		slots.put("one", null);
-		slots.put("two", null);
-		ShardLayout layout = ShardLayout.of(slots);
 		Map<String, HikariDataSource> pools = Map.of("one", runtimePool, "two", secondShardPool);
-		Map<String, QueueEngine> engines = new LinkedHashMap<>();
 		List<String> ranOn = new CopyOnWriteArrayList<>();
-		for (String shard : layout.shards()) {
-			JobHandlerRegistry handlers = new JobHandlerRegistry();
-			handlers.register(QueueFixture.handler("sharded.job", "sharded", (job) -> ranOn.add(job.shard())));
-			engines.put(shard, QueueEngine.builder(pools.get(shard))
-				.settings(settings(SchemaName.of(((HikariDataSource) pools.get(shard)).getSchema()), false))
-				.queues(new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE),
-						List.of(QueueSettings.defaults("sharded").withPollInterval(Duration.ofMillis(50)))))
-				.handlers(handlers)
-				.transactionManager(new DataSourceTransactionManager(pools.get(shard)))
-				.shard(shard, layout.ids(shard))
-				.adminCaller(() -> "runtime")
-				.build());
+		JobHandlerRegistry handlers = new JobHandlerRegistry();
+		handlers.register(QueueFixture.handler("sharded.job", "sharded", (job) -> ranOn.add(job.shard())));
+		QueueEngineBuilder builder = QueueEngine.builder()
+			.settings(settings(SchemaName.of(runtimePool.getSchema()), false))
+			.queues(new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE),
+					List.of(QueueSettings.defaults("sharded").withPollInterval(Duration.ofMillis(50)))))
+			.handlers(handlers)
+			.adminCaller(() -> "runtime");
+		for (String shard : List.of("one", "two")) {
+			HikariDataSource pool = pools.get(shard);
+			builder.shard(shard, pool, (database) -> database.schema(SchemaName.of(pool.getSchema()))
+				.transactionManager(new DataSourceTransactionManager(pool)));
 		}
-		ShardWatch watch = new ShardWatch(new LinkedHashMap<>(pools), Duration.ofMillis(200), Duration.ofSeconds(1));
-		JobClient client = layout.client(pools::get, (shard) -> engines.get(shard).client(), watch, false);
-		ShardedJobAdmin shardedAdmin = new ShardedJobAdmin(layout, engines, watch::whyDown);
-		watch.start();
-		engines.values().forEach(QueueEngine::start);
+		QueueEngine engine = builder.build();
+		ShardLayout layout = engine.layout().orElseThrow();
+		JobClient client = engine.client();
+		JobAdmin shardedAdmin = engine.admin();
+		engine.start();
 		try {
 			List<UUID> ids = new ArrayList<>();
 			for (int i = 0; i < 6; i++) {
@@ -513,8 +506,7 @@ class RuntimeRoleTests {
 			assertThat(shardedAdmin.resume("sharded")).isTrue();
 		}
 		finally {
-			engines.values().forEach(QueueEngine::close);
-			watch.close();
+			engine.close();
 		}
 	}
 

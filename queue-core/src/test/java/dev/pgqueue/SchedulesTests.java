@@ -62,8 +62,8 @@ class SchedulesTests {
 		engine = fixture.engineBuilder()
 			.schedules(new ScheduleSettings(List.of(), Duration.ofSeconds(1), Duration.ofSeconds(2)))
 			.build();
-		schedules = engine.schedules();
-		ticker = engine.scheduleTicker();
+		schedules = engine.database().schedules();
+		ticker = engine.database().scheduleTicker();
 	}
 
 	@AfterAll
@@ -300,7 +300,7 @@ class SchedulesTests {
 			passes.add(CompletableFuture.supplyAsync(() -> {
 				int fired = 0;
 				while (System.nanoTime() < end) {
-					fired += instance.scheduleTicker().pass().fired();
+					fired += instance.database().scheduleTicker().pass().fired();
 				}
 				return fired;
 			}));

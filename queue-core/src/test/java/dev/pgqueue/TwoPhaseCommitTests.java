@@ -480,7 +480,7 @@ class TwoPhaseCommitTests {
 			.settings(fixture.engineSettings().withWorkers(new WorkerSettings(Duration.ofSeconds(5), false, false)))
 			.metrics(metrics)
 			.build()
-			.newPoller(queue, null);
+			.database().newPoller(queue, null);
 	}
 
 	private static List<UUID> enqueue(String kind, String queue, int count) {

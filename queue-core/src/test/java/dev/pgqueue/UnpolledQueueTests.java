@@ -78,7 +78,7 @@ class UnpolledQueueTests {
 
 	@Test
 	void warnsOnceWhenAKindNobodyHandlesGoesToAQueueNobodyPollsAndStillEnqueuesIt() {
-		this.producer.pollingHeartbeat().refresh();
+		this.producer.database().pollingHeartbeat().refresh();
 		JobClient client = this.producer.client();
 
 		UUID first = client.enqueue("report.slwo", Map.of("month", "2026-10"));
@@ -98,7 +98,7 @@ class UnpolledQueueTests {
 	@Test
 	void staysQuietForAKindNobodyHandlesInAQueueAnotherInstancePolls() throws Exception {
 		worker("reports", "report.monthly");
-		await().atMost(WAIT).until(() -> this.producer.pollingHeartbeat().refresh().isPolled("reports"));
+		await().atMost(WAIT).until(() -> this.producer.database().pollingHeartbeat().refresh().isPolled("reports"));
 		JobClient client = this.producer.client();
 
 		client.enqueue(JobRequest.of("report.slwo", 1).queue("reports"));
@@ -113,7 +113,7 @@ class UnpolledQueueTests {
 	@Test
 	void namesTheQueueWhereAnotherInstanceHandlesTheKind() throws Exception {
 		worker("reports", "report.monthly");
-		await().atMost(WAIT).until(() -> this.producer.pollingHeartbeat().refresh().isPolled("reports"));
+		await().atMost(WAIT).until(() -> this.producer.database().pollingHeartbeat().refresh().isPolled("reports"));
 
 		// No listener here, no queue named: the job goes to 'default', which nobody polls.
 		UUID id = this.producer.client().enqueue("report.monthly", Map.of("month", "2026-10"));
@@ -130,9 +130,9 @@ class UnpolledQueueTests {
 	@Test
 	void staysQuietForAKindSeenHandledWhileTheInstancesPollingItsQueueAreAway() throws Exception {
 		QueueEngine worker = worker("reports", "report.monthly");
-		await().atMost(WAIT).until(() -> this.producer.pollingHeartbeat().refresh().isPolled("reports"));
+		await().atMost(WAIT).until(() -> this.producer.database().pollingHeartbeat().refresh().isPolled("reports"));
 		worker.close();
-		await().atMost(WAIT).until(() -> !this.producer.pollingHeartbeat().refresh().isPolled("reports"));
+		await().atMost(WAIT).until(() -> !this.producer.database().pollingHeartbeat().refresh().isPolled("reports"));
 		JobClient client = this.producer.client();
 
 		client.enqueue(JobRequest.of("report.monthly", 1).queue("reports"));
@@ -147,13 +147,13 @@ class UnpolledQueueTests {
 	@Test
 	void listsWaitingJobsOfAQueueNobodyPollsUntilAnInstancePollsIt() throws Exception {
 		worker("reports", "report.monthly");
-		await().atMost(WAIT).until(() -> this.producer.pollingHeartbeat().refresh().isPolled("reports"));
+		await().atMost(WAIT).until(() -> this.producer.database().pollingHeartbeat().refresh().isPolled("reports"));
 		JobClient client = this.producer.client();
 		client.enqueue(JobRequest.of("report.slwo", 1).queue("nowhere").runAt(Instant.now().minusSeconds(120)));
 		client.enqueue(JobRequest.of("report.slwo", 2).queue("nowhere").delay(Duration.ofHours(1)));
 		// A kind the worker does not handle, in the queue it polls: waiting, but the queue is polled.
 		client.enqueue(JobRequest.of("report.slwo", 3).queue("reports"));
-		StatsReader stats = this.producer.statsReader();
+		StatsReader stats = this.producer.database().statsReader();
 
 		stats.readStats();
 
@@ -170,7 +170,7 @@ class UnpolledQueueTests {
 					"Start an instance with a @JobListener in queue 'nowhere'"));
 
 		worker("nowhere", "report.slwo");
-		await().atMost(WAIT).until(() -> this.producer.pollingHeartbeat().refresh().isPolled("nowhere"));
+		await().atMost(WAIT).until(() -> this.producer.database().pollingHeartbeat().refresh().isPolled("nowhere"));
 		stats.readStats();
 
 		assertThat(stats.lastUnpolledQueues()).isEmpty();

@@ -64,7 +64,7 @@ class VacuumHealthTests {
 
 	@Test
 	void reportsTheServersAutovacuumAsShowSaysIt() {
-		VacuumHealth health = engine(MaintenanceSettings.DEFAULT).statsReader().checkVacuum();
+		VacuumHealth health = engine(MaintenanceSettings.DEFAULT).database().statsReader().checkVacuum();
 
 		boolean autovacuum = show("autovacuum");
 		boolean trackCounts = show("track_counts");
@@ -80,16 +80,16 @@ class VacuumHealthTests {
 		QueueEngine engine = engine(MaintenanceSettings.DEFAULT);
 		this.fixture.jdbc().execute("ALTER TABLE " + this.table + " SET (autovacuum_enabled = false)");
 
-		VacuumHealth off = engine.statsReader().checkVacuum();
+		VacuumHealth off = engine.database().statsReader().checkVacuum();
 		assertThat(off.tableAutovacuum()).isFalse();
 		assertThat(off.findings()).contains(Verdict.TABLE_AUTOVACUUM_OFF);
 		assertThat(off.message()).contains("ALTER TABLE " + this.table + " RESET (autovacuum_enabled);");
 		assertThat(gauge("pgqueue.table.autovacuum.off")).isEqualTo(1);
-		assertThat(engine.statsReader().lastVacuumHealth()).isEqualTo(off);
+		assertThat(engine.database().statsReader().lastVacuumHealth()).isEqualTo(off);
 
 		this.fixture.jdbc().execute("ALTER TABLE " + this.table + " RESET (autovacuum_enabled)");
 
-		VacuumHealth reset = engine.statsReader().checkVacuum();
+		VacuumHealth reset = engine.database().statsReader().checkVacuum();
 		assertThat(reset.tableAutovacuum()).isTrue();
 		assertThat(reset.findings()).doesNotContain(Verdict.TABLE_AUTOVACUUM_OFF);
 		assertThat(reset.message()).doesNotContain("RESET (autovacuum_enabled)");
@@ -105,20 +105,20 @@ class VacuumHealthTests {
 		makeDeadRows(2_000);
 
 		await().atMost(WAIT).untilAsserted(() -> {
-			VacuumHealth health = engine.statsReader().checkVacuum();
+			VacuumHealth health = engine.database().statsReader().checkVacuum();
 			assertThat(health.deadRows()).isGreaterThanOrEqualTo(2_000);
 			assertThat(health.findings()).contains(Verdict.DEAD_ROWS_GROWING);
 			assertThat(health.message()).contains("VACUUM " + this.table + ";");
 		});
 		assertThat(gauge("pgqueue.table.dead.rows")).isGreaterThanOrEqualTo(2_000);
-		assertThat(this.fixture.engine().statsReader().checkVacuum().findings())
+		assertThat(this.fixture.engine().database().statsReader().checkVacuum().findings())
 			.as("below the default threshold")
 			.doesNotContain(Verdict.DEAD_ROWS_GROWING);
 
 		this.fixture.jdbc().execute("VACUUM " + this.table);
 
 		await().atMost(WAIT).untilAsserted(() -> {
-			VacuumHealth health = engine.statsReader().checkVacuum();
+			VacuumHealth health = engine.database().statsReader().checkVacuum();
 			assertThat(health.lastVacuum()).isNotNull();
 			assertThat(health.findings()).doesNotContain(Verdict.DEAD_ROWS_GROWING);
 		});
@@ -174,7 +174,7 @@ class VacuumHealthTests {
 
 		assertThatNoException().isThrownBy(engine::start);
 		assertThat(engine.isRunning()).isTrue();
-		assertThat(engine.statsReader().lastVacuumHealth()).isNull();
+		assertThat(engine.database().statsReader().lastVacuumHealth()).isNull();
 		assertThat(warnings()).isEmpty();
 		engine.stop();
 	}

@@ -34,7 +34,7 @@ final class BurstPromoter implements AutoCloseable {
 
 	BurstPromoter(DataSource pool, BenchSchema schema, long dueNanos) {
 		this.engine = QueueEngine.builder(pool).settings(EngineSettings.defaults(schema.name())).build();
-		Promoter promoter = this.engine.promoter();
+		Promoter promoter = this.engine.database().promoter();
 		long interval = MaintenanceSettings.DEFAULT.promoteInterval().toMillis();
 		this.timer.scheduleWithFixedDelay(() -> {
 			try {

@@ -165,7 +165,7 @@ final class PgqueueEngine implements AutoCloseable {
 	JobClient localClient(DataSource pool, JobPoller... pollers) {
 		QueueEngine engine = enqueuing(pool, EngineSettings.DEFAULT_NOTIFY_INTERVAL);
 		for (JobPoller poller : pollers) {
-			engine.wakeUps().register(poller);
+			engine.database().wakeUps().register(poller);
 		}
 		return engine.client();
 	}
@@ -239,7 +239,7 @@ final class PgqueueEngine implements AutoCloseable {
 			.interceptors(this.interceptors)
 			.build();
 		this.instances.add(engine);
-		return engine.newPoller(this.settings.name(), null);
+		return engine.database().newPoller(this.settings.name(), null);
 	}
 
 	/**
@@ -248,7 +248,7 @@ final class PgqueueEngine implements AutoCloseable {
 	 */
 	List<EngineService> maintenance(MaintenanceSettings maintenance) {
 		QueueEngine engine = servicesEngine(engineSettings().withMaintenance(maintenance));
-		return List.of(engine.promoter(), engine.rescuer(), engine.cleaner(), engine.statsReader());
+		return List.of(engine.database().promoter(), engine.database().rescuer(), engine.database().cleaner(), engine.database().statsReader());
 	}
 
 	/**
@@ -256,7 +256,7 @@ final class PgqueueEngine implements AutoCloseable {
 	 * jobs starts it; unstarted, stopped on close.
 	 */
 	EngineService statisticsRefresher() {
-		return servicesEngine(engineSettings()).statisticsRefresher();
+		return servicesEngine(engineSettings()).database().statisticsRefresher();
 	}
 
 	/**

@@ -287,7 +287,7 @@ final class UniqueWorkload implements Workload {
 					})) {
 				QueueEngine scheduling = engine.scheduling();
 				createSchedules(schema, scheduling, sizes);
-				ScheduleTicker ticker = scheduling.scheduleTicker();
+				ScheduleTicker ticker = scheduling.database().scheduleTicker();
 				// Round -1 is not counted: the JIT's and the server's first pass over the schedules.
 				for (int round = -1; round < context.profile().rounds(); round++) {
 					resetSchedules(schema, sizes);
@@ -315,7 +315,7 @@ final class UniqueWorkload implements Workload {
 			try (PgqueueEngine engine = new PgqueueEngine(counting, schema.name(), settings, true, QueueMetrics.NONE,
 					(job) -> {
 					})) {
-				ScheduleTicker ticker = engine.scheduling().scheduleTicker();
+				ScheduleTicker ticker = engine.scheduling().database().scheduleTicker();
 				resetSchedules(schema, sizes);
 				counting.reset();
 				pgqueuePasses(ticker, sizes.due());

@@ -5,80 +5,46 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
-import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import javax.sql.DataSource;
 
-import dev.pgqueue.InDoubtJobResolver;
 import dev.pgqueue.InvalidQueueConfigurationException;
 import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobClient;
-import dev.pgqueue.JobDetails;
-import dev.pgqueue.JobRequest;
-import dev.pgqueue.engine.job.JobEvents;
+import dev.pgqueue.JobSchedules;
+import dev.pgqueue.QueueShards;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
-import dev.pgqueue.engine.maintenance.Cleaner;
-import dev.pgqueue.engine.maintenance.HistoryFlusher;
-import dev.pgqueue.engine.maintenance.PollingHeartbeat;
-import dev.pgqueue.engine.maintenance.Promoter;
-import dev.pgqueue.engine.maintenance.Rescuer;
-import dev.pgqueue.engine.maintenance.RunningJobsWatch;
-import dev.pgqueue.engine.maintenance.StatisticsRefresher;
-import dev.pgqueue.engine.maintenance.StatsReader;
-import dev.pgqueue.engine.maintenance.VacuumWatch;
-import dev.pgqueue.engine.poll.JobPoller;
-import dev.pgqueue.engine.poll.PollerWakeUps;
-import dev.pgqueue.engine.poll.QueuePauses;
-import dev.pgqueue.engine.poll.QueueSignals;
 import dev.pgqueue.engine.run.Attempt;
-import dev.pgqueue.engine.run.JobRunner;
-import dev.pgqueue.engine.run.QueueHistoryRecorder;
-import dev.pgqueue.engine.run.RunningJobs;
-import dev.pgqueue.engine.service.EngineService;
-import dev.pgqueue.engine.service.PooledConnections;
-import dev.pgqueue.engine.settings.EngineSettings;
-import dev.pgqueue.engine.settings.HistorySettings;
-import dev.pgqueue.engine.settings.ScheduleSettings;
-import dev.pgqueue.engine.schedules.JdbcJobSchedules;
-import dev.pgqueue.engine.schedules.ScheduleTicker;
-import dev.pgqueue.engine.settings.MaintenanceSettings;
 import dev.pgqueue.engine.settings.QueueCatalog;
-import dev.pgqueue.engine.settings.QueueSettings;
-import dev.pgqueue.engine.sql.JobRepository;
-import dev.pgqueue.engine.sql.ControlRepository;
-import dev.pgqueue.engine.sql.HistoryRepository;
-import dev.pgqueue.engine.sql.MaintenanceRepository;
-import dev.pgqueue.engine.sql.Repositories;
-import dev.pgqueue.engine.twophase.InDoubtResolver;
-import dev.pgqueue.schema.SchemaName;
+import dev.pgqueue.engine.shards.ShardLayout;
+import dev.pgqueue.engine.shards.ShardWatch;
+import dev.pgqueue.schema.QueueMigrator;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import org.springframework.context.SmartLifecycle;
-import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.transaction.PlatformTransactionManager;
-import org.springframework.jdbc.datasource.DataSourceTransactionManager;
-import org.springframework.transaction.support.TransactionTemplate;
 
 /**
- * The whole engine of one application, assembled once from its settings and collaborators: the
- * repositories, the {@link JobClient} and {@link JobAdmin}, and, when it processes jobs, one
- * {@link JobPoller} per queue that has listeners, the background services and the notification
- * listener. The starter, the benchmark, the tests' fixtures and the reliability suite's worker
- * processes all build it through {@link #builder(DataSource)}.
+ * The whole engine of one application, on one PostgreSQL or spread over several (shards), assembled
+ * once from its settings and collaborators through {@link #builder(DataSource)} or
+ * {@link #builder()}: the starter, the benchmark, the tests' fixtures and the reliability suite's
+ * worker processes all build it so. One database is a set of one: each database runs a
+ * {@link DatabaseEngine} (its repositories, pollers and services), and this engine runs them
+ * together behind one {@link JobClient}, one {@link JobAdmin} and one {@link JobSchedules}.
  *
- * <p>Listeners are registered in its {@link #handlers() handler registry} before {@link #start()},
- * which checks the configuration against them, creates the pollers and starts everything: the
- * polling heartbeat and the notification listener first, then the services, then the pollers (an
- * engine that does not process jobs starts only the polling heartbeat, which tells its enqueues
- * which queues are polled elsewhere). {@link #stop(Runnable)} stops in the reverse order, the pollers
- * of every queue at once (each gets the shutdown timeout to let its running jobs finish). As a {@link SmartLifecycle} it starts late and stops early: after everything a
- * listener may use, before the data source.
+ * <p>Over shards, the client routes each new job to its shard, the admin finds a job on the shard its
+ * id tells and merges lists and counts, the recurring jobs live on the first shard (so that each tick
+ * fires once), and a watch probes every shard so that a shard that does not answer costs no caller
+ * a wait. A shard that did not answer when the engine was built (with
+ * {@link QueueEngineBuilder#startWhileDown}) joins once it does.
+ *
+ * <p>Listeners are registered in its {@link #handlers() handler registry} before {@link #start()}. As a
+ * {@link SmartLifecycle} it starts late and stops early: after everything a listener may use, before
+ * the data sources.
  */
 public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 
@@ -87,442 +53,220 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 
 	private static final Logger logger = LoggerFactory.getLogger(QueueEngine.class);
 
-	private final EngineSettings settings;
+	/** Each database's part, in declared order; the first keeps the recurring jobs. */
+	private final Map<String, DatabaseEngine> databases;
 
-	private final QueueCatalog queues;
+	private final @Nullable ShardLayout layout;
 
-	private final JobHandlerRegistry handlers;
+	private final @Nullable ShardWatch watch;
 
-	private final JobRepository jobs;
+	private final @Nullable ShardLatecomers latecomers;
 
-	private final QueuePauses pauses;
+	private final JobClient client;
 
-	private final PollerWakeUps wakeUps = new PollerWakeUps();
+	private final JobAdmin admin;
 
-	private final @Nullable NotificationThrottle throttle;
+	private final QueueShards shards;
 
-	private final JdbcJobClient client;
+	private final Map<String, QueueMigrator> migrators;
 
-	private final JdbcJobAdmin admin;
-
-	private final boolean processing;
-
-	private final boolean twoPhaseResolverGiven;
-
-	private final JobRunner runner;
-
-	private final QueueSignals signals;
-
-	private final JobPollerFactory pollerFactory;
-
-	private final @Nullable NotificationListener notifications;
-
-	private final Promoter promoter;
-
-	private final Rescuer rescuer;
-
-	private final Cleaner cleaner;
-
-	private final ScheduleSettings scheduleSettings;
-
-	private final JdbcJobSchedules schedules;
-
-	private final ScheduleTicker scheduleTicker;
-
-	private final StatsReader statsReader;
-
-	private final StatisticsRefresher statisticsRefresher;
-
-	private final PollingHeartbeat pollingHeartbeat;
-
-	private final @Nullable InDoubtResolver inDoubtResolver;
-
-	private final RunningJobs runningJobs;
-
-	private final RunningJobsWatch runningJobsWatch;
-
-	private final HistorySettings historySettings;
-
-	private final QueueHistoryRecorder historyRecorder;
-
-	private final HistoryFlusher historyFlusher;
-
-	/** The background services and the notification listener, in the order they start. */
-	private final List<EngineService> services = new ArrayList<>();
-
-	private final List<JobPoller> pollers = new ArrayList<>();
+	private final List<AutoCloseable> closeWith;
 
 	private volatile boolean running;
 
-	QueueEngine(QueueEngineBuilder builder) {
-		this.settings = builder.settings;
-		this.queues = (builder.queues != null) ? builder.queues
-				: new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE), List.of());
-		this.handlers = builder.handlers;
-		SchemaName schema = this.settings.schema();
-		JdbcTemplate jdbc = (builder.jdbcTemplate != null) ? builder.jdbcTemplate : new JdbcTemplate(builder.dataSource);
-		boolean notify = this.settings.notifications();
-		Repositories sql = Repositories.on(jdbc, schema, notify);
-		if (builder.jobs != null) {
-			sql = sql.withJobs(builder.jobs);
-		}
-		this.jobs = sql.jobs();
-		this.pauses = (builder.pauses != null) ? builder.pauses : new QueuePauses(sql.admin());
-		this.throttle = notify ? new NotificationThrottle(this.jobs, this.settings.notifyInterval()) : null;
-		this.processing = builder.processing;
-		this.pollingHeartbeat = new PollingHeartbeat(sql.polling(), this::polledHere, builder.pollingHeartbeat);
-		JobEvents events = JobEvents.to(builder.events);
-		this.client = new JdbcJobClient(this.jobs, sql.unique(), builder.jsonMapper, this.queues, this.handlers,
-				this.settings.maxPayloadBytes(), this.wakeUps, this.throttle, builder.observations,
-				new UnpolledQueueWarnings(this.pollingHeartbeat::view), events, builder.publicIds, builder.shard);
-		ControlRepository controls = new ControlRepository(jdbc, schema, notify);
-		this.historySettings = builder.history;
-		HistoryRepository history = new HistoryRepository(jdbc, schema);
-		this.admin = new JdbcJobAdmin(sql.admin(), this.jobs, this.pauses, this.wakeUps, builder.adminCaller, events,
-				controls, history, this.historySettings.retention());
-		// Only an engine that runs its flusher records: counts nobody writes would pile up.
-		this.historyRecorder = (this.processing && this.historySettings.enabled()) ? new QueueHistoryRecorder()
-				: QueueHistoryRecorder.OFF;
-		this.historyFlusher = new HistoryFlusher(this.historyRecorder, history, this.historySettings.flushInterval());
-		this.twoPhaseResolverGiven = builder.inDoubtJobResolver != null;
-		this.runningJobs = new RunningJobs();
-		JobRunner runner = new JobRunner(this.handlers, builder.metrics, builder.observations, this.settings.workers(),
-				builder.interceptors, events, this.runningJobs, this.historyRecorder);
-		this.runner = (builder.shard != null) ? runner.onShard(builder.shard) : runner;
-		this.signals = (builder.signals != null) ? builder.signals
-				: new QueueSignals(this.jobs, builder.metrics, this.settings.slaWindow());
-		PlatformTransactionManager manager = builder.transactionManager;
-		this.pollerFactory = new JobPollerFactory(this.settings, this.queues, sql, this.runner,
-				(manager != null) ? new TransactionTemplate(manager) : null, builder.metrics, this.signals,
-				builder.workerExecutor, builder.claimFloors, PooledConnections.of(builder.dataSource));
-		this.notifications = (this.processing && notify)
-				? new NotificationListener(
-						(builder.notificationConnections != null) ? builder.notificationConnections
-								: NotificationConnections.of(builder.dataSource),
-						this.settings.livenessTimeout(), this.jobs.channel(), this.wakeUps,
-						builder.pauseNotifications ? this.pauses : null, ControlRepository.channel(schema),
-						this::cancelAnnounced)
-				: null;
-		this.runningJobsWatch = new RunningJobsWatch(this.runningJobs, controls);
-		boolean twoPhase = this.queues.configuredQueues()
-			.stream()
-			.anyMatch((queue) -> this.queues.settings(queue).twoPhaseCommit());
-		InDoubtResolver resolver = (twoPhase && builder.inDoubtJobResolver != null)
-				? new InDoubtResolver(sql.prepared(), schema, this.settings.twoPhase(),
-						this.handlers, builder.inDoubtJobResolver, builder.metrics)
-				: null;
-		MaintenanceRepository maintenance = sql.maintenance();
-		MaintenanceSettings timings = this.settings.maintenance();
-		this.promoter = new Promoter(maintenance, timings.promoteInterval());
-		this.rescuer = new Rescuer(maintenance, builder.metrics, timings.rescueInterval(),
-				this.settings.workers().attemptHistory());
-		this.cleaner = new Cleaner(maintenance, sql.unique(), timings, history, this.historySettings.retention(),
-				sql.rates());
-		this.scheduleSettings = builder.schedules;
-		this.schedules = new JdbcJobSchedules(sql.schedules(), this.jobs, builder.jsonMapper, this.queues,
-				this.handlers::queueOf, builder.adminCaller::name);
-		this.scheduleTicker = new ScheduleTicker(sql.schedules(), sql.unique(),
-				new TransactionTemplate((manager != null) ? manager : new DataSourceTransactionManager(builder.dataSource)),
-				this.queues, builder.metrics, builder.schedules.tickInterval(), builder.schedules.grace());
-		this.statsReader = new StatsReader(maintenance, builder.metrics, timings.statsInterval(), this::knownQueues,
-				this.handlers, this.signals, this.pauses, new VacuumWatch(schema, timings.deadRowsWarning()),
-				this.pollingHeartbeat);
-		this.statisticsRefresher = new StatisticsRefresher(maintenance);
-		this.inDoubtResolver = resolver;
-		this.services.add(this.pollingHeartbeat);
-		if (this.processing) {
-			if (this.notifications != null) {
-				this.services.add(this.notifications);
-			}
-			this.services.addAll(List.of(this.promoter, this.rescuer, this.cleaner, this.statsReader,
-					this.statisticsRefresher, this.scheduleTicker, this.runningJobsWatch));
-			if (this.historyRecorder.enabled()) {
-				this.services.add(this.historyFlusher);
-			}
-			if (resolver != null) {
-				this.services.add(resolver);
-			}
-		}
+	/** An engine on one database. */
+	QueueEngine(DatabaseEngine database, @Nullable QueueMigrator migrator, List<AutoCloseable> closeWith) {
+		this.databases = Map.of("", database);
+		this.layout = null;
+		this.watch = null;
+		this.latecomers = null;
+		this.client = database.client();
+		this.admin = database.admin();
+		this.shards = new Shards(database.dataSource());
+		this.migrators = (migrator != null) ? Map.of("", migrator) : Map.of();
+		this.closeWith = List.copyOf(closeWith);
 	}
 
-	/** A cancel request announced on the control channel: stops the job if it runs here. */
-	private void cancelAnnounced(String payload) {
-		Long id = ControlRepository.announcedJob(payload);
-		if (id != null) {
-			this.runningJobs.cancel(id, ControlRepository.announcedBy(payload));
-		}
+	/**
+	 * An engine over shards.
+	 * @param away the shards that did not answer when it was built, with why
+	 */
+	QueueEngine(ShardLayout layout, Map<String, DatabaseEngine> databases, Map<String, QueueMigrator> migrators,
+			Map<String, RuntimeException> away, ShardWatch watch, boolean spillUnkeyed, List<AutoCloseable> closeWith) {
+		this.databases = new LinkedHashMap<>(databases);
+		this.layout = layout;
+		this.watch = watch;
+		this.migrators = Map.copyOf(migrators);
+		this.latecomers = away.isEmpty() ? null : new ShardLatecomers(this.databases, migrators, away, watch);
+		this.client = layout.client((shard) -> database(shard).dataSource(), (shard) -> database(shard).client(),
+				watch, spillUnkeyed);
+		this.admin = new ShardedJobAdmin(layout, this.databases, watch::whyDown);
+		this.shards = new Shards(layout.transactionDataSource((shard) -> database(shard).dataSource()));
+		this.closeWith = List.copyOf(closeWith);
 	}
 
-	/** The attempts running in this application. */
-	public RunningJobs runningJobs() {
-		return this.runningJobs;
-	}
-
-	/** Stops running jobs an operator cancelled, writes their progress. */
-	public RunningJobsWatch runningJobsWatch() {
-		return this.runningJobsWatch;
-	}
-
-	/** An engine on this pool of connections; see {@link QueueEngineBuilder} for the rest. */
+	/** An engine on this one database; see {@link QueueEngineBuilder} for the rest. */
 	public static QueueEngineBuilder builder(DataSource dataSource) {
 		return new QueueEngineBuilder(dataSource);
 	}
 
-	/** Enqueues jobs; wakes this application's pollers after commit. */
+	/** An engine over the shards {@link QueueEngineBuilder#shard given to the builder}. */
+	public static QueueEngineBuilder builder() {
+		return new QueueEngineBuilder();
+	}
+
+	/**
+	 * Enqueues jobs, each on its shard over shards; wakes this application's pollers after commit.
+	 */
 	public JobClient client() {
 		return this.client;
 	}
 
-	/** The admin as its class, for the admin over every shard. */
-	JdbcJobAdmin jdbcAdmin() {
-		return this.admin;
-	}
-
-	/** Inspects and changes jobs and queues. */
+	/** Inspects and changes jobs and queues, on every shard over shards. */
 	public JobAdmin admin() {
 		return this.admin;
 	}
 
-	/** Where listeners are registered, before {@link #start()}. */
+	/** Recurring jobs: create, change, pause, run and delete schedules; on the first shard over shards. */
+	public JobSchedules schedules() {
+		return first().schedules();
+	}
+
+	/** Where listeners are registered, before {@link #start()}; shared by every database. */
 	public JobHandlerRegistry handlers() {
-		return this.handlers;
+		return first().handlers();
 	}
 
+	/** The configured queues, and the settings of any other. */
 	public QueueCatalog queues() {
-		return this.queues;
-	}
-
-	public EngineSettings settings() {
-		return this.settings;
-	}
-
-	/** Which queues operators paused. */
-	public QueuePauses pauses() {
-		return this.pauses;
-	}
-
-	/** What the pollers' claims recorded: the degradation signals of each polled queue. */
-	public QueueSignals signals() {
-		return this.signals;
-	}
-
-	/** The pollers to wake when their queue has new jobs. */
-	public PollerWakeUps wakeUps() {
-		return this.wakeUps;
-	}
-
-	/** Runs one attempt of a job and records its outcome. */
-	public JobRunner runner() {
-		return this.runner;
-	}
-
-	/** The statements of the jobs table. */
-	public JobRepository jobs() {
-		return this.jobs;
+		return first().queues();
 	}
 
 	/** Whether this engine runs jobs (pollers and services), or only enqueues and administers them. */
 	public boolean processing() {
-		return this.processing;
+		return first().processing();
 	}
 
-	/** Makes due scheduled jobs available; started only when this engine processes jobs. */
-	public Promoter promoter() {
-		return this.promoter;
+	/** The shards and their DataSources; names none for an engine on one database. */
+	public QueueShards shards() {
+		return this.shards;
 	}
 
-	/** Returns jobs whose lease expired; started only when this engine processes jobs. */
-	public Rescuer rescuer() {
-		return this.rescuer;
+	/** Which shard holds a key's jobs and which shard a public id tells; empty on one database. */
+	public Optional<ShardLayout> layout() {
+		return Optional.ofNullable(this.layout);
 	}
 
-	/** Recurring jobs: create, change, pause, run and delete schedules. */
-	public JdbcJobSchedules schedules() {
-		return this.schedules;
+	/** The part of the engine on its one database; over shards, that of the first shard. */
+	public DatabaseEngine database() {
+		return first();
 	}
 
-	/** The service that fires due ticks. */
-	public ScheduleTicker scheduleTicker() {
-		return this.scheduleTicker;
+	/** The part of the engine on one shard. */
+	public DatabaseEngine database(String shard) {
+		DatabaseEngine database = (this.layout != null) ? this.databases.get(shard) : null;
+		if (database == null) {
+			throw new IllegalArgumentException("No shard '" + shard + "'; the shards are " + this.shards.names()
+					+ " (pgqueue.shards)");
+		}
+		return database;
 	}
 
-	/** The schedules declared to this engine and its ticker's timings. */
-	public ScheduleSettings scheduleSettings() {
-		return this.scheduleSettings;
+	/** Each database's part, in declared order: one, or one per shard. */
+	public List<DatabaseEngine> databases() {
+		return List.copyOf(this.databases.values());
 	}
 
-	/** Prunes finished jobs past their retention; started only when this engine processes jobs. */
-	public Cleaner cleaner() {
-		return this.cleaner;
-	}
-
-	/**
-	 * Counts each queue's attempts, waits and run times per minute, in memory; records nothing unless
-	 * this engine processes jobs with the history enabled.
-	 */
-	public QueueHistoryRecorder historyRecorder() {
-		return this.historyRecorder;
+	/** Migrates the tables of a database: of the engine's one database ({@code null}), or of a shard. */
+	public Optional<QueueMigrator> migrator(@Nullable String shard) {
+		return Optional.ofNullable(this.migrators.get((shard != null) ? shard : ""));
 	}
 
 	/**
-	 * Writes what the {@link #historyRecorder() recorder} counted to the queues' history; started only
-	 * when this engine processes jobs with the history enabled.
-	 */
-	public HistoryFlusher historyFlusher() {
-		return this.historyFlusher;
-	}
-
-	/** Whether the queues' history is recorded, and how long it is kept. */
-	public HistorySettings historySettings() {
-		return this.historySettings;
-	}
-
-	/** Analyzes the jobs table when the planner's estimate of it is stale; started only when this engine processes jobs. */
-	public StatisticsRefresher statisticsRefresher() {
-		return this.statisticsRefresher;
-	}
-
-	/** Reads what metrics and health show, and keeps the last readings; started only when this engine processes jobs. */
-	public StatsReader statsReader() {
-		return this.statsReader;
-	}
-
-	/**
-	 * Records which queues this engine polls and reads which queues any instance polls; started
-	 * whether or not this engine processes jobs.
-	 */
-	public PollingHeartbeat pollingHeartbeat() {
-		return this.pollingHeartbeat;
-	}
-
-	/** Finishes prepared transactions dead workers left; {@code null} unless a queue has two-phase commit. */
-	public @Nullable InDoubtResolver inDoubtResolver() {
-		return this.inDoubtResolver;
-	}
-
-	/**
-	 * The services {@link #start()} starts, in that order: the polling heartbeat, the notification
-	 * listener (when notifications are on), promoter, rescuer, cleaner, stats reader, statistics
-	 * refresher, schedule ticker, running jobs watch, history flusher (when the history is enabled) and
-	 * in-doubt resolver; only the polling heartbeat when this engine does not process
-	 * jobs. The pollers come after them.
-	 */
-	public List<EngineService> services() {
-		return List.copyOf(this.services);
-	}
-
-	/** The pollers {@link #start()} made, one per queue with listeners, and those {@link #newPoller} made. */
-	public synchronized List<JobPoller> pollers() {
-		return List.copyOf(this.pollers);
-	}
-
-	/**
-	 * A new, unstarted poller of the queue for the kinds registered in it, woken with the others.
-	 * Stopped by {@link #stop()} if started. For tests and benchmarks that run several pollers of one
-	 * queue, as several instances would.
-	 */
-	public JobPoller newPoller(String queue) {
-		return newPoller(queue, this.pauses);
-	}
-
-	/**
-	 * A new, unstarted poller of the queue that asks {@code pauses} whether its queue is paused, as
-	 * the poller of another instance would.
-	 */
-	public synchronized JobPoller newPoller(String queue, @Nullable QueuePauses pauses) {
-		JobPoller poller = this.pollerFactory.create(queue, this.handlers.kindsOf(queue), pauses);
-		this.pollers.add(poller);
-		this.wakeUps.register(poller);
-		return poller;
-	}
-
-	/**
-	 * Runs the due jobs of a queue on the calling thread, as the queue's poller runs them on its
-	 * workers (the same claims, transactions, listeners, outcomes and metrics), until none is left or
-	 * about {@code maxJobs} were claimed; jobs its listeners enqueue into the queue meanwhile run too.
-	 * Scheduled jobs that are due already are made available first, as the promoter does. For tests
-	 * that decide when jobs run (the test kit), with or without pollers: those skip the jobs this
-	 * holds, and this skips theirs. The calling thread must not be in a transaction, which the
-	 * batches would join.
-	 * @return the attempts whose outcomes were recorded; none when no listener here handles the queue
+	 * Runs the due jobs of a queue on the calling thread, on every database in turn, as the queue's
+	 * pollers run them; see {@link DatabaseEngine#runDueHere}.
 	 */
 	public List<Attempt> runDueHere(String queue, int maxJobs) {
-		String[] kinds = this.handlers.kindsOf(queue);
-		if (kinds.length == 0) {
-			return List.of();
+		List<Attempt> attempts = new ArrayList<>();
+		for (DatabaseEngine database : this.databases.values()) {
+			if (attempts.size() < maxJobs && answers(database)) {
+				attempts.addAll(database.runDueHere(queue, maxJobs - attempts.size()));
+			}
 		}
-		this.promoter.promote();
-		return this.pollerFactory.callingThreadRun(queue, kinds, null).run(maxJobs);
+		return attempts;
 	}
 
 	/**
-	 * Runs the job with this public id on the calling thread now, whether it is due or scheduled for
-	 * later, as its queue's poller would run it when due; see {@link #runDueHere}.
-	 * @return its attempt; empty when it is neither available nor scheduled, when another transaction
-	 * holds it (a poller's batch is running it), or when no listener of this application handles its
-	 * kind in its queue
+	 * Runs the job with this public id on the calling thread now, on the database that holds it; see
+	 * {@link DatabaseEngine#runHere}.
 	 */
 	public Optional<Attempt> runHere(UUID id) {
-		JobDetails job = this.admin.find(id).orElse(null);
-		if (job == null || !job.queue().equals(this.handlers.queueOf(job.kind()))) {
-			return Optional.empty();
+		if (this.layout != null) {
+			Optional<String> shard = this.layout.shardOf(id);
+			if (shard.isPresent() && answers(database(shard.get()))) {
+				Optional<Attempt> attempt = database(shard.get()).runHere(id);
+				if (attempt.isPresent()) {
+					return attempt;
+				}
+			}
 		}
-		// No limit here: the job's claims take it once (JobClaims.one), so the run ends at the next claim.
-		List<Attempt> attempts = this.pollerFactory.callingThreadRun(job.queue(), new String[] { job.kind() }, id)
-			.run(Integer.MAX_VALUE);
-		return attempts.isEmpty() ? Optional.empty() : Optional.of(attempts.get(0));
+		for (DatabaseEngine database : this.databases.values()) {
+			if (answers(database)) {
+				Optional<Attempt> attempt = database.runHere(id);
+				if (attempt.isPresent()) {
+					return attempt;
+				}
+			}
+		}
+		return Optional.empty();
 	}
 
-	/** The queues this engine polls, with the kinds it handles in each; none when it does not process jobs. */
-	private Map<String, String[]> polledHere() {
-		if (!this.processing) {
-			return Map.of();
-		}
-		Map<String, String[]> polled = new LinkedHashMap<>();
-		this.handlers.queues().forEach((queue) -> polled.put(queue, this.handlers.kindsOf(queue)));
-		return polled;
+	private boolean answers(DatabaseEngine database) {
+		return database.shard() == null || this.latecomers == null || !this.latecomers.isAway(database.shard());
 	}
 
-	private Set<String> knownQueues() {
-		Set<String> known = new TreeSet<>(this.queues.configuredQueues());
-		known.addAll(this.handlers.queues());
-		return known;
+	private DatabaseEngine first() {
+		return this.databases.values().iterator().next();
 	}
 
 	/**
-	 * Checks whether the jobs table gets vacuumed (a warning when it does not, never a failure) and
-	 * the configuration against the registered listeners, creates one poller per queue that has
-	 * listeners and starts the notification listener, the services and the pollers. Only checks and
-	 * starts the polling heartbeat when this engine does not process jobs.
+	 * Starts the shards' watch, then each database's part in declared order (a shard that did not answer
+	 * at build waits for its turn with the latecomers).
 	 * @throws InvalidQueueConfigurationException when a configured queue has no listener here, or a
-	 * queue with two-phase commit has no {@link InDoubtJobResolver}
+	 * queue with two-phase commit has no {@link dev.pgqueue.InDoubtJobResolver}
 	 */
 	@Override
 	public synchronized void start() {
 		if (this.running) {
 			return;
 		}
-		// Warns once, at start-up, when the jobs table is not vacuumed as its settings assume; the stats
-		// reader then warns again only when that changes. Never throws.
-		this.statsReader.checkVacuum();
-		this.scheduleSettings.declared().forEach(this.schedules::saveDeclared);
-		if (!this.processing) {
-			logger.info("pgqueue processing is off (pgqueue.enabled=false): jobs are enqueued but not run here");
-			this.services.forEach(EngineService::start);
-			this.running = true;
-			return;
+		if (this.watch != null) {
+			this.watch.start();
 		}
-		this.queues.requireListeners(this.handlers.queues(), this.twoPhaseResolverGiven);
-		if (this.handlers.queues().isEmpty()) {
-			logger.info("pgqueue found no @JobListener methods; no queue is polled in this application");
+		if (this.latecomers != null) {
+			this.latecomers.holdDown();
 		}
-		List<JobPoller> created = new ArrayList<>();
-		for (String queue : this.handlers.queues()) {
-			created.add(newPoller(queue));
+		List<DatabaseEngine> started = new ArrayList<>();
+		try {
+			for (DatabaseEngine database : this.databases.values()) {
+				if (answers(database)) {
+					database.start();
+					started.add(database);
+				}
+			}
 		}
-		this.services.forEach(EngineService::start);
-		created.forEach(JobPoller::start);
+		catch (RuntimeException ex) {
+			started.forEach(DatabaseEngine::stop);
+			if (this.watch != null) {
+				this.watch.stop();
+			}
+			throw ex;
+		}
 		this.running = true;
+		if (this.latecomers != null && this.latecomers.anyAway()) {
+			this.latecomers.warn();
+			this.latecomers.start();
+		}
 	}
 
 	@Override
@@ -538,55 +282,32 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 	}
 
 	/**
-	 * Stops the pollers, all at once, then the services and the notification listener; calls
-	 * {@code callback} when all have stopped.
+	 * Stops every database's part at once (each its pollers first, then its services), then the shards'
+	 * watch; calls {@code callback} when all have stopped.
 	 */
 	@Override
 	public void stop(Runnable callback) {
-		List<JobPoller> running;
 		synchronized (this) {
 			if (!this.running) {
 				callback.run();
 				return;
 			}
 			this.running = false;
-			running = this.pollers.stream().filter(JobPoller::isRunning).toList();
 		}
-		Runnable afterPollers = () -> {
-			stopServices();
-			callback.run();
-		};
-		if (running.isEmpty()) {
-			afterPollers.run();
-			return;
+		if (this.latecomers != null) {
+			this.latecomers.stop();
 		}
-		AtomicInteger left = new AtomicInteger(running.size());
-		for (JobPoller poller : running) {
-			poller.stop(() -> {
+		List<DatabaseEngine> all = List.copyOf(this.databases.values());
+		AtomicInteger left = new AtomicInteger(all.size());
+		for (DatabaseEngine database : all) {
+			database.stop(() -> {
 				if (left.decrementAndGet() == 0) {
-					afterPollers.run();
+					if (this.watch != null) {
+						this.watch.stop();
+					}
+					callback.run();
 				}
 			});
-		}
-	}
-
-	/** Stops the services that run, in the reverse of their start order. */
-	private void stopServices() {
-		for (int i = this.services.size() - 1; i >= 0; i--) {
-			EngineService service = this.services.get(i);
-			if (service.isRunning()) {
-				service.stop();
-			}
-		}
-		// Services a caller started by hand (tests, benchmarks) stop too.
-		for (EngineService service : List.of(this.promoter, this.rescuer, this.cleaner, this.statsReader,
-				this.historyFlusher, this.pollingHeartbeat)) {
-			if (service.isRunning()) {
-				service.stop();
-			}
-		}
-		if (this.inDoubtResolver != null && this.inDoubtResolver.isRunning()) {
-			this.inDoubtResolver.stop();
 		}
 	}
 
@@ -600,16 +321,81 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		return PHASE;
 	}
 
-	/** Stops everything, including pollers started outside {@link #start()}, and the notification throttle. */
+	/**
+	 * Stops everything, including pollers started outside {@link #start()}, then closes what was made
+	 * for the databases alone (the pools made for shards given by connection settings).
+	 */
 	@Override
 	public void close() {
 		stop();
-		pollers().stream().filter(JobPoller::isRunning).forEach(JobPoller::stop);
-		stopServices();
-		if (this.throttle != null) {
-			this.throttle.close();
+		if (this.latecomers != null) {
+			this.latecomers.stop();
 		}
-		this.signals.close();
+		if (this.watch != null) {
+			this.watch.stop();
+		}
+		for (DatabaseEngine database : this.databases.values()) {
+			try {
+				database.close();
+			}
+			catch (RuntimeException ex) {
+				logger.warn("pgqueue could not close its part on {}", describe(database), ex);
+			}
+		}
+		for (AutoCloseable resource : this.closeWith) {
+			try {
+				resource.close();
+			}
+			catch (Exception ex) {
+				logger.warn("pgqueue could not close {}", resource, ex);
+			}
+		}
+	}
+
+	private static String describe(DatabaseEngine database) {
+		return (database.shard() != null) ? "shard '" + database.shard() + "'" : "its database";
+	}
+
+	/** The engine's shards as users see them. */
+	private final class Shards implements QueueShards {
+
+		private final DataSource transactionDataSource;
+
+		Shards(DataSource transactionDataSource) {
+			this.transactionDataSource = transactionDataSource;
+		}
+
+		@Override
+		public List<String> names() {
+			return (QueueEngine.this.layout != null) ? QueueEngine.this.layout.shards() : List.of();
+		}
+
+		@Override
+		public @Nullable String whyDown(String shard) {
+			database(shard);
+			return (QueueEngine.this.watch != null) ? QueueEngine.this.watch.whyDown(shard) : null;
+		}
+
+		@Override
+		public DataSource dataSource(String shard) {
+			return database(shard).dataSource();
+		}
+
+		@Override
+		public DataSource transactionDataSource() {
+			return this.transactionDataSource;
+		}
+
+		@Override
+		public Optional<String> shardOfKey(String key) {
+			return Optional.ofNullable(QueueEngine.this.layout).map((layout) -> layout.shardOfKey(key));
+		}
+
+		@Override
+		public Optional<String> shardOf(UUID id) {
+			return (QueueEngine.this.layout != null) ? QueueEngine.this.layout.shardOf(id) : Optional.empty();
+		}
+
 	}
 
 }

@@ -47,7 +47,7 @@ import org.jspecify.annotations.Nullable;
  * (30 s by default) on every operation, and a dashboard page that lists, counts and charts the jobs
  * would take minutes while one server is away.
  */
-public final class ShardedJobAdmin implements JobAdmin {
+final class ShardedJobAdmin implements JobAdmin {
 
 	private static final String EXHAUSTED = "x";
 
@@ -58,27 +58,18 @@ public final class ShardedJobAdmin implements JobAdmin {
 	private final Function<String, @Nullable String> whyDown;
 
 	/**
-	 * An admin that asks every shard, whether it answers or not.
 	 * @param layout the shards, in declared order, and the shard each public id tells
-	 * @param engines each shard's engine, by shard
-	 */
-	public ShardedJobAdmin(ShardLayout layout, Map<String, QueueEngine> engines) {
-		this(layout, engines, (shard) -> null);
-	}
-
-	/**
-	 * @param layout the shards, in declared order, and the shard each public id tells
-	 * @param engines each shard's engine, by shard
+	 * @param databases each shard's part of the engine, by shard
 	 * @param whyDown why a shard counts as down now, or {@code null} while it answers (the shards'
 	 * watch): a shard that is down is not asked
 	 */
-	public ShardedJobAdmin(ShardLayout layout, Map<String, QueueEngine> engines,
+	ShardedJobAdmin(ShardLayout layout, Map<String, DatabaseEngine> databases,
 			Function<String, @Nullable String> whyDown) {
 		this.layout = layout;
 		this.whyDown = whyDown;
 		Map<String, JdbcJobAdmin> admins = new LinkedHashMap<>();
 		for (String shard : layout.shards()) {
-			admins.put(shard, Objects.requireNonNull(engines.get(shard), "no engine for shard " + shard).jdbcAdmin());
+			admins.put(shard, Objects.requireNonNull(databases.get(shard), "no database for shard " + shard).jdbcAdmin());
 		}
 		this.shards = admins;
 	}

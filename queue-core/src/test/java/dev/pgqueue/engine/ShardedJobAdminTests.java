@@ -40,7 +40,7 @@ class ShardedJobAdminTests {
 
 	private static final Map<String, QueueFixture> fixtures = new LinkedHashMap<>();
 
-	private static final Map<String, QueueEngine> engines = new LinkedHashMap<>();
+	private static final Map<String, DatabaseEngine> engines = new LinkedHashMap<>();
 
 	/** What the shards' watch would say: why each shard it reports down does not answer. */
 	private static final Map<String, String> down = new ConcurrentHashMap<>();
@@ -50,10 +50,10 @@ class ShardedJobAdminTests {
 	@BeforeAll
 	static void setUp() {
 		for (String name : LAYOUT.shards()) {
-			QueueFixture fixture = QueueFixture.create("shard_admin_" + name);
-			fixtures.put(name, fixture);
-			engines.put(name, fixture.engineBuilder().shard(name, LAYOUT.ids(name)).build());
+			fixtures.put(name, QueueFixture.create("shard_admin_" + name));
 		}
+		QueueEngine engine = QueueFixture.shardsBuilder(fixtures).build();
+		LAYOUT.shards().forEach((name) -> engines.put(name, engine.database(name)));
 		admin = new ShardedJobAdmin(LAYOUT, engines, down::get);
 	}
 

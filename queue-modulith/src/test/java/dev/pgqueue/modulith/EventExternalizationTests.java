@@ -116,7 +116,7 @@ class EventExternalizationTests {
 	}
 
 	private String jobsTable() {
-		return this.engine.settings().schema().qualify("pgqueue_jobs");
+		return this.engine.database().settings().schema().qualify("pgqueue_jobs");
 	}
 
 }

@@ -15,6 +15,7 @@ import dev.pgqueue.JobRequest;
 import dev.pgqueue.QueueAssignment;
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.engine.QueueEngine;
+import dev.pgqueue.engine.QueueEngineBuilder;
 import dev.pgqueue.engine.job.JobHandler;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.settings.EngineSettings;
@@ -88,29 +89,25 @@ public final class ShardedWorkerProcess {
 			.withLeaseDuration(Duration.ofMillis(Long.parseLong(options.getOrDefault("lease-ms", "3000"))))
 			.withAssignment(QueueAssignment.valueOf(options.getOrDefault("assignment", "shared").toUpperCase(Locale.ROOT)));
 		Duration work = Duration.ofMillis(Long.parseLong(options.getOrDefault("work-ms", "0")));
-		List<QueueEngine> engines = new ArrayList<>();
-		List<HikariDataSource> pools = new ArrayList<>();
+		Map<String, JdbcTemplate> ledgers = new LinkedHashMap<>();
+		JobHandlerRegistry handlers = new JobHandlerRegistry();
+		QueueEngineBuilder builder = QueueEngine.builder()
+			.settings(EngineSettings.defaults(SchemaName.of(SCHEMA))
+				.withWorkers(new WorkerSettings(Duration.ofSeconds(10), false, false)))
+			.queues(new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE), List.of(queue)))
+			.handlers(handlers);
 		for (int i = 0; i < urls.size(); i++) {
 			String shard = layout.shards().get(i);
 			HikariDataSource pool = pool(urls.get(i), name, shard, queue.concurrency() + 4);
-			pools.add(pool);
-			JdbcTemplate jdbc = new JdbcTemplate(pool);
-			JobHandlerRegistry handlers = new JobHandlerRegistry();
-			handlers.register(new ShardLedgerHandler(jdbc, work));
-			engines.add(QueueEngine.builder(pool)
-				.settings(EngineSettings.defaults(SchemaName.of(SCHEMA))
-					.withWorkers(new WorkerSettings(Duration.ofSeconds(10), false, false)))
-				.queues(new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE), List.of(queue)))
-				.handlers(handlers)
-				.transactionManager(new DataSourceTransactionManager(pool))
-				.shard(shard, layout.ids(shard))
-				.build());
+			ledgers.put(shard, new JdbcTemplate(pool));
+			builder.shard(shard, pool, (database) -> database.transactionManager(new DataSourceTransactionManager(pool))
+				.closeWith(pool));
 		}
-		Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-			engines.forEach(QueueEngine::close);
-			pools.forEach(HikariDataSource::close);
-		}, "worker-shutdown"));
-		engines.forEach(QueueEngine::start);
+		// One handler for every shard: it writes to the ledger of its job's shard, in the job's transaction when it has one.
+		handlers.register(new ShardLedgerHandler(ledgers, work));
+		QueueEngine engine = builder.build();
+		Runtime.getRuntime().addShutdownHook(new Thread(engine::close, "worker-shutdown"));
+		engine.start();
 		System.out.println(WorkerProcess.READY + ": " + name + " pid " + PID + ", " + urls.size() + " shards, " + queue);
 		ProcessHandle.current().parent().ifPresent((parent) -> parent.onExit().thenRun(() -> System.exit(0)));
 		new CountDownLatch(1).await();
@@ -128,7 +125,7 @@ public final class ShardedWorkerProcess {
 	}
 
 	/** Records each attempt in the ledger of the job's shard, in the job's transaction when it has one. */
-	private record ShardLedgerHandler(JdbcTemplate jdbc, Duration work) implements JobHandler {
+	private record ShardLedgerHandler(Map<String, JdbcTemplate> ledgers, Duration work) implements JobHandler {
 
 		@Override
 		public String kind() {
@@ -145,7 +142,7 @@ public final class ShardedWorkerProcess {
 			if (!this.work.isZero()) {
 				Thread.sleep(this.work.toMillis());
 			}
-			this.jdbc.update(LEDGER_INSERT, job.id(), job.attempt(), PID, job.shard());
+			this.ledgers.get(job.shard()).update(LEDGER_INSERT, job.id(), job.attempt(), PID, job.shard());
 		}
 
 		@Override

@@ -28,6 +28,7 @@ import dev.pgqueue.QueueMode;
 import dev.pgqueue.ShardUnavailableException;
 import dev.pgqueue.embedded.EmbeddedPostgresServer;
 import dev.pgqueue.engine.QueueEngine;
+import dev.pgqueue.engine.QueueEngineBuilder;
 import dev.pgqueue.engine.settings.EngineSettings;
 import dev.pgqueue.engine.shards.ShardLayout;
 import dev.pgqueue.engine.shards.ShardWatch;
@@ -137,7 +138,7 @@ class ShardsTests {
 		int perSecond = 200;
 		Map<String, List<String>> keys = keysByShard(20);
 		try (Clients clients = new Clients(); Fleet fleet = new Fleet("30_" + mode)) {
-			clients.watch.start();
+			clients.start();
 			fleet.startReady(2, Map.of("mode", name(mode), "concurrency", (mode == QueueMode.TRANSACTIONAL) ? "2" : "8",
 					"batch-size", "20"));
 			List<UUID> accepted = new CopyOnWriteArrayList<>();
@@ -353,35 +354,31 @@ class ShardsTests {
 
 	}
 
-	/** The client side, as an application that only enqueues: an engine per shard that does not poll. */
+	/** The client side, as an application that only enqueues: an engine over the shards that does not poll. */
 	private static final class Clients implements AutoCloseable {
 
-		final List<QueueEngine> engines = new ArrayList<>();
-
-		final ShardWatch watch;
+		final QueueEngine engine;
 
 		final JobClient client;
 
 		Clients() {
-			Map<String, DataSource> dataSources = new LinkedHashMap<>(pools);
-			Map<String, JobClient> clients = new LinkedHashMap<>();
-			pools.forEach((shard, pool) -> {
-				QueueEngine engine = QueueEngine.builder(pool)
-					.settings(EngineSettings.defaults(SchemaName.of(ShardedWorkerProcess.SCHEMA)))
-					.processing(false)
-					.shard(shard, layout.ids(shard))
-					.build();
-				this.engines.add(engine);
-				clients.put(shard, engine.client());
-			});
-			this.watch = new ShardWatch(dataSources, Duration.ofMillis(200), Duration.ofSeconds(1));
-			this.client = layout.client(dataSources::get, clients::get, this.watch, false);
+			QueueEngineBuilder builder = QueueEngine.builder()
+				.settings(EngineSettings.defaults(SchemaName.of(ShardedWorkerProcess.SCHEMA)))
+				.processing(false);
+			pools.forEach((shard, pool) -> builder.shard(shard, pool, (database) -> {
+			}));
+			this.engine = builder.build();
+			this.client = this.engine.client();
+		}
+
+		/** Starts the engine, and with it the watch over the shards that the client asks. */
+		void start() {
+			this.engine.start();
 		}
 
 		@Override
 		public void close() {
-			this.watch.close();
-			this.engines.forEach(QueueEngine::close);
+			this.engine.close();
 		}
 
 	}

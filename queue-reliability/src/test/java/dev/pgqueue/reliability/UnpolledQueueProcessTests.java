@@ -50,7 +50,7 @@ class UnpolledQueueProcessTests {
 					.processing(false)
 					.pollingHeartbeat(HEARTBEAT)
 					.build()) {
-			PollingHeartbeat polling = producer.pollingHeartbeat();
+			PollingHeartbeat polling = producer.database().pollingHeartbeat();
 			JobClient client = producer.client();
 			Worker first = fleet.start("w1").awaitReady();
 			await().atMost(Duration.ofSeconds(30)).until(() -> polling.refresh().isPolled(WorkerProcess.QUEUE));
@@ -72,14 +72,14 @@ class UnpolledQueueProcessTests {
 				.satisfies((message) -> assertThat(message).contains("kind 'report.never' was enqueued into queue '"
 						+ WorkerProcess.QUEUE + "', which no instance polls, and no instance has been seen handling "
 						+ "that kind"));
-			producer.statsReader().readStats();
-			assertThat(producer.statsReader().lastUnpolledQueues()).containsOnlyKeys(WorkerProcess.QUEUE, "nowhere");
-			assertThat(producer.statsReader().lastUnpolledQueues().get(WorkerProcess.QUEUE).available()).isEqualTo(3);
+			producer.database().statsReader().readStats();
+			assertThat(producer.database().statsReader().lastUnpolledQueues()).containsOnlyKeys(WorkerProcess.QUEUE, "nowhere");
+			assertThat(producer.database().statsReader().lastUnpolledQueues().get(WorkerProcess.QUEUE).available()).isEqualTo(3);
 
 			fleet.start("w2").awaitReady();
 			await().atMost(Duration.ofSeconds(30)).until(() -> polling.refresh().isPolled(WorkerProcess.QUEUE));
-			producer.statsReader().readStats();
-			assertThat(producer.statsReader().lastUnpolledQueues()).containsOnlyKeys("nowhere");
+			producer.database().statsReader().readStats();
+			assertThat(producer.database().statsReader().lastUnpolledQueues()).containsOnlyKeys("nowhere");
 			await().atMost(Duration.ofSeconds(30))
 				.until(() -> workload.jdbc().queryForObject("SELECT count(*) FROM ledger WHERE job_id = ?", Long.class,
 						waiting) == 1);

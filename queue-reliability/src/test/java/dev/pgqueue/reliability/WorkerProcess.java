@@ -246,7 +246,7 @@ public final class WorkerProcess {
 			System.out.println(SUMMARY + " " + counters.summary());
 		}, "worker-shutdown"));
 		engine.start();
-		JobPoller poller = engine.pollers().get(0);
+		JobPoller poller = engine.database().pollers().get(0);
 		if (poller.scope() instanceof BucketScope buckets) {
 			System.out.println(BUCKET_MEMBER + buckets.coordinator().member());
 			reportBuckets(buckets);

@@ -93,7 +93,7 @@ final class Workload implements AutoCloseable {
 
 	/** The schedules of this workload's table, as an application that does not process jobs manages them. */
 	JdbcJobSchedules schedules() {
-		return this.engines.get(0).schedules();
+		return this.engines.get(0).database().schedules();
 	}
 
 	/** The admin API of this workload's table, as an operator's application has it (notifications on). */
@@ -102,7 +102,7 @@ final class Workload implements AutoCloseable {
 	}
 
 	JobRepository repository() {
-		return this.engines.get(0).jobs();
+		return this.engines.get(0).database().jobs();
 	}
 
 	TestSchema schema() {

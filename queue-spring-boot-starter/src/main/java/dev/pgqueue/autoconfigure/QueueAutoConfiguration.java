@@ -10,6 +10,7 @@ import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobInterceptor;
 import dev.pgqueue.JobSchedules;
+import dev.pgqueue.QueueShards;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.NotificationConnectionFactory;
 import dev.pgqueue.RetryPolicy;
@@ -65,7 +66,6 @@ import org.springframework.transaction.PlatformTransactionManager;
 @ConditionalOnClass({ JobClient.class, JdbcTemplate.class })
 @ConditionalOnBean(DataSource.class)
 @EnableConfigurationProperties(QueueProperties.class)
-@Import(QueueShardsConfiguration.class)
 public final class QueueAutoConfiguration {
 
 	/**
@@ -111,58 +111,66 @@ public final class QueueAutoConfiguration {
 	}
 
 	/**
-	 * The engine, assembled once: its client and admin are beans of their own, its pollers and
+	 * The engine, assembled once, on the application's data source or over the shards of
+	 * {@code pgqueue.shards}: its client, admin and schedules are beans of their own, its pollers and
 	 * services start and stop with it. With {@code pgqueue.enabled=false} it only enqueues and
 	 * administers jobs.
 	 */
 	@Bean
-	@Conditional(ShardsCondition.None.class)
 	QueueEngine pgqueueEngine(@QueueDataSource ObjectProvider<DataSource> queueDataSource,
 			ObjectProvider<DataSource> applicationDataSource, ObjectProvider<JdbcTemplate> jdbcTemplate,
 			@QueueTransactionManager ObjectProvider<PlatformTransactionManager> queueTransactionManager,
 			ObjectProvider<PlatformTransactionManager> transactionManager, ObjectProvider<JsonMapper> jsonMapper,
 			QueueProperties properties, Environment environment, QueueCatalog queues, JobHandlerRegistry handlers,
-			ObjectProvider<QueueMetrics> metrics, ObjectProvider<QueueObservations> observations,
+			ObjectProvider<QueueMetrics> metrics, ObjectProvider<ShardMetrics> shardMetrics,
+			ObjectProvider<QueueObservations> observations,
 			ObjectProvider<InDoubtJobResolver> inDoubtJobResolver, ObjectProvider<AdminCaller> caller,
 			@QueueWorkerExecutor ObjectProvider<Executor> queueWorkerExecutor,
 			@Qualifier(WORKER_EXECUTOR_BEAN_NAME) ObjectProvider<Executor> workerExecutor,
 			ObjectProvider<JobInterceptor> interceptors,
 			ObjectProvider<NotificationConnectionFactory> notificationConnections, ApplicationEventPublisher events,
 			ListableBeanFactory beans) {
-		QueueInfrastructure infrastructure = new QueueInfrastructure(beans);
-		DataSource dataSource = infrastructure.dataSource(queueDataSource, applicationDataSource);
-		QueueEngineBuilder builder = QueueEngine.builder(dataSource)
-			.settings(properties.toEngineSettings(Threading.VIRTUAL.isActive(environment)))
-			.jdbcTemplate(QueueInfrastructure.jdbcTemplate(dataSource, jdbcTemplate))
-			.transactionManager(infrastructure.transactionManager(dataSource,
-					QueueInfrastructure.isDedicated(queueDataSource), queueTransactionManager, transactionManager))
-			.notificationConnections(notificationConnections.getIfUnique())
-			.schedules(properties.toScheduleSettings());
+		QueueDatabases databases = new QueueDatabases(properties, beans);
+		QueueEngineBuilder builder = QueueDatabases.sharded(properties)
+				? databases.shards(transactionManager, metrics, shardMetrics)
+				: databases.one(queueDataSource, applicationDataSource, jdbcTemplate, queueTransactionManager,
+						transactionManager, notificationConnections);
 		return new EngineParts(properties, queues, handlers, jsonMapper, metrics, observations, inDoubtJobResolver,
 				caller, QueueInfrastructure.workerExecutor(queueWorkerExecutor, workerExecutor), interceptors, events)
-			.configure(builder)
+			.configure(builder.settings(properties.toEngineSettings(Threading.VIRTUAL.isActive(environment)))
+				.schedules(properties.toScheduleSettings()))
 			.build();
 	}
 
+	/** The recurring jobs; over shards, those of the first shard, where each lives so that it fires once. */
 	@Bean
-	@Conditional(ShardsCondition.None.class)
 	@ConditionalOnMissingBean(JobSchedules.class)
 	JobSchedules pgqueueJobSchedules(QueueEngine engine) {
 		return engine.schedules();
 	}
 
+	/** Enqueues jobs; over shards, each on its shard. */
 	@Bean
-	@Conditional(ShardsCondition.None.class)
 	@ConditionalOnMissingBean(JobClient.class)
 	JobClient pgqueueJobClient(QueueEngine engine) {
 		return engine.client();
 	}
 
+	/** Inspects and changes jobs and queues; over shards, on every shard. */
 	@Bean
-	@Conditional(ShardsCondition.None.class)
 	@ConditionalOnMissingBean(JobAdmin.class)
 	JobAdmin pgqueueJobAdmin(QueueEngine engine) {
 		return engine.admin();
+	}
+
+	/**
+	 * The shards, for listeners that write on their job's shard and operators who ask which answer; names
+	 * none without {@code pgqueue.shards}, where its transaction DataSource is the queue's own.
+	 */
+	@Bean
+	@ConditionalOnMissingBean(QueueShards.class)
+	QueueShards pgqueueShards(QueueEngine engine) {
+		return engine.shards();
 	}
 
 	/** Registers every {@code @JobListener} method in the engine's handler registry; the engine polls their queues. */

@@ -96,7 +96,6 @@ public class QueueEndpoint {
 
 	private final ObjectProvider<QueueEngine> engine;
 
-	private final ObjectProvider<QueueShards> shards;
 
 	private final ObjectProvider<JobSchedules> schedules;
 
@@ -108,16 +107,13 @@ public class QueueEndpoint {
 	 * @param admin acts on jobs and queues
 	 * @param engine the engine whose pollers and services' readings the endpoint shows; its services
 	 * run only in an application that runs jobs
-	 * @param shards the shards, each of which the endpoint shows apart; none without {@code pgqueue.shards}
 	 * @param schedules the recurring jobs; none in an application that defines its own engine beans
 	 * @param writable whether the endpoint's access lets its write operations be mapped
 	 * @param showValues when payloads and outputs are shown as they are
 	 */
-	public QueueEndpoint(JobAdmin admin, ObjectProvider<QueueEngine> engine, ObjectProvider<QueueShards> shards,
-			ObjectProvider<JobSchedules> schedules, boolean writable, Show showValues) {
+	public QueueEndpoint(JobAdmin admin, ObjectProvider<QueueEngine> engine, ObjectProvider<JobSchedules> schedules, boolean writable, Show showValues) {
 		this.admin = admin;
 		this.engine = engine;
-		this.shards = shards;
 		this.schedules = schedules;
 		this.writable = writable;
 		this.showValues = showValues;
@@ -129,7 +125,7 @@ public class QueueEndpoint {
 	 */
 	@ReadOperation
 	public QueuesDescriptor queues() {
-		return new QueueOverview(this.admin, this.engine.getIfAvailable(), this.shards.getIfAvailable(), this.writable)
+		return new QueueOverview(this.admin, this.engine.getIfAvailable(), this.writable)
 			.read();
 	}
 

@@ -35,7 +35,7 @@ public final class QueueEndpointAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	QueueEndpoint pgqueueEndpoint(JobAdmin admin, ObjectProvider<QueueEngine> engine,
-			ObjectProvider<QueueShards> shards, ObjectProvider<JobSchedules> schedules,
+			ObjectProvider<JobSchedules> schedules,
 			ObjectProvider<EndpointAccessResolver> access,
 			QueueEndpointProperties properties) {
 		// The access Boot maps the operations by: management.endpoint.pgqueue.access, else the default
@@ -43,7 +43,7 @@ public final class QueueEndpointAutoConfiguration {
 		EndpointAccessResolver resolver = access.getIfAvailable();
 		Access resolved = (resolver != null) ? resolver.accessFor(EndpointId.of("pgqueue"), Access.READ_ONLY)
 				: Access.READ_ONLY;
-		return new QueueEndpoint(admin, engine, shards, schedules, resolved == Access.UNRESTRICTED, properties.getShowValues());
+		return new QueueEndpoint(admin, engine, schedules, resolved == Access.UNRESTRICTED, properties.getShowValues());
 	}
 
 	@Bean

@@ -8,9 +8,9 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 
 /**
  * Contributes the {@code pgqueue} health indicator when Spring Boot's health support is present: of
@@ -22,28 +22,12 @@ import org.springframework.context.annotation.Configuration;
 @ConditionalOnEnabledHealthIndicator("pgqueue")
 public final class QueueHealthAutoConfiguration {
 
-	@Configuration(proxyBeanMethods = false)
+	/** The health of the engine's queues and services; over shards, of each shard's, and which shards answer. */
+	@Bean
 	@ConditionalOnBean(QueueEngine.class)
-	static class OneEngine {
-
-		@Bean
-		@ConditionalOnMissingBean(name = "pgqueueHealthIndicator")
-		QueueHealthIndicator pgqueueHealthIndicator(QueueEngine engine) {
-			return new QueueHealthIndicator(engine);
-		}
-
-	}
-
-	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnBean(QueueShards.class)
-	static class Shards {
-
-		@Bean
-		@ConditionalOnMissingBean(name = "pgqueueHealthIndicator")
-		QueueShardsHealthIndicator pgqueueHealthIndicator(QueueShards shards) {
-			return new QueueShardsHealthIndicator(shards);
-		}
-
+	@ConditionalOnMissingBean(name = "pgqueueHealthIndicator")
+	AbstractHealthIndicator pgqueueHealthIndicator(QueueEngine engine) {
+		return engine.shards().names().isEmpty() ? new QueueHealthIndicator(engine) : new QueueShardsHealthIndicator(engine);
 	}
 
 }

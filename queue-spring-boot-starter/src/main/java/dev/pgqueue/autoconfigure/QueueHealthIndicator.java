@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Set;
 
 import dev.pgqueue.ScheduleDetails;
+import dev.pgqueue.engine.DatabaseEngine;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.buckets.BucketScope;
 import dev.pgqueue.engine.maintenance.StatsReader;
@@ -59,12 +60,17 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 	/** A queue polled here has claimed jobs later than its SLA allows, within the last two stats intervals. */
 	public static final Status DEGRADED = new Status("DEGRADED", "jobs of a queue were claimed later than its SLA");
 
-	private final QueueEngine engine;
+	private final DatabaseEngine engine;
 
 	private final StatsReader maintenance;
 
 	/** The health of a running engine's queues and services. */
 	public QueueHealthIndicator(QueueEngine engine) {
+		this(engine.database());
+	}
+
+	/** The health of one database's part of a running engine: its queues and services. */
+	QueueHealthIndicator(DatabaseEngine engine) {
 		super("pgqueue health check failed");
 		this.engine = engine;
 		this.maintenance = engine.statsReader();

@@ -7,6 +7,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 
+import dev.pgqueue.engine.DatabaseEngine;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.settings.QueueSettings;
@@ -24,42 +25,36 @@ import org.springframework.dao.DataAccessException;
  */
 class QueueInfoContributor implements InfoContributor {
 
+	private final QueueEngine engine;
+
 	private final @Nullable QueueMigrator migrator;
 
-	private final @Nullable QueueShards shards;
-
-	private final List<QueueEngine> engines;
-
-	QueueInfoContributor(QueueMigrator migrator, QueueEngine engine) {
+	/**
+	 * @param migrator the migrator of the engine's one database (the starter's bean); over shards, each
+	 * shard's is the engine's
+	 */
+	QueueInfoContributor(QueueEngine engine, @Nullable QueueMigrator migrator) {
+		this.engine = engine;
 		this.migrator = migrator;
-		this.shards = null;
-		this.engines = List.of(engine);
-	}
-
-	/** The entry of queues spread over shards: each shard's schema, the queues of every shard's engine. */
-	QueueInfoContributor(QueueShards shards) {
-		this.migrator = null;
-		this.shards = shards;
-		this.engines = shards.names().stream().map(shards::engine).toList();
 	}
 
 	@Override
 	public void contribute(Info.Builder builder) {
 		Map<String, QueueInfo> queues = new TreeMap<>();
-		QueueEngine first = this.engines.get(0);
+		DatabaseEngine first = this.engine.database();
 		for (String name : first.queues().configuredQueues()) {
 			queues.put(name, QueueInfo.of(first.queues().settings(name)));
 		}
-		for (QueueEngine engine : this.engines) {
-			for (JobPoller poller : engine.pollers()) {
+		for (DatabaseEngine database : this.engine.databases()) {
+			for (JobPoller poller : database.pollers()) {
 				queues.put(poller.settings().name(), QueueInfo.of(poller.settings()));
 			}
 		}
 		Map<String, SchemaInfo> shardSchemas = null;
-		if (this.shards != null) {
+		if (!this.engine.shards().names().isEmpty()) {
 			shardSchemas = new LinkedHashMap<>();
-			for (String shard : this.shards.names()) {
-				shardSchemas.put(shard, SchemaInfo.of(this.shards, shard));
+			for (String shard : this.engine.shards().names()) {
+				shardSchemas.put(shard, SchemaInfo.of(this.engine, shard));
 			}
 		}
 		builder.withDetail("pgqueue", new PgqueueInfo((this.migrator != null) ? SchemaInfo.of(this.migrator) : null,
@@ -91,9 +86,9 @@ class QueueInfoContributor implements InfoContributor {
 		}
 
 		/** A shard's schema; its version only while the shard answers, so that a down shard fails no read. */
-		static SchemaInfo of(QueueShards shards, String shard) {
-			QueueMigrator migrator = shards.migrator(shard);
-			String down = shards.whyDown(shard);
+		static SchemaInfo of(QueueEngine engine, String shard) {
+			QueueMigrator migrator = engine.migrator(shard).orElseThrow();
+			String down = engine.shards().whyDown(shard);
 			if (down != null) {
 				return new SchemaInfo(migrator.schema().value(), null, down);
 			}

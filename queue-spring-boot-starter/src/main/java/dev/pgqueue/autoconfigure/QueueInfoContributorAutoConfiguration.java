@@ -10,7 +10,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.ImportRuntimeHints;
 
 /**
@@ -24,28 +24,11 @@ import org.springframework.context.annotation.ImportRuntimeHints;
 @ImportRuntimeHints(QueueEndpointRuntimeHints.class)
 public final class QueueInfoContributorAutoConfiguration {
 
-	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnBean({ QueueEngine.class, QueueMigrator.class })
-	static class OneEngine {
-
-		@Bean
-		@ConditionalOnMissingBean(name = "pgqueueInfoContributor")
-		QueueInfoContributor pgqueueInfoContributor(QueueMigrator migrator, QueueEngine engine) {
-			return new QueueInfoContributor(migrator, engine);
-		}
-
-	}
-
-	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnBean(QueueShards.class)
-	static class Shards {
-
-		@Bean
-		@ConditionalOnMissingBean(name = "pgqueueInfoContributor")
-		QueueInfoContributor pgqueueInfoContributor(QueueShards shards) {
-			return new QueueInfoContributor(shards);
-		}
-
+	@Bean
+	@ConditionalOnBean(QueueEngine.class)
+	@ConditionalOnMissingBean(name = "pgqueueInfoContributor")
+	QueueInfoContributor pgqueueInfoContributor(QueueEngine engine, ObjectProvider<QueueMigrator> migrator) {
+		return new QueueInfoContributor(engine, migrator.getIfUnique());
 	}
 
 }

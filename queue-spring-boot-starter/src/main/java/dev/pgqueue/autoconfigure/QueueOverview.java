@@ -16,6 +16,7 @@ import dev.pgqueue.autoconfigure.QueuesDescriptor.QueueDescriptor;
 import dev.pgqueue.autoconfigure.QueuesDescriptor.ShardDescriptor;
 import dev.pgqueue.autoconfigure.QueuesDescriptor.SignalsDescriptor;
 import dev.pgqueue.autoconfigure.QueuesDescriptor.WritesDescriptor;
+import dev.pgqueue.engine.DatabaseEngine;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.maintenance.StatsReader;
 import dev.pgqueue.engine.poll.ClaimProgress;
@@ -39,21 +40,20 @@ final class QueueOverview {
 
 	private final @Nullable QueueEngine engine;
 
-	private final @Nullable QueueShards shards;
-
 	private final boolean writable;
 
-	QueueOverview(JobAdmin admin, @Nullable QueueEngine engine, @Nullable QueueShards shards, boolean writable) {
+	QueueOverview(JobAdmin admin, @Nullable QueueEngine engine, boolean writable) {
 		this.admin = admin;
 		this.engine = engine;
-		this.shards = shards;
 		this.writable = writable;
 	}
 
 	QueuesDescriptor read() {
 		// Only an engine that runs jobs reads stats, signals and lock waits.
-		StatsReader services = (this.engine != null && this.engine.processing()) ? this.engine.statsReader() : null;
-		List<QueueEngine> engines = engines();
+		// Over shards, each shard's signals and lock waits are its own: none is shown for all.
+		StatsReader services = (this.engine != null && this.engine.shards().names().isEmpty() && this.engine.processing())
+				? this.engine.database().statsReader() : null;
+		List<DatabaseEngine> engines = (this.engine != null) ? this.engine.databases() : List.of();
 		Map<String, QueueStats> stats = stats(engines);
 		Map<String, List<JobPoller>> pollers = new TreeMap<>();
 		engines.forEach((each) -> each.pollers()
@@ -72,26 +72,18 @@ final class QueueOverview {
 			LockWaits waits = services.lastLockWaits();
 			lockWaits = new LockWaitsDescriptor(waits.waiting(), waits.applicationName());
 		}
-		Map<String, ShardDescriptor> shardDescriptors = (this.shards != null)
-				? ShardDescriptor.of(ShardReading.readAll(this.shards)) : null;
+		Map<String, ShardDescriptor> shardDescriptors = (this.engine != null && !this.engine.shards().names().isEmpty())
+				? ShardDescriptor.of(ShardReading.readAll(this.engine)) : null;
 		return new QueuesDescriptor(queues, writes(), lockWaits, shardDescriptors);
-	}
-
-	/** The application's engine, or each shard's. */
-	private List<QueueEngine> engines() {
-		if (this.engine != null) {
-			return List.of(this.engine);
-		}
-		return (this.shards != null) ? this.shards.names().stream().map(this.shards::engine).toList() : List.of();
 	}
 
 	/**
 	 * The stats each engine that runs jobs last read, added up over the shards: jobs summed, the oldest
 	 * available job's age the largest. Read from memory, so a shard that does not answer delays nothing.
 	 */
-	private static Map<String, QueueStats> stats(List<QueueEngine> engines) {
+	private static Map<String, QueueStats> stats(List<DatabaseEngine> engines) {
 		Map<String, QueueStats> merged = new TreeMap<>();
-		for (QueueEngine each : engines) {
+		for (DatabaseEngine each : engines) {
 			if (!each.processing()) {
 				continue;
 			}

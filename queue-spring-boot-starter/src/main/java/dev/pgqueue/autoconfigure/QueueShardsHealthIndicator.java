@@ -3,6 +3,8 @@ package dev.pgqueue.autoconfigure;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
+import dev.pgqueue.engine.QueueEngine;
+
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.Status;
@@ -18,14 +20,14 @@ import org.springframework.boot.health.contributor.Status;
  */
 public class QueueShardsHealthIndicator extends AbstractHealthIndicator {
 
-	private final QueueShards shards;
+	private final QueueEngine engine;
 
 	private final Map<String, QueueHealthIndicator> indicators = new LinkedHashMap<>();
 
-	public QueueShardsHealthIndicator(QueueShards shards) {
+	public QueueShardsHealthIndicator(QueueEngine engine) {
 		super("pgqueue health check failed");
-		this.shards = shards;
-		shards.names().forEach((shard) -> this.indicators.put(shard, new QueueHealthIndicator(shards.engine(shard))));
+		this.engine = engine;
+		engine.shards().names().forEach((shard) -> this.indicators.put(shard, new QueueHealthIndicator(engine.database(shard))));
 	}
 
 	@Override
@@ -34,7 +36,7 @@ public class QueueShardsHealthIndicator extends AbstractHealthIndicator {
 		int down = 0;
 		Status worst = Status.UP;
 		for (Map.Entry<String, QueueHealthIndicator> entry : this.indicators.entrySet()) {
-			String why = this.shards.whyDown(entry.getKey());
+			String why = this.engine.shards().whyDown(entry.getKey());
 			Health health = entry.getValue().health();
 			Map<String, Object> shard = new LinkedHashMap<>();
 			shard.put("answers", why == null);

@@ -7,6 +7,9 @@ import java.util.Map;
 import dev.pgqueue.JobState;
 import org.jspecify.annotations.Nullable;
 
+import dev.pgqueue.engine.QueueEngine;
+import dev.pgqueue.engine.shards.ShardLayout;
+
 import org.springframework.dao.DataAccessException;
 
 /**
@@ -31,18 +34,18 @@ public record ShardReading(String shard, @Nullable String why, int slots,
 	 * others' counts. A shard the watch reports down is not read at all: a connection to it would wait
 	 * for its pool's connection timeout (30 s by default) before failing.
 	 */
-	public static List<ShardReading> readAll(QueueShards shards) {
-		Map<String, Integer> slots = shards.layout().slotCounts();
+	public static List<ShardReading> readAll(QueueEngine engine) {
+		Map<String, Integer> slots = engine.layout().map(ShardLayout::slotCounts).orElse(Map.of());
 		List<ShardReading> readings = new ArrayList<>();
-		for (String shard : shards.names()) {
+		for (String shard : engine.shards().names()) {
 			int owned = slots.getOrDefault(shard, 0);
-			String why = shards.whyDown(shard);
+			String why = engine.shards().whyDown(shard);
 			if (why != null) {
 				readings.add(new ShardReading(shard, why, owned, null));
 				continue;
 			}
 			try {
-				readings.add(new ShardReading(shard, null, owned, shards.engine(shard).admin().counts()));
+				readings.add(new ShardReading(shard, null, owned, engine.database(shard).admin().counts()));
 			}
 			catch (DataAccessException ex) {
 				// The watch has not noticed yet (its probe runs on a connection it holds), or only the count fails.

@@ -104,7 +104,7 @@ class QueueAutoConfigurationTests {
 				.hasSingleBean(QueueMigrator.class)
 				.hasSingleBean(JobHandlerRegistry.class)
 				.doesNotHaveBean(Flyway.class);
-			assertThat(context.getBean(QueueEngine.class).services()).extracting(EngineService::name)
+			assertThat(context.getBean(QueueEngine.class).database().services()).extracting(EngineService::name)
 				.containsExactly("polling heartbeat", "notifications", "promoter", "rescuer", "cleaner",
 						"stats reader", "statistics refresher", "schedule ticker", "running-jobs watch", "history flusher");
 			assertThat(SCHEMA.tables(jdbc(context))).contains("pgqueue_jobs", "pgqueue_schema_history",
@@ -182,7 +182,7 @@ class QueueAutoConfigurationTests {
 	void startsAPollerForEachQueueThatHasListeners() {
 		this.contextRunner.withUserConfiguration(GreetingListenerConfiguration.class, MailListenerConfiguration.class)
 			.run((context) -> {
-				assertThat(context.getBean(QueueEngine.class).pollers()).extracting((poller) -> poller.settings().name())
+				assertThat(context.getBean(QueueEngine.class).database().pollers()).extracting((poller) -> poller.settings().name())
 					.containsExactlyInAnyOrder("default", "mail");
 				JobPoller mail = poller(context, "mail");
 				assertThat(mail.isRunning()).isTrue();
@@ -349,8 +349,8 @@ class QueueAutoConfigurationTests {
 					.doesNotHaveBean(QueueHealthIndicator.class);
 				QueueEngine engine = context.getBean(QueueEngine.class);
 				assertThat(engine.processing()).isFalse();
-				assertThat(engine.pollers()).isEmpty();
-				assertThat(engine.services()).extracting(EngineService::name).containsExactly("polling heartbeat");
+				assertThat(engine.database().pollers()).isEmpty();
+				assertThat(engine.database().services()).extracting(EngineService::name).containsExactly("polling heartbeat");
 				UUID id = context.getBean(JobClient.class).enqueue("producer-only.greeting", new Greeting("Linus", 1));
 				assertThat(SCHEMA.stateOf(jdbc(context), id)).isEqualTo("available");
 			});
@@ -360,13 +360,13 @@ class QueueAutoConfigurationTests {
 	void recordsTheQueuesHistoryUnlessDisabledAndKeepsItForTheConfiguredRetention() {
 		this.contextRunner.withPropertyValues("pgqueue.history.retention=3h").run((context) -> {
 			QueueEngine engine = context.getBean(QueueEngine.class);
-			assertThat(engine.historySettings().retention()).isEqualTo(Duration.ofHours(3));
-			assertThat(engine.historyRecorder().enabled()).isTrue();
+			assertThat(engine.database().historySettings().retention()).isEqualTo(Duration.ofHours(3));
+			assertThat(engine.database().historyRecorder().enabled()).isTrue();
 		});
 		this.contextRunner.withPropertyValues("pgqueue.history.enabled=false").run((context) -> {
 			QueueEngine engine = context.getBean(QueueEngine.class);
-			assertThat(engine.historyRecorder().enabled()).isFalse();
-			assertThat(engine.services()).extracting(EngineService::name).doesNotContain("history flusher");
+			assertThat(engine.database().historyRecorder().enabled()).isFalse();
+			assertThat(engine.database().services()).extracting(EngineService::name).doesNotContain("history flusher");
 		});
 		this.contextRunner.withPropertyValues("pgqueue.history.retention=0s")
 			.run((context) -> assertThat(context).hasFailed()
@@ -379,23 +379,23 @@ class QueueAutoConfigurationTests {
 	void throttlesNotificationsByDefaultAndNeitherNotifiesNorListensWhenTheyAreOff() {
 		this.contextRunner.run((context) -> {
 			QueueEngine engine = context.getBean(QueueEngine.class);
-			assertThat(engine.settings().notifications()).isTrue();
-			assertThat(engine.jobs().notifies()).isTrue();
+			assertThat(engine.database().settings().notifications()).isTrue();
+			assertThat(engine.database().jobs().notifies()).isTrue();
 		});
 		this.contextRunner.withPropertyValues("pgqueue.notifications.enabled=false").run((context) -> {
 			assertThat(context).hasNotFailed()
 				.hasSingleBean(QueueEngine.class);
-			assertThat(context.getBean(QueueEngine.class).settings().notifications()).isFalse();
-			assertThat(context.getBean(QueueEngine.class).jobs().notifies()).isFalse();
+			assertThat(context.getBean(QueueEngine.class).database().settings().notifications()).isFalse();
+			assertThat(context.getBean(QueueEngine.class).database().jobs().notifies()).isFalse();
 		});
 	}
 
 	@Test
 	void bindsTheLivenessTimeoutAndFailsStartupOnOneTooShortNamingTheSetting() {
-		this.contextRunner.run((context) -> assertThat(context.getBean(QueueEngine.class).settings().livenessTimeout())
+		this.contextRunner.run((context) -> assertThat(context.getBean(QueueEngine.class).database().settings().livenessTimeout())
 			.isEqualTo(EngineSettings.DEFAULT_LIVENESS_TIMEOUT));
 		this.contextRunner.withPropertyValues("pgqueue.notifications.liveness-timeout=3s")
-			.run((context) -> assertThat(context.getBean(QueueEngine.class).settings().livenessTimeout())
+			.run((context) -> assertThat(context.getBean(QueueEngine.class).database().settings().livenessTimeout())
 				.isEqualTo(Duration.ofSeconds(3)));
 		this.contextRunner.withPropertyValues("pgqueue.notifications.liveness-timeout=0s")
 			.run((context) -> assertThat(failureMessages(context)).contains("pgqueue.notifications.liveness-timeout"));
@@ -966,7 +966,7 @@ class QueueAutoConfigurationTests {
 	/** The started poller of the queue in the engine of the context. */
 	static JobPoller poller(org.springframework.context.ApplicationContext context, String queue) {
 		return context.getBean(QueueEngine.class)
-			.pollers()
+			.database().pollers()
 			.stream()
 			.filter((poller) -> poller.settings().name().equals(queue))
 			.findFirst()

@@ -127,7 +127,7 @@ class QueueEndpointTests {
 	void readsEachQueuesHistoryInSteps() {
 		UUID id = this.jobs.enqueue(JobRequest.of("endpoint.work", "history").queue("endpoint"));
 		await().atMost(TIMEOUT).until(() -> "completed".equals(SCHEMA.stateOf(this.jdbc, id)));
-		this.engine.historyFlusher().flush();
+		this.engine.database().historyFlusher().flush();
 
 		Map<String, Object> body = get("/history?hours=1&step=1").expectStatus()
 			.isOk()

@@ -258,7 +258,7 @@ class QueueHealthIndicatorTests {
 	@Test
 	void showsWhetherTheJobsTableGetsVacuumedAndStaysUpWhenItIsNot() {
 		this.contextRunner.withPropertyValues("pgqueue.maintenance.dead-rows-warning=5000").run((context) -> {
-			assertThat(context.getBean(QueueEngine.class).settings().maintenance().deadRowsWarning()).isEqualTo(5000);
+			assertThat(context.getBean(QueueEngine.class).database().settings().maintenance().deadRowsWarning()).isEqualTo(5000);
 			JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
 			String table = SCHEMA.name() + ".pgqueue_jobs";
 			boolean serverAutovacuum = "on".equals(jdbc.queryForObject("SHOW autovacuum", String.class));

@@ -21,6 +21,7 @@ import dev.pgqueue.JobClient;
 import dev.pgqueue.JobListener;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.JobSchedules;
+import dev.pgqueue.QueueShards;
 import dev.pgqueue.ScheduleDetails;
 import dev.pgqueue.autoconfigure.SchedulesDescriptor.ScheduleDescriptor;
 import dev.pgqueue.ShardUnavailableException;
@@ -106,11 +107,13 @@ class QueueShardsAutoConfigurationTests {
 				.hasSingleBean(QueueShards.class)
 				.hasSingleBean(JobClient.class)
 				.hasSingleBean(JobAdmin.class)
-				.doesNotHaveBean(QueueEngine.class);
+				.hasSingleBean(QueueEngine.class);
 			QueueShards shards = context.getBean(QueueShards.class);
+			QueueEngine engine = context.getBean(QueueEngine.class);
 			assertThat(shards.names()).containsExactly("s1", "s2", "s3");
-			assertThat(context.getBean(JobClient.class)).isSameAs(shards.client());
-			assertThat(context.getBean(JobAdmin.class)).isSameAs(shards.admin());
+			assertThat(engine.shards()).isSameAs(shards);
+			assertThat(context.getBean(JobClient.class)).isSameAs(engine.client());
+			assertThat(context.getBean(JobAdmin.class)).isSameAs(engine.admin());
 			SCHEMAS.values().forEach((schema) -> assertThat(schema.tables(jdbc(context))).contains("pgqueue_jobs"));
 			Info.Builder info = new Info.Builder();
 			context.getBean("pgqueueInfoContributor", InfoContributor.class).contribute(info);
@@ -133,14 +136,14 @@ class QueueShardsAutoConfigurationTests {
 			for (int i = 0; i < 30; i++) {
 				String tenant = "tenant-" + i;
 				UUID id = client.enqueue(JobRequest.of("shard.record", tenant).shardKey(tenant));
-				expected.put(id, shards.layout().shardOfKey(tenant));
+				expected.put(id, shards.shardOfKey(tenant).orElseThrow());
 			}
 			ShardListener listener = context.getBean(ShardListener.class);
 			await().atMost(TIMEOUT).until(() -> listener.shards.size() == 30);
 			assertThat(listener.shards).isEqualTo(expected);
 			assertThat(Set.copyOf(expected.values())).containsExactlyInAnyOrder("s1", "s2", "s3");
 			expected.forEach((id, shard) -> {
-				assertThat(shards.layout().shardOf(id)).contains(shard);
+				assertThat(shards.shardOf(id)).contains(shard);
 				assertThat(SCHEMAS.get(shard).stateOf(jdbc(context), id)).isEqualTo("completed");
 			});
 			MeterRegistry registry = context.getBean(MeterRegistry.class);
@@ -169,7 +172,7 @@ class QueueShardsAutoConfigurationTests {
 				assertThat(landed).filteredOn("s2"::equals).hasSize(3);
 				assertThat(landed).filteredOn("s3"::equals).hasSize(3);
 				String tenant = "tenant-named";
-				String other = context.getBean(QueueShards.class).layout().shardOfKey(tenant).equals("s2") ? "s3" : "s2";
+				String other = context.getBean(QueueShards.class).shardOfKey(tenant).orElseThrow().equals("s2") ? "s3" : "s2";
 				UUID named = client.enqueue(JobRequest.of("shard.unkeyed", 1).shardKey(tenant).shard(other));
 				assertThat(shardHolding(context, named)).isEqualTo(other);
 				assertThatIllegalArgumentException()
@@ -227,7 +230,7 @@ class QueueShardsAutoConfigurationTests {
 					.until(() -> ids.stream().allMatch((id) -> "completed".equals(stateOnItsShard(context, id))));
 				// Every job wrote its effect, then failed once: the failed attempt's write went with it.
 				for (UUID id : ids) {
-					String shard = shards.layout().shardOf(id).orElseThrow();
+					String shard = shards.shardOf(id).orElseThrow();
 					assertThat(jdbc(context).queryForList("SELECT shard FROM " + SCHEMAS.get(shard).name()
 							+ ".shard_effects WHERE job_id = ?", String.class, id))
 						.as("effects of job %s", id)
@@ -400,7 +403,7 @@ class QueueShardsAutoConfigurationTests {
 				JobClient client = context.getBean(JobClient.class);
 				Map<UUID, String> expected = new ConcurrentHashMap<>();
 				for (String shard : shards.names()) {
-					assertThat(shards.engine(shard).inDoubtResolver()).as("in-doubt resolver of %s", shard).isNotNull();
+					assertThat(context.getBean(QueueEngine.class).database(shard).inDoubtResolver()).as("in-doubt resolver of %s", shard).isNotNull();
 					for (int i = 0; i < 2; i++) {
 						UUID id = client.enqueue(JobRequest.of("payment.capture", new TwoPhaseCommitAutoConfigurationTests.Capture(i))
 							.queue("payments").shard(shard));
@@ -452,7 +455,7 @@ class QueueShardsAutoConfigurationTests {
 			.run((context) -> {
 				assertThat(context).hasSingleBean(JobSchedules.class);
 				JobSchedules schedules = context.getBean(JobSchedules.class);
-				assertThat(schedules).isSameAs(context.getBean(QueueShards.class).engine("s1").schedules());
+				assertThat(schedules).isSameAs(context.getBean(QueueEngine.class).database("s1").schedules());
 				assertThat(schedules.list()).extracting(ScheduleDetails::name).containsExactly("nightly");
 				UUID fired = schedules.runNow("nightly");
 				assertThat(shardHolding(context, fired)).isEqualTo("s1");
@@ -488,7 +491,7 @@ class QueueShardsAutoConfigurationTests {
 				assertThat(viewed).containsOnlyKeys("s1", "s2", "s3");
 				assertThat(List.copyOf(viewed.keySet())).containsExactly("s1", "s2", "s3");
 				viewed.forEach((shard, view) -> assertThat(view.slots()).as("slots of %s", shard)
-					.isEqualTo(shards.layout().slotCounts().get(shard)));
+					.isEqualTo(context.getBean(QueueEngine.class).layout().orElseThrow().slotCounts().get(shard)));
 				assertThat(viewed.values().stream().mapToInt(ShardDescriptor::slots).sum()).isEqualTo(16384);
 				assertThat(viewed.values()).allSatisfy((view) -> assertThat(view.answers()).isTrue())
 					.allSatisfy((view) -> assertThat(view.why()).isNull());
@@ -591,7 +594,8 @@ class QueueShardsAutoConfigurationTests {
 			.withPropertyValues(single.properties())
 			.withUserConfiguration(ShardListener.class)
 			.run((context) -> {
-				assertThat(context).hasSingleBean(QueueEngine.class).doesNotHaveBean(QueueShards.class);
+				assertThat(context).hasSingleBean(QueueEngine.class);
+				assertThat(context.getBean(QueueShards.class).names()).isEmpty();
 				JobClient client = context.getBean(JobClient.class);
 				assertThatIllegalArgumentException()
 					.isThrownBy(() -> client.enqueue(JobRequest.of("shard.record", "x").shard("s1")))
@@ -630,7 +634,7 @@ class QueueShardsAutoConfigurationTests {
 
 	private static String keyOn(QueueShards shards, String shard) {
 		for (int i = 0;; i++) {
-			if (shards.layout().shardOfKey("key-" + i).equals(shard)) {
+			if (shards.shardOfKey("key-" + i).orElseThrow().equals(shard)) {
 				return "key-" + i;
 			}
 		}

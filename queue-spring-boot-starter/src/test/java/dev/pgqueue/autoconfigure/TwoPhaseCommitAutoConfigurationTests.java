@@ -81,7 +81,7 @@ class TwoPhaseCommitAutoConfigurationTests {
 			.withPropertyValues("pgqueue.two-phase-commit.resolve-interval=200ms",
 					"pgqueue.two-phase-commit.in-doubt-after=5s", "pgqueue.two-phase-commit.roll-back-after=10m")
 			.run((context) -> {
-				InDoubtResolver resolver = context.getBean(QueueEngine.class).inDoubtResolver();
+				InDoubtResolver resolver = context.getBean(QueueEngine.class).database().inDoubtResolver();
 				assertThat(resolver).isNotNull();
 				assertThat(resolver.isRunning()).isTrue();
 				assertThat(resolver.settings()).isEqualTo(new TwoPhaseSettings(
@@ -107,7 +107,7 @@ class TwoPhaseCommitAutoConfigurationTests {
 			.withPropertyValues(SCHEMA.properties())
 			.withUserConfiguration(PlainListener.class)
 			.run((context) -> {
-				assertThat(context.getBean(QueueEngine.class).inDoubtResolver()).isNull();
+				assertThat(context.getBean(QueueEngine.class).database().inDoubtResolver()).isNull();
 				Health health = context.getBean("pgqueueHealthIndicator", HealthIndicator.class).health(true);
 				assertThat(health.getDetails()).doesNotContainKey("preparedTransactions");
 			});

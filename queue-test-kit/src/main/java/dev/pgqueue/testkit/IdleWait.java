@@ -6,7 +6,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 
-import dev.pgqueue.engine.QueueEngine;
+import dev.pgqueue.engine.DatabaseEngine;
 import org.awaitility.Awaitility;
 import org.awaitility.core.ConditionTimeoutException;
 import org.jspecify.annotations.Nullable;
@@ -28,7 +28,7 @@ final class IdleWait {
 	/** Most waiting jobs a failure lists. */
 	private static final int WAITING_LISTED = 50;
 
-	private final QueueEngine engine;
+	private final DatabaseEngine engine;
 
 	private final List<EngineRows> engines;
 

@@ -7,7 +7,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 
-import dev.pgqueue.autoconfigure.QueueShards;
+import dev.pgqueue.engine.DatabaseEngine;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.schema.SchemaName;
 import org.slf4j.Logger;
@@ -92,24 +92,21 @@ final class IsolatedQueueSchemaContextCustomizer implements ContextCustomizer {
 
 		private final String schema;
 
-		private final List<QueueEngine> engines;
+		private final List<DatabaseEngine> engines;
 
 		Dropper(String schema, ConfigurableListableBeanFactory beans) {
 			this.schema = schema;
-			// Depending on the engine, or the shards, makes this bean go before them at close.
-			for (Class<?> type : List.of(QueueEngine.class, QueueShards.class)) {
-				for (String name : beans.getBeanNamesForType(type)) {
-					beans.registerDependentBean(name, DROPPER);
-				}
+			// Depending on the engine makes this bean go before it at close.
+			for (String name : beans.getBeanNamesForType(QueueEngine.class)) {
+				beans.registerDependentBean(name, DROPPER);
 			}
-			this.engines = QueueTesterAutoConfiguration.engines(beans.getBeanProvider(QueueEngine.class),
-					beans.getBeanProvider(QueueShards.class));
+			this.engines = QueueTesterAutoConfiguration.engine(beans.getBeanProvider(QueueEngine.class)).databases();
 		}
 
 		@Override
 		public void destroy() {
 			boolean dropped = false;
-			for (QueueEngine engine : this.engines) {
+			for (DatabaseEngine engine : this.engines) {
 				SchemaName used = engine.settings().schema();
 				// Never drop what this customizer did not name: the test set the schema otherwise.
 				if (used.value().equals(this.schema)) {

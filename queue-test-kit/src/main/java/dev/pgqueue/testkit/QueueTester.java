@@ -68,15 +68,7 @@ public final class QueueTester {
 	 * @param jsonMapper reads payloads, as the application's listeners do
 	 */
 	QueueTester(QueueEngine engine, JsonMapper jsonMapper) {
-		this(List.of(engine), jsonMapper);
-	}
-
-	/**
-	 * @param engines the application's engines: its one, or one per shard, each on its own jobs table
-	 * @param jsonMapper reads payloads, as the application's listeners do
-	 */
-	QueueTester(List<QueueEngine> engines, JsonMapper jsonMapper) {
-		this(engines.stream().map(EngineRows::of).toList(), jsonMapper, DEFAULT_TIMEOUT);
+		this(engine.databases().stream().map(EngineRows::of).toList(), jsonMapper, DEFAULT_TIMEOUT);
 	}
 
 	private QueueTester(List<EngineRows> engines, JsonMapper jsonMapper, Duration timeout) {

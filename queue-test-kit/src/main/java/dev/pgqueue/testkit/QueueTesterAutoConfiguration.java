@@ -3,7 +3,6 @@ package dev.pgqueue.testkit;
 import java.util.List;
 
 import dev.pgqueue.autoconfigure.QueueAutoConfiguration;
-import dev.pgqueue.autoconfigure.QueueShards;
 import dev.pgqueue.engine.QueueEngine;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -20,26 +19,21 @@ import org.springframework.context.annotation.Bean;
 @AutoConfiguration(after = QueueAutoConfiguration.class)
 public final class QueueTesterAutoConfiguration {
 
-	/** Over the application's engine, or over each shard's where queues are spread over shards. */
+	/** Over the application's engine: on its database, or on each of its shards. */
 	@Bean
 	@ConditionalOnMissingBean
-	QueueTester queueTester(ObjectProvider<QueueEngine> engine, ObjectProvider<QueueShards> shards,
-			ObjectProvider<JsonMapper> jsonMapper) {
-		return new QueueTester(QueueTesterAutoConfiguration.engines(engine, shards), jsonMapper.getIfAvailable(JsonMapper::new));
+	QueueTester queueTester(ObjectProvider<QueueEngine> engine, ObjectProvider<JsonMapper> jsonMapper) {
+		return new QueueTester(QueueTesterAutoConfiguration.engine(engine), jsonMapper.getIfAvailable(JsonMapper::new));
 	}
 
-	/** The application's engine, or each shard's in declared order. */
-	static List<QueueEngine> engines(ObjectProvider<QueueEngine> engine, ObjectProvider<QueueShards> shards) {
-		QueueEngine single = engine.getIfAvailable();
-		if (single != null) {
-			return List.of(single);
+	/** The application's engine. */
+	static QueueEngine engine(ObjectProvider<QueueEngine> engine) {
+		QueueEngine found = engine.getIfAvailable();
+		if (found == null) {
+			throw new IllegalStateException("The QueueTester found no pgqueue engine in the application: is the "
+					+ "starter's auto-configuration excluded, or a DataSource missing?");
 		}
-		QueueShards sharded = shards.getIfAvailable();
-		if (sharded != null) {
-			return sharded.names().stream().map(sharded::engine).toList();
-		}
-		throw new IllegalStateException("The QueueTester found no pgqueue engine in the application: is the starter's "
-				+ "auto-configuration excluded, or a DataSource missing?");
+		return found;
 	}
 
 }

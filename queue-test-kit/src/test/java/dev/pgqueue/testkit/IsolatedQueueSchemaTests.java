@@ -110,7 +110,7 @@ class IsolatedQueueSchemaTests {
 		JdbcTemplate jdbc;
 
 		String schema() {
-			return this.engine.settings().schema().value();
+			return this.engine.database().settings().schema().value();
 		}
 
 		String currentSchema() {

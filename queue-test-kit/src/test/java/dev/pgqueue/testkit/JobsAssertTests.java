@@ -48,7 +48,7 @@ class JobsAssertTests {
 	@BeforeEach
 	void startEmpty() {
 		this.jdbc.execute(KitTestApplication.CREATE_GREETINGS);
-		this.jdbc.update("DELETE FROM " + this.engine.settings().schema().qualify("pgqueue_jobs"));
+		this.jdbc.update("DELETE FROM " + this.engine.database().settings().schema().qualify("pgqueue_jobs"));
 	}
 
 	@Test

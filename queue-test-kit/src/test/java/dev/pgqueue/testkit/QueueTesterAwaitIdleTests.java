@@ -67,7 +67,7 @@ class QueueTesterAwaitIdleTests {
 	void releaseAndForgetTheJobs() {
 		this.listeners.releaseSlowJobs();
 		// Waits for the row locks of batches still running, so that no job outlives its test.
-		this.jdbc.update("DELETE FROM " + this.engine.settings().schema().qualify("pgqueue_jobs"));
+		this.jdbc.update("DELETE FROM " + this.engine.database().settings().schema().qualify("pgqueue_jobs"));
 	}
 
 	@Test

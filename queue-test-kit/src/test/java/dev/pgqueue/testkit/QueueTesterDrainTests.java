@@ -63,7 +63,7 @@ class QueueTesterDrainTests {
 	void startEmpty() {
 		this.jdbc.execute(KitTestApplication.CREATE_GREETINGS);
 		this.jdbc.update("DELETE FROM greetings");
-		this.jdbc.update("DELETE FROM " + this.engine.settings().schema().qualify("pgqueue_jobs"));
+		this.jdbc.update("DELETE FROM " + this.engine.database().settings().schema().qualify("pgqueue_jobs"));
 		this.listeners.greetingThreads.clear();
 		this.listeners.reportThreads.clear();
 	}

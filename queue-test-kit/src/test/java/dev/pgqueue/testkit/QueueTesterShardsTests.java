@@ -7,7 +7,7 @@ import javax.sql.DataSource;
 
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobRequest;
-import dev.pgqueue.autoconfigure.QueueShards;
+import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.testkit.KitTestApplication.Greeting;
 import dev.pgqueue.testkit.KitTestApplication.Listeners;
 import org.junit.jupiter.api.AfterAll;
@@ -55,18 +55,18 @@ class QueueTesterShardsTests {
 	private Listeners listeners;
 
 	@Autowired
-	private QueueShards shards;
+	private QueueEngine engine;
 
 	@BeforeEach
 	void startEmpty() {
 		this.jdbc.execute(KitTestApplication.CREATE_GREETINGS);
 		this.jdbc.update("DELETE FROM greetings");
-		for (String shard : this.shards.names()) {
-			this.shards.engine(shard).jobs().jdbcTemplate()
-				.update("DELETE FROM " + this.shards.engine(shard).settings().schema().qualify("pgqueue_jobs"));
+		for (String shard : this.engine.shards().names()) {
+			this.engine.database(shard).jobs().jdbcTemplate()
+				.update("DELETE FROM " + this.engine.database(shard).settings().schema().qualify("pgqueue_jobs"));
 		}
 		this.listeners.greetingThreads.clear();
-		second = this.shards.engine("s2").jobs().jdbcTemplate();
+		second = this.engine.database("s2").jobs().jdbcTemplate();
 	}
 
 	@AfterAll
@@ -96,7 +96,7 @@ class QueueTesterShardsTests {
 	@Test
 	void runsAJobOfTheSecondShardByIdAndAwaitIdleNamesItWhileItWaits() {
 		UUID onSecond = this.jobs.enqueue(JobRequest.of("greeting.send", new Greeting("hedy")).shard("s2"));
-		assertThat(this.shards.layout().shardOf(onSecond)).contains("s2");
+		assertThat(this.engine.shards().shardOf(onSecond)).contains("s2");
 
 		assertThatThrownBy(this.queue::awaitIdle).isInstanceOf(AssertionError.class)
 			.hasMessageContaining(onSecond.toString());

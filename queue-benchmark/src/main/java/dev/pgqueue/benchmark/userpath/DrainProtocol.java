@@ -71,7 +71,7 @@ final class DrainProtocol {
 		this.listener = context.getBean(NoopListener.class);
 		this.pollers = context.getBeanProvider(QueueEngine.class)
 			.stream()
-			.flatMap((engine) -> engine.pollers().stream())
+			.flatMap((engine) -> engine.database().pollers().stream())
 			.toList();
 		this.registry = context.getBean(MeterRegistry.class);
 		String table = SchemaName.of(environment().getRequiredProperty("pgqueue.schema.name")).qualify("pgqueue_jobs");

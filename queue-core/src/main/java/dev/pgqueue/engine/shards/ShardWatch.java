@@ -17,6 +17,8 @@ import java.util.function.LongSupplier;
 import javax.sql.DataSource;
 
 import org.jspecify.annotations.Nullable;
+import dev.pgqueue.engine.service.EngineService;
+import dev.pgqueue.engine.service.EngineThreads;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,7 +28,7 @@ import org.slf4j.LoggerFactory;
  * is older than the timeout (a probe that hangs counts as no answer) or when its last probe failed.
  * Before the watch starts, and after it stops, it knows nothing and every shard counts as up.
  */
-public final class ShardWatch implements ShardHealth, AutoCloseable {
+public final class ShardWatch implements ShardHealth, EngineService, AutoCloseable {
 
 	private static final Logger logger = LoggerFactory.getLogger(ShardWatch.class);
 
@@ -70,7 +72,13 @@ public final class ShardWatch implements ShardHealth, AutoCloseable {
 		shards.keySet().forEach((shard) -> this.states.put(shard, new State(now, now, null)));
 	}
 
-	/** Starts probing; {@link #close()} stops. */
+	@Override
+	public String name() {
+		return "shard-watch";
+	}
+
+	/** Starts probing; {@link #stop()} stops. */
+	@Override
 	public synchronized void start() {
 		if (this.ticker != null) {
 			return;
@@ -78,8 +86,8 @@ public final class ShardWatch implements ShardHealth, AutoCloseable {
 		long now = this.nanoTime.getAsLong();
 		this.shards.keySet().forEach((shard) -> this.states.put(shard, new State(now, now, null)));
 		this.watching = true;
-		this.probes = Executors.newCachedThreadPool((task) -> daemon(task, "pgqueue-shard-probe"));
-		this.ticker = Executors.newSingleThreadScheduledExecutor((task) -> daemon(task, "pgqueue-shard-watch"));
+		this.probes = Executors.newCachedThreadPool(EngineThreads.platformFactory(null, "shard-probe"));
+		this.ticker = EngineThreads.newScheduler(null, "shard-watch", 0);
 		Map<String, AtomicBoolean> probing = new LinkedHashMap<>();
 		this.shards.keySet().forEach((shard) -> probing.put(shard, new AtomicBoolean()));
 		ExecutorService pool = this.probes;
@@ -206,7 +214,18 @@ public final class ShardWatch implements ShardHealth, AutoCloseable {
 	}
 
 	@Override
-	public synchronized void close() {
+	public synchronized boolean isRunning() {
+		return this.ticker != null;
+	}
+
+	@Override
+	public void close() {
+		stop();
+	}
+
+	/** Stops probing and lets go of the connections it held; every shard counts as up again. */
+	@Override
+	public synchronized void stop() {
 		this.watching = false;
 		if (this.ticker != null) {
 			this.ticker.shutdownNow();
@@ -218,12 +237,6 @@ public final class ShardWatch implements ShardHealth, AutoCloseable {
 		}
 		this.held.values().forEach(ShardWatch::closeQuietly);
 		this.held.clear();
-	}
-
-	private static Thread daemon(Runnable task, String name) {
-		Thread thread = new Thread(task, name);
-		thread.setDaemon(true);
-		return thread;
 	}
 
 	/**

@@ -5,17 +5,20 @@ import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 
 import javax.sql.DataSource;
 
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.ShardUnavailableException;
 import dev.pgqueue.QueueFixture;
+import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.test.TestDatabase;
 import dev.pgqueue.test.TestSchema;
 import org.junit.jupiter.api.AfterAll;
@@ -45,7 +48,7 @@ class ShardedJobClientTests {
 
 	private static final ShardIds IDS = new ShardIds(NAMES);
 
-	private static final Map<String, QueueFixture> fixtures = new HashMap<>();
+	private static final Map<String, QueueFixture> fixtures = new LinkedHashMap<>();
 
 	private static final AtomicReference<Set<String>> up = new AtomicReference<>(Set.copyOf(NAMES));
 
@@ -53,12 +56,13 @@ class ShardedJobClientTests {
 
 	@BeforeAll
 	static void setUp() {
+		for (String name : NAMES) {
+			fixtures.put(name, QueueFixture.create("shard_" + name));
+		}
+		QueueEngine engine = QueueFixture.shardsBuilder(fixtures).build();
 		List<ShardedJobClient.Shard> shards = new ArrayList<>();
 		for (String name : NAMES) {
-			QueueFixture fixture = QueueFixture.create("shard_" + name);
-			fixtures.put(name, fixture);
-			shards.add(new ShardedJobClient.Shard(name, fixture.dataSource(),
-					fixture.engineBuilder().shard(name, () -> IDS.newId(name)).build().client()));
+			shards.add(new ShardedJobClient.Shard(name, fixtures.get(name).dataSource(), engine.database(name).client()));
 		}
 		client = new ShardedJobClient(shards, SLOTS, (shard) -> up.get().contains(shard) ? null : "marked down by the test",
 				false);
@@ -183,12 +187,11 @@ class ShardedJobClientTests {
 	void withSpillingOnAJobWithoutAKeyThatItsShardRefusesGoesToTheNextShardAndAKeyedOneDoesNot() {
 		// s2 as a server that has just stopped, before the watch has noticed: every shard still counts as up.
 		DelegatingDataSource s2 = new DelegatingDataSource(fixtures.get("s2").dataSource());
+		Function<String, DataSource> pools = (name) -> name.equals("s2") ? s2 : fixtures.get(name).dataSource();
+		QueueEngine engine = QueueFixture.shardsBuilder(fixtures, pools).build();
 		List<ShardedJobClient.Shard> shards = new ArrayList<>();
 		for (String name : NAMES) {
-			QueueFixture fixture = fixtures.get(name);
-			DataSource pool = name.equals("s2") ? s2 : fixture.dataSource();
-			shards.add(new ShardedJobClient.Shard(name, pool,
-					fixture.engineBuilder(pool).shard(name, () -> IDS.newId(name)).build().client()));
+			shards.add(new ShardedJobClient.Shard(name, pools.apply(name), engine.database(name).client()));
 		}
 		ShardedJobClient spilling = new ShardedJobClient(shards, SLOTS, (shard) -> null, true);
 		ShardedJobClient strict = new ShardedJobClient(shards, SLOTS, (shard) -> null, false);

@@ -6,7 +6,6 @@ import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobSchedules;
 import dev.pgqueue.autoconfigure.QueueAutoConfiguration;
 import dev.pgqueue.autoconfigure.QueueProperties;
-import dev.pgqueue.autoconfigure.QueueShards;
 import dev.pgqueue.engine.QueueEngine;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -56,11 +55,11 @@ public final class QueueDashboardAutoConfiguration {
 
 	/**
 	 * Without a {@link JobSchedules} (an application that defines its own {@link JobAdmin}), no schedules
-	 * are shown; with {@link QueueShards}, each shard is shown too.
+	 * are shown; over shards, each shard is shown too.
 	 */
 	@Bean
 	DashboardController pgqueueDashboardController(JobAdmin admin, ObjectProvider<JobSchedules> schedules,
-			ObjectProvider<QueueEngine> engine, ObjectProvider<QueueShards> shards, DashboardAccess access,
+			ObjectProvider<QueueEngine> engine, DashboardAccess access,
 			QueueProperties properties) {
 		QueueProperties.Dashboard dashboard = properties.getDashboard();
 		String path = path(dashboard);
@@ -68,8 +67,9 @@ public final class QueueDashboardAutoConfiguration {
 		// Half the refresh interval: a page that reloads on time finds a fresh count.
 		Duration countGap = dashboard.getRefreshInterval().dividedBy(2);
 		Duration gap = (countGap.compareTo(MIN_COUNT_GAP) > 0) ? countGap : MIN_COUNT_GAP;
-		QueueShards configured = shards.getIfAvailable();
-		ShardSummaries shardSummaries = (configured != null) ? new ShardSummaries(configured, gap) : null;
+		QueueEngine configured = engine.getIfAvailable();
+		ShardSummaries shardSummaries = (configured != null && !configured.shards().names().isEmpty())
+				? new ShardSummaries(configured, gap) : null;
 		QueueSummaries queues = new QueueSummaries(admin,
 				(shardSummaries != null) ? shardSummaries::totals : admin::counts, engine, gap);
 		return new DashboardController(admin, schedules.getIfAvailable(), queues, shardSummaries, access,

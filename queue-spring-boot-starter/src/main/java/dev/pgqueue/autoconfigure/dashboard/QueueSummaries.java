@@ -13,6 +13,7 @@ import java.util.function.Supplier;
 
 import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobState;
+import dev.pgqueue.engine.DatabaseEngine;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.maintenance.StatsReader;
 import dev.pgqueue.autoconfigure.dashboard.QueueSummary.KindRateUse;
@@ -85,13 +86,15 @@ final class QueueSummaries {
 		Map<String, Map<JobState, Long>> counts = counted.counts();
 		Set<String> paused = this.admin.pausedQueues();
 		QueueEngine current = this.engine.getIfAvailable();
-		StatsReader services = (current != null && current.processing()) ? current.statsReader() : null;
+		// Over shards, no one shard's readings stand for all.
+		DatabaseEngine database = (current != null && current.shards().names().isEmpty()) ? current.database() : null;
+		StatsReader services = (database != null && database.processing()) ? database.statsReader() : null;
 		Map<String, QueueStats> stats = (services != null) ? services.lastStats() : Map.of();
 		Map<String, JobPoller> polled = new HashMap<>();
-		if (current != null) {
-			current.pollers().forEach((poller) -> polled.putIfAbsent(poller.settings().name(), poller));
+		if (database != null) {
+			database.pollers().forEach((poller) -> polled.putIfAbsent(poller.settings().name(), poller));
 		}
-		boolean rowsDeleted = current != null && current.settings().workers().deleteCompleted();
+		boolean rowsDeleted = database != null && database.settings().workers().deleteCompleted();
 
 		Set<String> queues = new TreeSet<>(counts.keySet());
 		queues.addAll(paused);

@@ -11,7 +11,7 @@ import java.util.function.LongSupplier;
 import dev.pgqueue.JobState;
 import dev.pgqueue.ShardsPartlyFailedException;
 import dev.pgqueue.ShardUnavailableException;
-import dev.pgqueue.autoconfigure.QueueShards;
+import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.autoconfigure.ShardReading;
 import org.jspecify.annotations.Nullable;
 
@@ -22,7 +22,7 @@ import org.jspecify.annotations.Nullable;
  */
 final class ShardSummaries {
 
-	private final QueueShards shards;
+	private final QueueEngine shards;
 
 	private final long minReadingGapNanos;
 
@@ -32,11 +32,11 @@ final class ShardSummaries {
 
 	private long lastReadAt;
 
-	ShardSummaries(QueueShards shards, Duration minReadingGap) {
+	ShardSummaries(QueueEngine shards, Duration minReadingGap) {
 		this(shards, minReadingGap, System::nanoTime);
 	}
 
-	ShardSummaries(QueueShards shards, Duration minReadingGap, LongSupplier nanoTime) {
+	ShardSummaries(QueueEngine shards, Duration minReadingGap, LongSupplier nanoTime) {
 		this.shards = shards;
 		this.minReadingGapNanos = minReadingGap.toNanos();
 		this.nanoTime = nanoTime;

@@ -192,7 +192,7 @@ class DashboardSecurityTests {
 	void showsEachQueuesHistoryAsThreeChartsOverTheWindowTheUserPicks() throws Exception {
 		UUID id = this.jobs.enqueue(JobRequest.of("dashboard.fail-once", "history").queue("dashboard"));
 		await().atMost(TIMEOUT).until(() -> "completed".equals(stateOf(id)));
-		this.engine.historyFlusher().flush();
+		this.engine.database().historyFlusher().flush();
 
 		HttpResponse<String> page = send(request("/pgqueue", "viewer").GET());
 		assertThat(page.statusCode()).isEqualTo(200);

@@ -22,7 +22,8 @@ import dev.pgqueue.JobClient;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.JobSchedules;
 import dev.pgqueue.autoconfigure.QueueAutoConfiguration;
-import dev.pgqueue.autoconfigure.QueueShards;
+import dev.pgqueue.QueueShards;
+import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.test.TestDatabase;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -353,7 +354,7 @@ class QueueDashboardAutoConfigurationTests {
 			}
 			client.enqueue(JobRequest.of("shard.viewed", 0).queue("mail").shard("s3").delay(Duration.ofHours(1)));
 			QueueShards shards = context.getBean(QueueShards.class);
-			Map<String, Integer> slots = shards.layout().slotCounts();
+			Map<String, Integer> slots = context.getBean(QueueEngine.class).layout().orElseThrow().slotCounts();
 			String s1 = "<tr data-shard=\"s1\"><td>s1</td><td class=\"status\">yes</td><td>" + slots.get("s1")
 					+ "</td><td data-queue=\"mail\"><a href=\"/pgqueue?queue=mail\">mail</a></td>"
 					+ "<td class=\"depth\">2</td><td>0</td><td>0</td><td>0</td></tr>";
