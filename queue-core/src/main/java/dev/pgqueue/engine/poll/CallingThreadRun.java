@@ -8,6 +8,7 @@ import java.util.function.Function;
 
 import dev.pgqueue.engine.job.ClaimStart;
 import dev.pgqueue.engine.job.ClaimedJob;
+import dev.pgqueue.engine.limits.JobClaims;
 import dev.pgqueue.engine.run.Attempt;
 
 /**
