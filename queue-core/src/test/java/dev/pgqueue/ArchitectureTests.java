@@ -86,11 +86,12 @@ class ArchitectureTests {
 			.layer("settings").definedBy("dev.pgqueue.engine.settings..")
 			.layer("job").definedBy("dev.pgqueue.engine.job..")
 			.layer("sql").definedBy("dev.pgqueue.engine.sql..")
+			.layer("control").definedBy("dev.pgqueue.engine.control..")
+			.layer("limits").definedBy("dev.pgqueue.engine.limits..")
 			.layer("run").definedBy("dev.pgqueue.engine.run..")
 			.layer("poll").definedBy("dev.pgqueue.engine.poll..")
 			.layer("transactional").definedBy("dev.pgqueue.engine.transactional..")
 			.layer("leased").definedBy("dev.pgqueue.engine.leased..")
-			.layer("limits").definedBy("dev.pgqueue.engine.limits..")
 			.layer("buckets").definedBy("dev.pgqueue.engine.buckets..")
 			.layer("twophase").definedBy("dev.pgqueue.engine.twophase..")
 			.layer("service").definedBy("dev.pgqueue.engine.service..")
@@ -107,15 +108,21 @@ class ArchitectureTests {
 			.whereLayer("schema").mayOnlyAccessLayers("api")
 			// How every long-running part starts, stops and names its threads.
 			.whereLayer("service").mayNotAccessAnyLayer()
-			.whereLayer("service").mayOnlyBeAccessedByLayers("settings", "run", "poll", "transactional", "leased", "limits",
-					"buckets", "twophase", "maintenance", "schedules", "shards", "engine")
+			.whereLayer("service").mayOnlyBeAccessedByLayers("settings", "control", "run", "poll", "transactional", "leased",
+					"limits", "buckets", "twophase", "maintenance", "schedules", "shards", "engine")
 			// The engine's vocabulary: settings, and jobs as the engine passes them around.
 			.whereLayer("settings").mayOnlyBeAccessedByLayers("job", "sql", "run", "poll", "transactional", "leased",
 					"limits", "buckets", "twophase", "maintenance", "schedules", "engine", "listener")
-			.whereLayer("job").mayOnlyBeAccessedByLayers("sql", "run", "poll", "transactional", "leased", "limits",
-					"buckets", "twophase", "maintenance", "schedules", "engine", "listener")
-			.whereLayer("sql").mayOnlyBeAccessedByLayers("run", "poll", "transactional", "leased", "limits",
+			.whereLayer("job").mayOnlyBeAccessedByLayers("sql", "control", "limits", "run", "poll", "transactional",
+					"leased", "buckets", "twophase", "maintenance", "schedules", "engine", "listener")
+			.whereLayer("sql").mayOnlyBeAccessedByLayers("control", "limits", "run", "poll", "transactional", "leased",
 					"buckets", "twophase", "maintenance", "schedules", "engine")
+			// Cancellation and progress of the attempts running here: the runner registers each, the assembly
+			// hands it the operators' requests.
+			.whereLayer("control").mayOnlyBeAccessedByLayers("run", "engine")
+			// What a claim may take (concurrency and rate limits, fairness), which every mode's claims go through.
+			.whereLayer("limits").mayOnlyBeAccessedByLayers("poll", "transactional", "leased", "twophase", "maintenance",
+					"engine")
 			.whereLayer("run").mayOnlyBeAccessedByLayers("poll", "transactional", "leased", "limits", "buckets",
 					"twophase", "maintenance", "engine")
 			.whereLayer("poll").mayOnlyBeAccessedByLayers("transactional", "leased", "limits", "buckets",
@@ -123,7 +130,6 @@ class ArchitectureTests {
 			// The claim strategies know nothing of each other, except that two-phase runs transactional batches.
 			.whereLayer("transactional").mayOnlyBeAccessedByLayers("twophase", "maintenance", "engine")
 			.whereLayer("leased").mayOnlyBeAccessedByLayers("maintenance", "engine")
-			.whereLayer("limits").mayOnlyBeAccessedByLayers("maintenance", "engine")
 			.whereLayer("buckets").mayOnlyBeAccessedByLayers("maintenance", "schedules", "engine")
 			.whereLayer("twophase").mayOnlyBeAccessedByLayers("maintenance", "engine")
 			.whereLayer("maintenance").mayOnlyBeAccessedByLayers("engine")

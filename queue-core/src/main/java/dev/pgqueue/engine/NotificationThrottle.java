@@ -10,6 +10,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
+import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.service.EngineThreads;
 import dev.pgqueue.engine.sql.JobRepository;
 import org.slf4j.Logger;
@@ -32,8 +33,13 @@ import org.slf4j.LoggerFactory;
  * the interval apart keeps delivery immediate, costs a job enqueued in between at most the interval,
  * and spares PostgreSQL most of the work NOTIFY adds to a commit (every notifying commit holds one
  * server-wide lock while it completes).
+ *
+ * <p>The notifications sent later go out on one daemon thread, {@code pgqueue-notify}, made when the
+ * first is arranged. The throttle is ready as soon as it is made, since enqueues may come before the
+ * engine starts anything; {@link #stop()} sends what still waits and ends the thread, after which
+ * every enqueue notifies in its own statement until {@link #start()}.
  */
-class NotificationThrottle implements AutoCloseable {
+class NotificationThrottle implements EngineService {
 
 	/** Default shortest time between two notifications of a queue. */
 
@@ -45,9 +51,9 @@ class NotificationThrottle implements AutoCloseable {
 
 	private final Map<String, QueueState> queues = new ConcurrentHashMap<>();
 
-	private final ScheduledThreadPoolExecutor scheduler;
+	private volatile ScheduledThreadPoolExecutor scheduler;
 
-	private volatile boolean closed;
+	private volatile boolean stopped;
 
 	/**
 	 * @param repository where notifications are sent
@@ -66,7 +72,7 @@ class NotificationThrottle implements AutoCloseable {
 	 * {@link #notifyLater} once its transaction has committed.
 	 */
 	public boolean tryNotifyNow(Collection<String> queueNames) {
-		if (this.intervalNanos == 0 || this.closed) {
+		if (this.intervalNanos == 0 || this.stopped) {
 			return true;
 		}
 		long now = System.nanoTime();
@@ -87,7 +93,7 @@ class NotificationThrottle implements AutoCloseable {
 	 * folded into one already arranged.
 	 */
 	public void notifyLater(Collection<String> queueNames) {
-		if (this.closed) {
+		if (this.stopped) {
 			send(List.copyOf(queueNames));
 			return;
 		}
@@ -104,7 +110,7 @@ class NotificationThrottle implements AutoCloseable {
 					this.scheduler.schedule(() -> sendPending(queue, state), delay, TimeUnit.NANOSECONDS);
 				}
 				catch (RejectedExecutionException ex) {
-					// Closed meanwhile: send it now rather than lose it.
+					// Stopped meanwhile: send it now rather than lose it.
 					state.pending = false;
 					send(List.of(queue));
 				}
@@ -137,10 +143,38 @@ class NotificationThrottle implements AutoCloseable {
 		}
 	}
 
+	@Override
+	public String name() {
+		return "notify";
+	}
+
+	/** Arranges notifications to send later again, after a {@link #stop()}. */
+	@Override
+	public synchronized void start() {
+		if (!this.stopped) {
+			return;
+		}
+		this.scheduler = EngineThreads.newScheduler(null, "notify", 0);
+		this.stopped = false;
+	}
+
+	@Override
+	public boolean isRunning() {
+		return !this.stopped;
+	}
+
+	/** {@link #stop()}, as the engine's assembly asks for it when the engine closes. */
+	public void close() {
+		stop();
+	}
+
 	/** Sends the notifications still waiting for their interval, then stops. */
 	@Override
-	public void close() {
-		this.closed = true;
+	public synchronized void stop() {
+		if (this.stopped) {
+			return;
+		}
+		this.stopped = true;
 		this.scheduler.shutdownNow();
 		List<String> pending = new ArrayList<>();
 		this.queues.forEach((queue, state) -> {

@@ -10,7 +10,8 @@
  *
  * <p>An engine type is public only so that the engine's other packages (or the starter) can use it;
  * the packages use each other in one direction, the layers {@code ArchitectureTests} checks: settings
- * and the job vocabulary, then sql, run, poll, the claim strategies, maintenance, and this package.
+ * and the job vocabulary, then sql, control (cancellation and progress) and limits (concurrency
+ * and rate limits, fairness), run, poll, the claim strategies, maintenance, and this package.
  * A type that no other package uses is not public, and no engine package is in the users' Javadoc. pgqueue has no JPMS module descriptor to hide them:
  * Spring Boot applications run on the class path, where a descriptor is ignored, and pgqueue's
  * dependencies (Spring, Jackson 3, Flyway) are automatic modules, so a descriptor would cost every

@@ -15,7 +15,7 @@ import dev.pgqueue.engine.maintenance.StatsReader;
 import dev.pgqueue.engine.maintenance.TransactionHorizon;
 import dev.pgqueue.engine.poll.ClaimProgress;
 import dev.pgqueue.engine.poll.JobPoller;
-import dev.pgqueue.engine.poll.RateGate;
+import dev.pgqueue.engine.limits.RateGate;
 import dev.pgqueue.engine.settings.RateLimit;
 import dev.pgqueue.engine.sql.MaintenanceRepository.LockWaits;
 import dev.pgqueue.engine.twophase.InDoubtResolver;

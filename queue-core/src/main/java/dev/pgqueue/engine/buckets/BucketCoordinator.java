@@ -12,6 +12,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import dev.pgqueue.engine.poll.PollSignals;
+import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.service.FailureStreak;
 import dev.pgqueue.engine.service.PooledConnections;
 import dev.pgqueue.engine.settings.WorkerSettings;
@@ -26,7 +27,8 @@ import org.slf4j.LoggerFactory;
  * One instance's membership in the coordinator of a queue with bucket assignment; the coordinator
  * itself is nothing but three tables in PostgreSQL and the members that take turns leading it.
  *
- * <p>Every heartbeat interval, on a thread of its own, the member:
+ * <p>Every heartbeat interval, on a thread of its own ({@code pgqueue-<queue>-buckets}, while the
+ * queue's poller runs), the member:
  * <ol>
  * <li>heartbeats (joining the group the first time);
  * <li>takes or keeps the leadership: a member leads while it renews its lease, another takes over
@@ -44,7 +46,7 @@ import org.slf4j.LoggerFactory;
  * and the states and leases of each mode, so that a claim racing a hand-over skips or finds nothing.
  * The coordinator removes the contention; the row locks keep the guarantees.
  */
-public final class BucketCoordinator {
+public final class BucketCoordinator implements EngineService {
 
 	/** Heartbeats a member may miss before it counts as dead. */
 	public static final int MISSED_HEARTBEATS = 3;
@@ -71,6 +73,11 @@ public final class BucketCoordinator {
 	private volatile CountDownLatch stopped = new CountDownLatch(1);
 
 	private volatile @Nullable Thread thread;
+
+	/** The scope this member assigns its buckets to, and the signals of its poller; set before a start. */
+	private @Nullable BucketScope scope;
+
+	private @Nullable PollSignals signals;
 
 	private volatile long leading;
 
@@ -113,18 +120,46 @@ public final class BucketCoordinator {
 		return this.leading;
 	}
 
-	synchronized void start(BucketScope scope, PollSignals signals) {
+	@Override
+	public String name() {
+		return this.group.queue() + " buckets";
+	}
+
+	/**
+	 * Which scope the next {@link #start()} assigns buckets to, and which poller it wakes when this
+	 * member gains some.
+	 */
+	synchronized void serve(BucketScope scope, PollSignals signals) {
+		this.scope = scope;
+		this.signals = signals;
+	}
+
+	/** Joins the group and heartbeats on a thread of its own, until {@link #stop()}. */
+	@Override
+	public synchronized void start() {
 		if (this.thread != null) {
 			return;
+		}
+		BucketScope scope = this.scope;
+		PollSignals signals = this.signals;
+		if (scope == null || signals == null) {
+			throw new IllegalStateException("The bucket coordinator of queue '" + this.group.queue()
+					+ "' serves no scope yet");
 		}
 		this.stopped = new CountDownLatch(1);
 		this.thread = this.lifecycle.threads().newThread(this.group.queue(), "buckets", () -> run(scope, signals));
 		this.thread.start();
 	}
 
-	synchronized void close() {
+	/**
+	 * Stops heartbeating and leaves the group, so that the member's buckets move at once; its scope
+	 * then reads no bucket.
+	 */
+	@Override
+	public synchronized void stop() {
 		Thread running = this.thread;
 		if (running == null) {
+			clearScope();
 			return;
 		}
 		this.stopped.countDown();
@@ -143,6 +178,19 @@ public final class BucketCoordinator {
 		}
 		this.leading = 0;
 		this.thread = null;
+		clearScope();
+	}
+
+	private void clearScope() {
+		BucketScope served = this.scope;
+		if (served != null) {
+			served.clear();
+		}
+	}
+
+	@Override
+	public synchronized boolean isRunning() {
+		return this.thread != null;
 	}
 
 	private void run(BucketScope scope, PollSignals signals) {

@@ -7,10 +7,11 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 
-import dev.pgqueue.engine.poll.ClaimScope;
 import dev.pgqueue.engine.job.ClaimStart;
 import dev.pgqueue.engine.job.ClaimedJob;
+import dev.pgqueue.engine.poll.ClaimScope;
 import dev.pgqueue.engine.poll.PollSignals;
+import dev.pgqueue.engine.service.EngineService;
 
 /**
  * Bucket assignment's claim scope: claims read only the buckets the coordinator gave this instance
@@ -94,14 +95,15 @@ public final class BucketScope implements ClaimScope {
 		return (this.nanoTime.getAsLong() - current.validUntilNanos() > 0) ? new int[0] : current.buckets().clone();
 	}
 
+	/** Returns the coordinator, which assigns this scope its buckets and wakes the poller when it gains some. */
 	@Override
-	public void start(PollSignals signals) {
-		this.coordinator.start(this, signals);
+	public List<EngineService> prepare(PollSignals signals) {
+		this.coordinator.serve(this, signals);
+		return List.of(this.coordinator);
 	}
 
-	@Override
-	public void close() {
-		this.coordinator.close();
+	/** Claims read no bucket: the coordinator stopped, and its buckets may go to others. */
+	void clear() {
 		assign(new int[0], Long.MIN_VALUE);
 	}
 

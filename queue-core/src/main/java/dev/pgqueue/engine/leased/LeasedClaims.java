@@ -9,17 +9,18 @@ import java.util.concurrent.TimeUnit;
 import dev.pgqueue.JobOutcome;
 import dev.pgqueue.engine.job.ClaimedJob;
 import dev.pgqueue.engine.leased.LeasedJobs.Held;
-import dev.pgqueue.engine.poll.RateGate;
-import dev.pgqueue.engine.poll.RatePermit;
+import dev.pgqueue.engine.limits.RateGate;
+import dev.pgqueue.engine.limits.RatePermit;
 import dev.pgqueue.engine.poll.ClaimProgress;
 import dev.pgqueue.engine.poll.ClaimScope;
 import dev.pgqueue.engine.poll.ClaimStrategy;
-import dev.pgqueue.engine.poll.JobClaims;
+import dev.pgqueue.engine.limits.JobClaims;
 import dev.pgqueue.engine.poll.PollSignals;
 import dev.pgqueue.engine.poll.RunContext;
 import dev.pgqueue.engine.poll.Workers;
 import dev.pgqueue.engine.run.Attempt;
 import dev.pgqueue.engine.run.JobRunner;
+import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.service.PooledConnections;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.settings.WorkerSettings;
@@ -151,7 +152,7 @@ public final class LeasedClaims implements ClaimStrategy {
 	}
 
 	@Override
-	public void start(Workers workers, PollSignals signals) {
+	public List<EngineService> prepare(Workers workers, PollSignals signals) {
 		this.workers = workers;
 		this.signals = signals;
 		this.aborting = false;
@@ -163,10 +164,11 @@ public final class LeasedClaims implements ClaimStrategy {
 						signals.wakeUp();
 					}
 				}, this.runner::published);
-		this.completer.start();
 		this.leaseKeeper = new LeaseKeeper(this.leased, this.settings, this.lifecycle.threads(),
 				this.connections);
-		this.leaseKeeper.start();
+		// Stopped in the reverse order, outcomes first: a job stays held, its lease extended, until its
+		// outcome is written.
+		return List.of(this.leaseKeeper, this.completer);
 	}
 
 	@Override
@@ -433,13 +435,6 @@ public final class LeasedClaims implements ClaimStrategy {
 			logger.warn("Queue '{}': could not return {} unfinished jobs at shutdown; they run again once their "
 					+ "leases expire: {}", this.settings.name(), unfinished.size(), ex.toString());
 		}
-	}
-
-	@Override
-	public void close() {
-		// Outcomes first: a job stays held, its lease extended, until its outcome is written.
-		this.completer.stop();
-		this.leaseKeeper.stop();
 	}
 
 }

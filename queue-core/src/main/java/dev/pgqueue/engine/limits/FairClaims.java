@@ -12,7 +12,6 @@ import java.util.function.Function;
 
 import dev.pgqueue.engine.job.ClaimStart;
 import dev.pgqueue.engine.job.ClaimedJob;
-import dev.pgqueue.engine.poll.JobClaims;
 import dev.pgqueue.engine.settings.KeyFairness;
 import dev.pgqueue.engine.sql.LimitRepository;
 import dev.pgqueue.engine.sql.LimitRepository.KeyedJob;

@@ -17,7 +17,6 @@ import java.util.zip.CRC32C;
 import dev.pgqueue.engine.job.ClaimStart;
 import dev.pgqueue.engine.job.ClaimedJob;
 import dev.pgqueue.engine.settings.ConcurrencyLimits;
-import dev.pgqueue.engine.poll.JobClaims;
 import dev.pgqueue.engine.sql.LimitRepository;
 import dev.pgqueue.engine.sql.LimitRepository.Candidate;
 import dev.pgqueue.engine.sql.LimitRepository.Running;

@@ -8,7 +8,9 @@ import java.util.function.Function;
 
 import dev.pgqueue.engine.job.ClaimStart;
 import dev.pgqueue.engine.job.ClaimedJob;
+import dev.pgqueue.engine.limits.JobClaims;
 import dev.pgqueue.engine.run.Attempt;
+import dev.pgqueue.engine.service.EngineService;
 
 /**
  * Claims and runs one queue's jobs on the calling thread, through the claim strategy of its mode,
@@ -59,7 +61,9 @@ public final class CallingThreadRun {
 		ClaimStrategy strategy = this.strategies.apply(counted);
 		PollSignals signals = new PollSignals(() -> false,
 				new ClaimFailures(this.context.queue(), this.context.metrics(), this.context.connections()));
-		strategy.start(Workers.onCallingThread(this.context.settings().concurrency(), signals), signals);
+		List<EngineService> services = strategy.prepare(Workers.onCallingThread(this.context.settings().concurrency(),
+				signals), signals);
+		EngineService.startAll(services);
 		try {
 			while (claimed.get() < maxJobs) {
 				int claimedBefore = claimed.get();
@@ -80,7 +84,7 @@ public final class CallingThreadRun {
 		}
 		finally {
 			strategy.stopClaiming();
-			strategy.close();
+			EngineService.stopAll(services);
 		}
 		return List.copyOf(recorded);
 	}

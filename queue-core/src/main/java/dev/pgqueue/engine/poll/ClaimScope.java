@@ -2,8 +2,10 @@ package dev.pgqueue.engine.poll;
 
 import java.util.List;
 import java.util.function.Function;
+
 import dev.pgqueue.engine.job.ClaimStart;
 import dev.pgqueue.engine.job.ClaimedJob;
+import dev.pgqueue.engine.service.EngineService;
 
 /**
  * Which part of its queue a poller's claims read: the whole queue from {@link ClaimFloor floors}
@@ -31,12 +33,14 @@ public interface ClaimScope {
 		return claim(claim);
 	}
 
-	/** The poller starts; a scope with services of its own (a coordinator) starts them. */
-	default void start(PollSignals signals) {
-	}
-
-	/** The poller has stopped claiming and every worker has finished: stop the scope's services. */
-	default void close() {
+	/**
+	 * The poller starts: returns the services the scope needs while the poller runs (a coordinator),
+	 * which wake the poller through {@code signals}. The poller starts them before its strategy's
+	 * services, and stops them after those, once it has stopped claiming and every worker has
+	 * finished.
+	 */
+	default List<EngineService> prepare(PollSignals signals) {
+		return List.of();
 	}
 
 }

@@ -1,18 +1,29 @@
 package dev.pgqueue.engine.poll;
 
+import java.util.List;
+
+import dev.pgqueue.engine.service.EngineService;
+
 /**
  * How a {@link JobPoller} claims the jobs of its queue and runs them: one implementation per mode.
  * The poller owns the loop (when to claim, how long to wait, backing off on errors, stopping); a
  * strategy owns what a claim is and what happens to the jobs it returns.
  *
- * <p>The poll thread calls {@link #beforeClaim}, {@link #claimRoom} and {@link #claim}; worker
- * threads run whatever the strategy hands them through {@link Workers}; the stopping thread calls
- * {@link #stopClaiming}, {@link #abandonRunning} and {@link #close}, in that order.
+ * <p>A strategy starts no thread of its own: the threads it needs belong to the services it hands
+ * the poller ({@link #prepare}), which the poller starts and stops. The poll thread calls
+ * {@link #beforeClaim}, {@link #claimRoom} and {@link #claim}; worker threads run whatever the
+ * strategy hands them through {@link Workers}; the stopping thread calls {@link #stopClaiming} and
+ * {@link #abandonRunning}, in that order, then stops the strategy's services.
  */
 public interface ClaimStrategy {
 
-	/** The poller starts: the strategy may start its own services (a lease keeper, a completer). */
-	void start(Workers workers, PollSignals signals);
+	/**
+	 * The poller starts: the strategy takes this run's workers and signals, and returns the services
+	 * it needs while the poller runs (a lease keeper, a completer), in the order they start. The
+	 * poller starts them before its poll thread, and stops them in the reverse order once every worker
+	 * has finished or been abandoned.
+	 */
+	List<EngineService> prepare(Workers workers, PollSignals signals);
 
 	/** Called on the poll thread before each look at {@link #claimRoom()}, while claiming goes on. */
 	default void beforeClaim() {
@@ -37,9 +48,6 @@ public interface ClaimStrategy {
 	 * and interrupt their threads.
 	 */
 	void abandonRunning();
-
-	/** Every worker has finished or been abandoned: stop the strategy's own services. */
-	void close();
 
 	/** Jobs claimed but not started, waiting for a worker. */
 	default int claimedAhead() {

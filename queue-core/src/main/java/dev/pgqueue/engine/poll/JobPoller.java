@@ -1,6 +1,7 @@
 package dev.pgqueue.engine.poll;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
@@ -11,6 +12,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
+import dev.pgqueue.engine.limits.RateGate;
 import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.service.EngineThreads;
 import dev.pgqueue.engine.settings.QueueSettings;
@@ -74,6 +76,9 @@ public class JobPoller implements EngineService {
 	private Thread pollThread;
 
 	private Executor executor;
+
+	/** The services of the scope and the strategy, in the order they started. */
+	private List<EngineService> services = List.of();
 
 	/**
 	 * @param context the queue, its kinds and owner, the part of the queue its claims read (whose
@@ -148,8 +153,10 @@ public class JobPoller implements EngineService {
 		ThreadPoolExecutor ownPool = (this.executor != this.sharedExecutor
 				&& this.executor instanceof ThreadPoolExecutor pool) ? pool : null;
 		this.workers = new Workers(this.settings.concurrency(), this.executor, ownPool, this.signals);
-		this.strategy.start(this.workers, this.signals);
-		this.scope.start(this.signals);
+		List<EngineService> services = new ArrayList<>(this.scope.prepare(this.signals));
+		services.addAll(this.strategy.prepare(this.workers, this.signals));
+		this.services = List.copyOf(services);
+		EngineService.startAll(this.services);
 		this.pollThread = this.lifecycle.threads().newThread(this.settings.name(), "poller", this::pollLoop);
 		this.pollThread.start();
 		logger.info("Polling queue '{}' in {} mode, {} assignment: {} kinds, concurrency {}, batch size {}",
@@ -175,13 +182,13 @@ public class JobPoller implements EngineService {
 		this.signals.stop();
 		Thread poller = this.pollThread;
 		Executor ownExecutor = (this.executor != this.sharedExecutor) ? this.executor : null;
+		List<EngineService> services = this.services;
 		this.lifecycle.threads().newThread(this.settings.name(), "stop", () -> {
 			try {
 				drain(poller);
 			}
 			finally {
-				this.strategy.close();
-				this.scope.close();
+				EngineService.stopAll(services);
 				if (ownExecutor instanceof ExecutorService pool) {
 					pool.shutdown();
 				}

@@ -6,10 +6,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 import dev.pgqueue.QueueAssignment;
+import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.service.EngineThreads;
 import dev.pgqueue.engine.settings.EngineSettings;
 import dev.pgqueue.engine.settings.QueueSettings;
@@ -22,11 +24,13 @@ import org.jspecify.annotations.Nullable;
  * The degradation signals of every queue this application polls: one {@link ClaimProgress} per
  * queue, shared by all the queue's claiming threads, read by the stats reader and the health check.
  *
- * <p>Short claims are checked on one daemon thread, started when the first check is due and ended
- * after half a minute without any; none runs when metrics are off ({@link QueueMetrics#NONE}), since
- * nothing would publish what it finds. Close it to stop that thread.
+ * <p>Short claims are checked on one daemon thread ({@code pgqueue-claim-check-1}), made when the
+ * first check is due and ended after half a minute without any; none runs when metrics are off
+ * ({@link QueueMetrics#NONE}), since nothing would publish what it finds. The signals are ready as
+ * soon as they are made, since the pollers are given them before the engine starts anything;
+ * {@link #stop()} ends the thread and turns later checks away until {@link #start()}.
  */
-public final class QueueSignals implements AutoCloseable {
+public final class QueueSignals implements EngineService {
 
 	/** How long a queue counts as slipping after a job missed its SLA, by default: two default stats intervals. */
 
@@ -36,7 +40,13 @@ public final class QueueSignals implements AutoCloseable {
 
 	private final Duration slaWindow;
 
-	private final @Nullable ThreadPoolExecutor checks;
+	/** Whether short claims are checked at all. */
+	private final boolean checking;
+
+	/** Runs the checks while running; guarded by this. */
+	private @Nullable ThreadPoolExecutor checks;
+
+	private volatile boolean stopped;
 
 	private final Map<String, ClaimProgress> queues = new ConcurrentHashMap<>();
 
@@ -51,7 +61,8 @@ public final class QueueSignals implements AutoCloseable {
 		this.repository = repository;
 		this.metrics = metrics;
 		this.slaWindow = slaWindow;
-		this.checks = (metrics != QueueMetrics.NONE) ? checkExecutor() : null;
+		this.checking = (metrics != QueueMetrics.NONE);
+		this.checks = this.checking ? checkExecutor() : null;
 	}
 
 	private static ThreadPoolExecutor checkExecutor() {
@@ -70,7 +81,7 @@ public final class QueueSignals implements AutoCloseable {
 	public ClaimProgress of(QueueSettings settings) {
 		return this.queues.computeIfAbsent(settings.name(), (queue) -> new ClaimProgress(queue, settings.sla(),
 				this.slaWindow, this.repository, this.metrics,
-				(settings.assignment() == QueueAssignment.BUCKETS) ? null : this.checks));
+				(settings.assignment() == QueueAssignment.BUCKETS || !this.checking) ? null : this::check));
 	}
 
 	/** The signals of the queue, or {@code null} when it is not polled here. */
@@ -83,11 +94,54 @@ public final class QueueSignals implements AutoCloseable {
 		return List.copyOf(this.queues.values());
 	}
 
+	/** Runs a check on the checks' thread; turned away once stopped. */
+	private void check(Runnable check) {
+		ThreadPoolExecutor executor;
+		synchronized (this) {
+			executor = this.checks;
+		}
+		if (executor == null) {
+			throw new RejectedExecutionException("The checks of short claims are stopped");
+		}
+		executor.execute(check);
+	}
+
 	@Override
-	public void close() {
+	public String name() {
+		return "claim check";
+	}
+
+	/** Checks short claims again, after a {@link #stop()}. */
+	@Override
+	public synchronized void start() {
+		if (!this.stopped) {
+			return;
+		}
+		this.checks = this.checking ? checkExecutor() : null;
+		this.stopped = false;
+	}
+
+	@Override
+	public boolean isRunning() {
+		return !this.stopped;
+	}
+
+	/** Ends the checks' thread; later checks are turned away. */
+	@Override
+	public synchronized void stop() {
+		if (this.stopped) {
+			return;
+		}
+		this.stopped = true;
 		if (this.checks != null) {
 			this.checks.shutdownNow();
+			this.checks = null;
 		}
+	}
+
+	/** {@link #stop()}, as the engine's assembly asks for it when the engine closes. */
+	public void close() {
+		stop();
 	}
 
 }

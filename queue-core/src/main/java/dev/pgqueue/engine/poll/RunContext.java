@@ -1,5 +1,7 @@
 package dev.pgqueue.engine.poll;
 
+import dev.pgqueue.engine.limits.JobClaims;
+import dev.pgqueue.engine.limits.RateGate;
 import dev.pgqueue.engine.run.JobRunner;
 import dev.pgqueue.engine.service.PooledConnections;
 import dev.pgqueue.engine.settings.QueueSettings;

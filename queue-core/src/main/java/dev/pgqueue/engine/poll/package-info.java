@@ -3,8 +3,8 @@
  * lifecycle around one queue's poll loop, the {@link dev.pgqueue.engine.poll.ClaimStrategy} each mode
  * implements, the worker slots, where claims start reading ({@link dev.pgqueue.engine.poll.ClaimScope},
  * {@link dev.pgqueue.engine.poll.ClaimFloor}), what claims achieve
- * ({@link dev.pgqueue.engine.poll.QueueSignals}), and which queues are paused or have new jobs. May
- * change in any release.
+ * ({@link dev.pgqueue.engine.poll.QueueSignals}), and which queues are paused or have new jobs. The
+ * claim statements and the limits they meet are in {@code engine.limits}. May change in any release.
  */
 @NullMarked
 package dev.pgqueue.engine.poll;

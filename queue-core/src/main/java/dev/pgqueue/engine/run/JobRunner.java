@@ -14,9 +14,10 @@ import dev.pgqueue.JobOutcome;
 import dev.pgqueue.JobSnoozedException;
 import dev.pgqueue.JobTimeoutException;
 import dev.pgqueue.QueueMode;
+import dev.pgqueue.engine.control.RunningJobs;
+import dev.pgqueue.engine.control.RunningJobs.Running;
 import dev.pgqueue.engine.run.JobTimeouts.TimeLimit;
 import dev.pgqueue.engine.run.JobTimeouts.Watch;
-import dev.pgqueue.engine.run.RunningJobs.Running;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.observation.JobLogContext;
 import dev.pgqueue.observation.JobProcessingContext;
@@ -220,8 +221,10 @@ public class JobRunner {
 		Watch watch = (limit != null)
 				? this.timeouts.watch(limit, () -> timedOut(job, settings, limit, thread, start, onTimeout))
 				: JobTimeouts.unlimited();
-		Running running = this.running.start(claimed, watch,
-				(by) -> () -> cancelled(job, settings, by, thread, start, onTimeout));
+		Running running = this.running.start(claimed, (by, won) -> watch.stop(() -> {
+			won.run();
+			return cancelled(job, settings, by, thread, start, onTimeout);
+		}));
 		Outcome outcome;
 		Attempt stopped;
 		try {

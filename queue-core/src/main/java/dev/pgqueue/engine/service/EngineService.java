@@ -1,10 +1,19 @@
 package dev.pgqueue.engine.service;
 
+import java.util.List;
+
 /**
- * A long-running part of the engine. Each starts and stops the same way: {@link #start()} makes its
- * threads (from {@link EngineThreads}) and returns at once, {@link #stop()} returns once they have
- * ended, and both do nothing when the service is already where they would take it. The engine starts
- * its services in one order and stops them in the reverse.
+ * A long-running part of the engine, and every part that makes a thread. Each starts and stops the
+ * same way: {@link #start()} makes its threads (from {@link EngineThreads}) and returns at once,
+ * {@link #stop()} returns once they have ended, and both do nothing when the service is already where
+ * they would take it. The engine starts its services in one order and stops them in the reverse
+ * ({@link #startAll}, {@link #stopAll}); a part that makes services for a while (a poller's claim
+ * strategy, its bucket coordinator) hands them to its owner to start and stop, rather than having a
+ * lifecycle of its own.
+ *
+ * <p>A service whose thread is made only when work comes and ends when idle (the claim checks, the
+ * notifications sent later) is ready as soon as it is made, so that what uses it before the engine
+ * starts finds it working; its {@link #stop()} ends the thread and turns later work away.
  */
 public interface EngineService {
 
@@ -16,5 +25,17 @@ public interface EngineService {
 	void stop();
 
 	boolean isRunning();
+
+	/** Starts the services in the order given. */
+	static void startAll(List<? extends EngineService> services) {
+		services.forEach(EngineService::start);
+	}
+
+	/** Stops the services in the reverse of the order given, the order they were started in. */
+	static void stopAll(List<? extends EngineService> services) {
+		for (int i = services.size() - 1; i >= 0; i--) {
+			services.get(i).stop();
+		}
+	}
 
 }

@@ -9,7 +9,7 @@ import org.springframework.format.datetime.standard.DurationFormatterUtils;
 
 /**
  * At most {@code starts} job starts in any window of one {@code period}, across every instance
- * (see {@code dev.pgqueue.engine.poll.RateGate}).
+ * (see {@code dev.pgqueue.engine.limits.RateGate}).
  *
  * @param starts the most starts in one period
  * @param period the window's length

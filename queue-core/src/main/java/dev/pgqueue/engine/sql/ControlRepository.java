@@ -16,75 +16,28 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
- * The control rows of running jobs ({@code pgqueue_job_controls}): cancel requests, written by
- * operators and read by the instance running the job, and progress, written by that instance. Kept
- * apart from the jobs table, whose rows a transactional batch holds locked while its jobs run.
+ * Runs the statements on the control rows of running jobs ({@link ControlStatements}, on
+ * {@code pgqueue_job_controls}): cancel requests, written by operators and read by the instance
+ * running the job, and progress, written by that instance. Kept apart from the jobs table, whose
+ * rows a transactional batch holds locked while its jobs run.
  */
 public class ControlRepository {
 
 	private final JdbcTemplate jdbc;
 
-	private final String controls;
+	private final ControlStatements sql;
 
-	private final String channel;
-
-	private final String requestCancel;
-
-	private final String cancelRequests;
-
-	private final String writeProgress;
-
-	private final String delete;
-
-	private final String pruneEnded;
-
-	private final String progressOf;
-
+	/**
+	 * @param notify whether cancel requests are announced to the instances on {@link #channel}
+	 */
 	public ControlRepository(JdbcTemplate jdbc, SchemaName schema, boolean notify) {
 		this.jdbc = jdbc;
-		String jobs = schema.qualify("pgqueue_jobs");
-		this.controls = schema.qualify("pgqueue_job_controls");
-		this.channel = channel(schema);
-		// The request stands for a job that is due (a transactional batch may hold it), running under a
-		// lease, or scheduled again after an attempt the request came too late for; the first request's
-		// time and author are kept.
-		this.requestCancel = """
-				WITH target AS (
-				    SELECT id FROM %1$s WHERE public_id = ? AND state IN ('available', 'running', 'scheduled')),
-				requested AS (
-				    INSERT INTO %2$s AS c (job_id, cancel_requested_at, cancel_requested_by)
-				    SELECT id, now(), ? FROM target
-				    ON CONFLICT (job_id) DO UPDATE
-				    SET cancel_requested_at = coalesce(c.cancel_requested_at, excluded.cancel_requested_at),
-				        cancel_requested_by = coalesce(c.cancel_requested_by, excluded.cancel_requested_by)
-				    RETURNING job_id)
-				SELECT job_id, %3$s FROM requested
-				""".formatted(jobs, this.controls,
-				notify ? "pg_notify('" + this.channel + "', job_id || ':' || ?)" : "?::text");
-		this.cancelRequests = "SELECT job_id, cancel_requested_by FROM " + this.controls
-				+ " WHERE job_id = ANY(?) AND cancel_requested_at IS NOT NULL";
-		this.writeProgress = """
-				INSERT INTO %1$s AS c (job_id, progress_percent, progress_message, progress_at)
-				SELECT p.id, p.percent, p.message, now()
-				FROM unnest(?::bigint[], ?::smallint[], ?::text[]) AS p(id, percent, message)
-				ON CONFLICT (job_id) DO UPDATE
-				SET progress_percent = excluded.progress_percent, progress_message = excluded.progress_message,
-				    progress_at = excluded.progress_at""".formatted(this.controls);
-		this.delete = "DELETE FROM " + this.controls + " WHERE job_id = ANY(?)";
-		this.progressOf = """
-				SELECT c.progress_percent, c.progress_message, c.progress_at, c.cancel_requested_at
-				FROM %1$s c JOIN %2$s j ON j.id = c.job_id
-				WHERE j.public_id = ? AND j.state IN ('available', 'running', 'scheduled')""".formatted(this.controls, jobs);
-		this.pruneEnded = """
-				DELETE FROM %1$s c
-				WHERE NOT EXISTS (SELECT 1 FROM %2$s j
-				                  WHERE j.id = c.job_id AND j.state IN ('available', 'running', 'scheduled'))
-				""".formatted(this.controls, jobs);
+		this.sql = new ControlStatements(schema, notify);
 	}
 
 	/** The channel on which cancel requests are announced; the payload is {@code <job id>:<who asked>}. */
 	public static String channel(SchemaName schema) {
-		return "pgqueue_control:" + schema.value();
+		return ControlStatements.channel(schema);
 	}
 
 	/**
@@ -93,14 +46,14 @@ public class ControlRepository {
 	 * @return whether the request was recorded (false: no such unfinished job)
 	 */
 	public boolean requestCancel(UUID publicId, String by) {
-		return !this.jdbc.query(this.requestCancel, (rs, i) -> rs.getLong(1), publicId, by, by).isEmpty();
+		return !this.jdbc.query(this.sql.requestCancel, (rs, i) -> rs.getLong(1), publicId, by, by).isEmpty();
 	}
 
 	/** Of these jobs, those an operator asked to cancel, with who asked. */
 	public Map<Long, String> cancelRequests(Long[] ids) {
 		Map<Long, String> requested = new LinkedHashMap<>();
 		this.jdbc.query((Connection con) -> {
-			PreparedStatement ps = con.prepareStatement(this.cancelRequests);
+			PreparedStatement ps = con.prepareStatement(this.sql.cancelRequests);
 			ps.setArray(1, con.createArrayOf("int8", ids));
 			return ps;
 		}, (rs) -> {
@@ -112,7 +65,7 @@ public class ControlRepository {
 	/** Writes the latest progress of these jobs: each one's percent and message, by position. */
 	public void writeProgress(Long[] ids, Integer[] percents, @Nullable String[] messages) {
 		this.jdbc.update((Connection con) -> {
-			PreparedStatement ps = con.prepareStatement(this.writeProgress);
+			PreparedStatement ps = con.prepareStatement(this.sql.writeProgress);
 			ps.setArray(1, con.createArrayOf("int8", ids));
 			ps.setArray(2, con.createArrayOf("int2", percents));
 			ps.setArray(3, con.createArrayOf("text", messages));
@@ -122,7 +75,7 @@ public class ControlRepository {
 
 	/** The control row of the unfinished job with this public id, or {@code null}. */
 	public @Nullable JobProgress progress(UUID publicId) {
-		List<JobProgress> found = this.jdbc.query(this.progressOf, (rs, i) -> new JobProgress(
+		List<JobProgress> found = this.jdbc.query(this.sql.progress, (rs, i) -> new JobProgress(
 				(rs.getObject(1) != null) ? rs.getInt(1) : null, rs.getString(2), instant(rs.getObject(3, OffsetDateTime.class)),
 				instant(rs.getObject(4, OffsetDateTime.class))), publicId);
 		return found.isEmpty() ? null : found.get(0);
@@ -135,7 +88,7 @@ public class ControlRepository {
 	/** Deletes the control rows of these jobs, which ended. */
 	public int delete(Long[] ids) {
 		return this.jdbc.update((Connection con) -> {
-			PreparedStatement ps = con.prepareStatement(this.delete);
+			PreparedStatement ps = con.prepareStatement(this.sql.delete);
 			ps.setArray(1, con.createArrayOf("int8", ids));
 			return ps;
 		});
@@ -143,14 +96,8 @@ public class ControlRepository {
 
 	/** Deletes the control rows of jobs that ended or are gone, whoever ran them. */
 	public int pruneEnded() {
-		return this.jdbc.update(this.pruneEnded);
+		return this.jdbc.update(this.sql.pruneEnded);
 	}
-
-	/** The rows' table, for readers that join it. */
-	public String table() {
-		return this.controls;
-	}
-
 
 	/** The id of the job whose cancel a notification announces, or {@code null} if it names none. */
 	public static @Nullable Long announcedJob(String payload) {

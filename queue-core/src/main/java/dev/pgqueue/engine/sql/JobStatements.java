@@ -87,6 +87,27 @@ public final class JobStatements {
 				message);
 	}
 
+	/**
+	 * Leases the jobs a query selects, as every leased claim does: running, under the owner's lease,
+	 * their attempt counted, started now unless a start is given. Parameters: those of
+	 * {@code claimed}, then lease owner, lease in milliseconds, start instant (or null for the
+	 * transaction's).
+	 * @param claimed the query of the jobs' ids, which locks their rows
+	 * @param table the jobs table, qualified and quoted, which the statement aliases {@code j}
+	 * @param returning what the statement returns, in columns of {@code j}
+	 */
+	static String leasing(String claimed, String table, String returning) {
+		return """
+				WITH claimed AS (%s)
+				UPDATE %s j
+				SET state = 'running', attempt = j.attempt + 1,
+				    lease_owner = ?, lease_until = now() + ? * interval '1 millisecond', started_at = coalesce(?, now())
+				FROM claimed
+				WHERE j.id = claimed.id
+				RETURNING %s
+				""".formatted(claimed, table, returning);
+	}
+
 	/** The schema's jobs table, qualified and quoted. */
 	public final String table;
 
@@ -316,27 +337,16 @@ public final class JobStatements {
 		this.claimLocked = claimable.formatted(CLAIMED_COLUMNS, this.table);
 		this.claimLockedInBuckets = claimableInBuckets.formatted(CLAIMED_COLUMNS, this.table);
 		this.claimLockedFrom = claimableFrom.formatted(CLAIMED_COLUMNS, this.table);
-		String leasing = """
-				WITH claimed AS (%s)
-				UPDATE %s j
-				SET state = 'running', attempt = j.attempt + 1,
-				    lease_owner = ?, lease_until = now() + ? * interval '1 millisecond', started_at = coalesce(?, now())
-				FROM claimed
-				WHERE j.id = claimed.id
-				RETURNING %s
-				""";
-		this.claimLeased = leasing.formatted(claimable.formatted("id", this.table), this.table, CLAIMED_COLUMNS_OF_J);
-		this.claimLeasedFrom = leasing.formatted(claimableFrom.formatted("id", this.table), this.table,
-				CLAIMED_COLUMNS_OF_J);
-		this.claimLeasedInBuckets = leasing.formatted(claimableInBuckets.formatted("id", this.table), this.table,
+		this.claimLeased = leasing(claimable.formatted("id", this.table), this.table, CLAIMED_COLUMNS_OF_J);
+		this.claimLeasedFrom = leasing(claimableFrom.formatted("id", this.table), this.table, CLAIMED_COLUMNS_OF_J);
+		this.claimLeasedInBuckets = leasing(claimableInBuckets.formatted("id", this.table), this.table,
 				CLAIMED_COLUMNS_OF_J);
 		String claimableById = """
 				SELECT %s FROM %s
 				WHERE public_id = ? AND kind = ANY(?) AND state IN ('available', 'scheduled')
 				FOR UPDATE SKIP LOCKED""";
 		this.claimLockedById = claimableById.formatted(CLAIMED_COLUMNS, this.table);
-		this.claimLeasedById = leasing.formatted(claimableById.formatted("id", this.table), this.table,
-				CLAIMED_COLUMNS_OF_J);
+		this.claimLeasedById = leasing(claimableById.formatted("id", this.table), this.table, CLAIMED_COLUMNS_OF_J);
 		this.completeLocked = """
 				UPDATE %s SET state = 'completed', attempt = attempt + 1, started_at = coalesce(?, now()),
 				       finished_at = clock_timestamp(), last_error = NULL

@@ -154,24 +154,9 @@ final class LimitStatements {
 				    LIMIT ?
 				    FOR UPDATE OF j SKIP LOCKED) n""";
 		this.lockFair = fair.formatted(table, JobStatements.CLAIMED_COLUMNS_OF_J + ", j.concurrency_key");
-		this.leaseFair = """
-				WITH claimed AS (%1$s)
-				UPDATE %2$s j
-				SET state = 'running', attempt = j.attempt + 1,
-				    lease_owner = ?, lease_until = now() + ? * interval '1 millisecond', started_at = coalesce(?, now())
-				FROM claimed
-				WHERE j.id = claimed.id
-				RETURNING %3$s, j.concurrency_key
-				""".formatted(fair.formatted(table, "j.id"), table, JobStatements.CLAIMED_COLUMNS_OF_J);
-		this.leaseChosen = """
-				WITH claimed AS (%1$s)
-				UPDATE %2$s j
-				SET state = 'running', attempt = j.attempt + 1,
-				    lease_owner = ?, lease_until = now() + ? * interval '1 millisecond', started_at = coalesce(?, now())
-				FROM claimed
-				WHERE j.id = claimed.id
-				RETURNING %3$s
-				""".formatted(chosen.formatted("id", table), table, JobStatements.CLAIMED_COLUMNS_OF_J);
+		this.leaseFair = JobStatements.leasing(fair.formatted(table, "j.id"), table,
+				JobStatements.CLAIMED_COLUMNS_OF_J + ", j.concurrency_key");
+		this.leaseChosen = JobStatements.leasing(chosen.formatted("id", table), table, JobStatements.CLAIMED_COLUMNS_OF_J);
 	}
 
 }

@@ -19,13 +19,13 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
- * The windows of rate limits ({@code pgqueue_rate_windows}): reserving starts and giving back those
- * no job used. Each call is a short transaction of its own, never the caller's (it must not be made
- * inside a transaction on the queue's data source): the window's row is the one point every claimer
- * of a limit passes through, so it is locked for one statement only. Its
- * commit is asynchronous ({@code synchronous_commit} off): a grant lost in a server crash can let
- * more jobs start in the window around the crash, never fewer, and costs a fraction of a millisecond
- * less per claim than a flush to disk.
+ * Runs the statements on the windows of rate limits ({@link RateStatements}, on
+ * {@code pgqueue_rate_windows}): reserving starts and giving back those no job used. Each call is a
+ * short transaction of its own, never the caller's (it must not be made inside a transaction on the
+ * queue's data source): the window's row is the one point every claimer of a limit passes through,
+ * so it is locked for one statement only. Its commit is asynchronous ({@code synchronous_commit}
+ * off): a grant lost in a server crash can let more jobs start in the window around the crash, never
+ * fewer, and costs a fraction of a millisecond less per claim than a flush to disk.
  */
 public class RateRepository {
 
@@ -34,44 +34,11 @@ public class RateRepository {
 
 	private final JdbcTemplate jdbc;
 
-	private final String reserve;
-
-	private final String giveBack;
-
-	private final String used;
-
-	private final String reserveAll;
-
-	private final String giveBackAll;
-
-	private final String pruneIdle;
+	private final RateStatements sql;
 
 	public RateRepository(JdbcTemplate jdbc, SchemaName schema) {
 		this.jdbc = jdbc;
-		// The ring's slot i holds the sub-window that is congruent to i - 1 modulo 51 and no later than
-		// the head; it counts while it is one of the last 51 sub-windows by the clock now.
-		this.used = """
-				SELECT coalesce(sum(c.n), 0) FROM %s w
-				CROSS JOIN LATERAL unnest(w.counts) WITH ORDINALITY AS c(n, i)
-				WHERE w.name = ?
-				  AND w.head - (((w.head - (c.i - 1)) %% 51) + 51) %% 51
-				      > floor(extract(epoch FROM clock_timestamp()) * 1000000)::bigint
-				        / greatest(w.period_us / 50, 1) - 51""".formatted(schema.qualify("pgqueue_rate_windows"));
-		this.reserve = "SELECT set_config('synchronous_commit', 'off', true), r.granted, r.granted_at, "
-				+ "(extract(epoch FROM r.free_at - r.granted_at) * 1000000)::bigint AS free_in_us FROM "
-				+ schema.qualify("pgqueue_rate_reserve") + "(?, ?, ?, ?, ?) r";
-		this.reserveAll = "SELECT set_config('synchronous_commit', 'off', true), r.name, r.granted, r.granted_at, "
-				+ "(extract(epoch FROM r.free_at - r.granted_at) * 1000000)::bigint AS free_in_us FROM "
-				+ schema.qualify("pgqueue_rate_reserve_all") + "(?::text[], ?::int[], ?::bigint[], ?::int[]) r";
-		this.giveBackAll = "SELECT set_config('synchronous_commit', 'off', true), count(" + schema.qualify(
-				"pgqueue_rate_give_back") + "(g.name, g.units, g.at)) FROM (SELECT * FROM unnest(?::text[], ?::int[], "
-				+ "?::timestamptz[]) AS u(name, units, at) ORDER BY name) g";
-		this.pruneIdle = """
-				DELETE FROM %s WHERE name LIKE ? ESCAPE '\\'
-				  AND head < floor(extract(epoch FROM clock_timestamp()) * 1000000)::bigint
-				             / greatest(period_us / 50, 1) - 51""".formatted(schema.qualify("pgqueue_rate_windows"));
-		this.giveBack = "SELECT set_config('synchronous_commit', 'off', true), " + schema.qualify("pgqueue_rate_give_back")
-				+ "(?, ?, ?)";
+		this.sql = new RateStatements(schema);
 	}
 
 	/**
@@ -91,7 +58,7 @@ public class RateRepository {
 	 */
 	public Grant reserve(String name, int starts, long periodMicros, int wanted, int ahead) {
 		Grant grant = inOwnTransaction((con) -> {
-			try (PreparedStatement ps = con.prepareStatement(this.reserve)) {
+			try (PreparedStatement ps = con.prepareStatement(this.sql.reserve)) {
 				ps.setString(1, name);
 				ps.setInt(2, starts);
 				ps.setLong(3, periodMicros);
@@ -118,7 +85,7 @@ public class RateRepository {
 			return;
 		}
 		inOwnTransaction((con) -> {
-			try (PreparedStatement ps = con.prepareStatement(this.giveBack)) {
+			try (PreparedStatement ps = con.prepareStatement(this.sql.giveBack)) {
 				ps.setString(1, name);
 				ps.setInt(2, units);
 				ps.setObject(3, grant.grantedAt().atOffset(ZoneOffset.UTC));
@@ -141,7 +108,7 @@ public class RateRepository {
 			return Map.of();
 		}
 		Map<String, Grant> grants = inOwnTransaction((con) -> {
-			try (PreparedStatement ps = con.prepareStatement(this.reserveAll)) {
+			try (PreparedStatement ps = con.prepareStatement(this.sql.reserveAll)) {
 				ps.setArray(1, con.createArrayOf("text", wanted.stream().map(Wanted::name).toArray()));
 				ps.setArray(2, con.createArrayOf("int4", wanted.stream().map(Wanted::starts).toArray()));
 				ps.setArray(3, con.createArrayOf("int8", wanted.stream().map(Wanted::periodMicros).toArray()));
@@ -168,7 +135,7 @@ public class RateRepository {
 			return;
 		}
 		inOwnTransaction((con) -> {
-			try (PreparedStatement ps = con.prepareStatement(this.giveBackAll)) {
+			try (PreparedStatement ps = con.prepareStatement(this.sql.giveBackAll)) {
 				ps.setArray(1, con.createArrayOf("text", some.stream().map(Unused::name).toArray()));
 				ps.setArray(2, con.createArrayOf("int4", some.stream().map(Unused::units).toArray()));
 				ps.setArray(3, con.createArrayOf("timestamptz", some.stream()
@@ -187,12 +154,12 @@ public class RateRepository {
 	 */
 	public int pruneIdle(String prefix) {
 		String pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%";
-		return this.jdbc.update(this.pruneIdle, pattern);
+		return this.jdbc.update(this.sql.pruneIdle, pattern);
 	}
 
 	/** The starts granted in the last period of the limit named {@code name}, by the database's clock now. */
 	public int used(String name) {
-		Integer used = this.jdbc.queryForObject(this.used, Integer.class, name);
+		Integer used = this.jdbc.queryForObject(this.sql.used, Integer.class, name);
 		return (used != null) ? used : 0;
 	}
 

@@ -11,8 +11,8 @@ import java.util.function.Supplier;
 
 import dev.pgqueue.JobOutcome;
 import dev.pgqueue.engine.job.ClaimedJob;
-import dev.pgqueue.engine.poll.RateGate;
-import dev.pgqueue.engine.poll.RatePermit;
+import dev.pgqueue.engine.limits.RateGate;
+import dev.pgqueue.engine.limits.RatePermit;
 import dev.pgqueue.engine.poll.RunContext;
 import dev.pgqueue.engine.run.Attempt;
 import dev.pgqueue.engine.run.JobRunner;

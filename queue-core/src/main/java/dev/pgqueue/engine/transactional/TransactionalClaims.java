@@ -1,5 +1,6 @@
 package dev.pgqueue.engine.transactional;
 
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -7,6 +8,7 @@ import dev.pgqueue.engine.poll.ClaimStrategy;
 import dev.pgqueue.engine.poll.PollSignals;
 import dev.pgqueue.engine.poll.RunContext;
 import dev.pgqueue.engine.poll.Workers;
+import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.settings.QueueSettings;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -54,10 +56,11 @@ public final class TransactionalClaims implements ClaimStrategy {
 	}
 
 	@Override
-	public void start(Workers workers, PollSignals signals) {
+	public List<EngineService> prepare(Workers workers, PollSignals signals) {
 		this.workers = workers;
 		this.signals = signals;
 		this.stop.reset();
+		return List.of();
 	}
 
 	@Override
@@ -121,10 +124,6 @@ public final class TransactionalClaims implements ClaimStrategy {
 		logger.warn("Queue '{}': shutdown timeout passed; interrupting {} batches, whose unfinished jobs go back to "
 				+ "the queue without using an attempt", this.queue, this.batchThreads.size());
 		this.batchThreads.keySet().forEach(Thread::interrupt);
-	}
-
-	@Override
-	public void close() {
 	}
 
 }

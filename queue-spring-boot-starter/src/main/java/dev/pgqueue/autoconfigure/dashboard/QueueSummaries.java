@@ -19,7 +19,7 @@ import dev.pgqueue.engine.maintenance.StatsReader;
 import dev.pgqueue.autoconfigure.dashboard.QueueSummary.KindRateUse;
 import dev.pgqueue.autoconfigure.dashboard.QueueSummary.RateUse;
 import dev.pgqueue.engine.poll.JobPoller;
-import dev.pgqueue.engine.poll.RateGate;
+import dev.pgqueue.engine.limits.RateGate;
 import dev.pgqueue.engine.settings.RateLimit;
 import dev.pgqueue.metrics.QueueStats;
 import org.jspecify.annotations.Nullable;

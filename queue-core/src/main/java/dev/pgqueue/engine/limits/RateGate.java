@@ -1,4 +1,4 @@
-package dev.pgqueue.engine.poll;
+package dev.pgqueue.engine.limits;
 
 import java.time.Duration;
 import java.util.HashSet;

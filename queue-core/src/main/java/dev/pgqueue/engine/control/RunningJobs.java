@@ -1,4 +1,4 @@
-package dev.pgqueue.engine.run;
+package dev.pgqueue.engine.control;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -6,13 +6,10 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Function;
-import java.util.function.Supplier;
 
 import dev.pgqueue.Job;
 import dev.pgqueue.JobContext;
 import dev.pgqueue.engine.job.ClaimedJob;
-import dev.pgqueue.engine.run.JobTimeouts.Watch;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -33,13 +30,19 @@ public final class RunningJobs {
 	/** Jobs that ended after something was written for them: their control rows are to be deleted. */
 	private final Set<Long> ended = ConcurrentHashMap.newKeySet();
 
-	Running start(ClaimedJob job, Watch watch, Function<String, Supplier<Attempt>> onCancel) {
-		Running attempt = new Running(job, watch, onCancel);
+	/**
+	 * Registers an attempt that starts running here.
+	 * @param stop how a cancel request stops it
+	 * @return the attempt, as its listener's {@link JobContext}; {@link #end} it when it finishes
+	 */
+	public Running start(ClaimedJob job, Stop stop) {
+		Running attempt = new Running(job, stop);
 		this.running.put(job.id(), attempt);
 		return attempt;
 	}
 
-	void end(Running attempt) {
+	/** Forgets an attempt that finished, however it did. */
+	public void end(Running attempt) {
 		this.running.remove(attempt.claimed.id(), attempt);
 		if (attempt.hasControlRow()) {
 			this.ended.add(attempt.claimed.id());
@@ -103,14 +106,29 @@ public final class RunningJobs {
 	public record Progress(long id, int percent, @Nullable String message) {
 	}
 
+	/**
+	 * How a cancel request stops a running attempt: the runner's, which stops it as at a time limit
+	 * (see {@code engine.run.JobRunner}).
+	 */
+	@FunctionalInterface
+	public interface Stop {
+
+		/**
+		 * Stops the attempt for a cancel request, unless it finished or was stopped first; when this
+		 * stops it, runs {@code won} first, before anything of the attempt is stopped.
+		 * @param by who asked, for the job's error and the log
+		 * @return whether this stopped it
+		 */
+		boolean stop(String by, Runnable won);
+
+	}
+
 	/** One running attempt, as its listener's {@link JobContext}. */
-	static final class Running implements JobContext {
+	public static final class Running implements JobContext {
 
 		final ClaimedJob claimed;
 
-		private final Watch watch;
-
-		private final Function<String, Supplier<Attempt>> onCancel;
+		private final Stop stop;
 
 		private volatile boolean cancelRequested;
 
@@ -127,10 +145,9 @@ public final class RunningJobs {
 
 		private volatile boolean written;
 
-		Running(ClaimedJob claimed, Watch watch, Function<String, Supplier<Attempt>> onCancel) {
+		Running(ClaimedJob claimed, Stop stop) {
 			this.claimed = claimed;
-			this.watch = watch;
-			this.onCancel = onCancel;
+			this.stop = stop;
 		}
 
 		@Override
@@ -156,15 +173,13 @@ public final class RunningJobs {
 
 		/**
 		 * Stops the attempt, unless it finished first. The listener sees the request only once the
-		 * cancel has won, inside the watch's stop: a listener that returns the moment it sees it then
-		 * finds its attempt already cancelled, instead of ending it as completed while the cancel waits.
+		 * cancel has won, inside the stop: a listener that returns the moment it sees it then finds its
+		 * attempt already cancelled, instead of ending it as completed while the cancel waits.
 		 */
 		boolean cancel(String by) {
-			Supplier<Attempt> stop = this.onCancel.apply(by);
-			return this.watch.stop(() -> {
+			return this.stop.stop(by, () -> {
 				this.cancelRequested = true;
 				this.written = true;
-				return stop.get();
 			});
 		}
 

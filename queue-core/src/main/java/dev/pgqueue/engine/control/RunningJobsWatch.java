@@ -1,11 +1,10 @@
-package dev.pgqueue.engine.maintenance;
+package dev.pgqueue.engine.control;
 
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
-import dev.pgqueue.engine.run.RunningJobs;
-import dev.pgqueue.engine.run.RunningJobs.Progress;
+import dev.pgqueue.engine.control.RunningJobs.Progress;
 import dev.pgqueue.engine.service.PeriodicService;
 import dev.pgqueue.engine.sql.ControlRepository;
 import org.slf4j.Logger;
