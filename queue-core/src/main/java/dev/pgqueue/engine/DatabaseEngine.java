@@ -101,6 +101,8 @@ public final class DatabaseEngine implements AutoCloseable {
 
 	private final @Nullable NotificationThrottle throttle;
 
+	private final JobBirths births;
+
 	private final JdbcJobClient client;
 
 	private final JdbcJobAdmin admin;
@@ -177,9 +179,10 @@ public final class DatabaseEngine implements AutoCloseable {
 		this.processing = builder.processing;
 		this.pollingHeartbeat = new PollingHeartbeat(sql.polling(), this::polledHere, builder.pollingHeartbeat);
 		JobEvents events = JobEvents.to(builder.events);
-		this.client = new JdbcJobClient(this.jobs, sql.unique(), builder.jsonMapper, this.queues, this.handlers,
-				this.settings.maxPayloadBytes(), this.wakeUps, this.throttle, builder.observations,
-				new UnpolledQueueWarnings(this.pollingHeartbeat::view), events, database.publicIds, this.shard);
+		this.births = new JobBirths(this.jobs, sql.unique(), builder.jsonMapper, this.queues, this.handlers,
+				this.settings.maxPayloadBytes(), this.wakeUps, this.throttle, builder.observations, events,
+				database.publicIds, this.shard);
+		this.client = new JdbcJobClient(this.births, new UnpolledQueueWarnings(this.pollingHeartbeat::view));
 		ControlRepository controls = new ControlRepository(jdbc, schema, notify);
 		this.historySettings = builder.history;
 		HistoryRepository history = new HistoryRepository(jdbc, schema);
@@ -224,9 +227,9 @@ public final class DatabaseEngine implements AutoCloseable {
 		this.cleaner = new Cleaner(maintenance, sql.unique(), timings, history, this.historySettings.retention(),
 				sql.rates());
 		this.scheduleSettings = scheduleSettings;
-		this.schedules = new JdbcJobSchedules(sql.schedules(), this.jobs, builder.jsonMapper, this.queues,
+		this.schedules = new JdbcJobSchedules(sql.schedules(), this.births, builder.jsonMapper, this.queues,
 				this.handlers::queueOf, builder.adminCaller::name);
-		this.scheduleTicker = new ScheduleTicker(sql.schedules(), sql.unique(),
+		this.scheduleTicker = new ScheduleTicker(sql.schedules(), this.births,
 				new TransactionTemplate((manager != null) ? manager : new DataSourceTransactionManager(this.dataSource)),
 				this.queues, metrics, scheduleSettings.tickInterval(), scheduleSettings.grace());
 		this.statsReader = new StatsReader(maintenance, metrics, timings.statsInterval(), this::knownQueues,

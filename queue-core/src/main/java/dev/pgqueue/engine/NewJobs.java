@@ -2,12 +2,16 @@ package dev.pgqueue.engine;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.function.Supplier;
 
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.OnConflict;
+import dev.pgqueue.ScheduleDetails;
 import dev.pgqueue.engine.buckets.Buckets;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.job.NewJob;
@@ -109,6 +113,27 @@ final class NewJobs {
 			job = job.withRateWeight(checkedWeight(request, queue, settings));
 		}
 		return (request.uniqueKey() != null) ? job.withUnique(uniqueness(request, queue)) : job;
+	}
+
+	/**
+	 * The row of a schedule's job, a tick's or one run now: the schedule's kind, queue and payload (JSON
+	 * already), the queue's defaults.
+	 * @param runAt when it becomes due, or {@code null} for now
+	 * @param unique the key that makes a tick fire once, or {@code null}
+	 * @throws IllegalArgumentException naming the schedule when its payload is over the size limit
+	 */
+	NewJob of(ScheduleDetails schedule, @Nullable Instant runAt, @Nullable Uniqueness unique) {
+		long bytes = schedule.payload().getBytes(StandardCharsets.UTF_8).length;
+		if (bytes > this.maxPayloadBytes) {
+			throw new IllegalArgumentException("Payload of schedule '" + schedule.name() + "' (kind '" + schedule.kind()
+					+ "', queue '" + schedule.queue() + "') is " + bytes + " bytes of JSON, over the limit of "
+					+ this.maxPayloadBytes + " bytes (pgqueue.max-payload-size). Save the schedule with a smaller "
+					+ "payload (the key of data stored elsewhere), or raise the limit.");
+		}
+		QueueSettings settings = this.queues.settings(schedule.queue());
+		return new NewJob(this.publicIds.get(), schedule.kind(), schedule.queue(), schedule.payload(), 0, runAt, null,
+				settings.maxAttempts(), Duration.ZERO, Buckets.of(null, settings.buckets()), null, Map.of(), unique,
+				List.of(), null);
 	}
 
 	/**

@@ -3,7 +3,6 @@ package dev.pgqueue.engine.schedules;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.function.Function;
@@ -13,11 +12,8 @@ import dev.pgqueue.JobRequest;
 import dev.pgqueue.JobSchedules;
 import dev.pgqueue.Schedule;
 import dev.pgqueue.ScheduleDetails;
-import dev.pgqueue.engine.buckets.Buckets;
 import dev.pgqueue.engine.job.NewJob;
 import dev.pgqueue.engine.settings.QueueCatalog;
-import dev.pgqueue.engine.settings.QueueSettings;
-import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.sql.ScheduleRepository;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -35,7 +31,8 @@ public final class JdbcJobSchedules implements JobSchedules {
 
 	private final ScheduleRepository repository;
 
-	private final JobRepository jobs;
+	/** Where a job run now is born, as every new job is. */
+	private final ScheduleJobs jobs;
 
 	private final JsonMapper jsonMapper;
 
@@ -49,7 +46,7 @@ public final class JdbcJobSchedules implements JobSchedules {
 	 * @param listenerQueue the queue of this application's listener for a kind, or {@code null}
 	 * @param caller who changes schedules here, recorded as who paused one
 	 */
-	public JdbcJobSchedules(ScheduleRepository repository, JobRepository jobs, JsonMapper jsonMapper, QueueCatalog queues,
+	public JdbcJobSchedules(ScheduleRepository repository, ScheduleJobs jobs, JsonMapper jsonMapper, QueueCatalog queues,
 			Function<String, @Nullable String> listenerQueue, Supplier<String> caller) {
 		this.repository = repository;
 		this.jobs = jobs;
@@ -138,11 +135,8 @@ public final class JdbcJobSchedules implements JobSchedules {
 	public UUID runNow(String name) {
 		ScheduleDetails schedule = this.repository.get(name)
 			.orElseThrow(() -> new IllegalArgumentException("No schedule is named '" + name + "'"));
-		QueueSettings settings = this.queues.settings(schedule.queue());
-		NewJob job = new NewJob(UUID.randomUUID(), schedule.kind(), schedule.queue(), schedule.payload(), 0, null, null,
-				settings.maxAttempts(), Duration.ZERO, Buckets.of(null, settings.buckets()), null, Map.of(), null,
-				List.of(), null);
-		this.jobs.insert(job, true);
+		NewJob job = this.jobs.of(schedule, null, null);
+		this.jobs.insert(List.of(job));
 		this.repository.recordJob(name, job.publicId());
 		logger.info("Schedule '{}' run now by {}: job {} (kind '{}', queue '{}')", name, this.caller.get(),
 				job.publicId(), schedule.kind(), schedule.queue());

@@ -3,9 +3,9 @@ package dev.pgqueue.engine.schedules;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
@@ -13,12 +13,10 @@ import java.util.UUID;
 import dev.pgqueue.OnConflict;
 import dev.pgqueue.Overlap;
 import dev.pgqueue.ScheduleDetails;
-import dev.pgqueue.engine.buckets.Buckets;
 import dev.pgqueue.engine.job.NewJob;
 import dev.pgqueue.engine.job.Uniqueness;
 import dev.pgqueue.engine.service.PeriodicService;
 import dev.pgqueue.engine.settings.QueueCatalog;
-import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.sql.ScheduleRepository;
 import dev.pgqueue.engine.sql.ScheduleRepository.Advance;
 import dev.pgqueue.engine.sql.ScheduleRepository.Due;
@@ -60,7 +58,8 @@ public final class ScheduleTicker extends PeriodicService {
 
 	private final ScheduleRepository schedules;
 
-	private final UniqueJobRepository uniqueJobs;
+	/** Where the ticks' jobs are born, as every new job is. */
+	private final ScheduleJobs births;
 
 	private final TransactionTemplate transactions;
 
@@ -74,11 +73,11 @@ public final class ScheduleTicker extends PeriodicService {
 	 * @param interval time between passes
 	 * @param grace how late a tick may fire and still be on time rather than missed
 	 */
-	public ScheduleTicker(ScheduleRepository schedules, UniqueJobRepository uniqueJobs, TransactionTemplate transactions,
+	public ScheduleTicker(ScheduleRepository schedules, ScheduleJobs births, TransactionTemplate transactions,
 			QueueCatalog queues, QueueMetrics metrics, Duration interval, Duration grace) {
 		super("schedule ticker", interval);
 		this.schedules = schedules;
-		this.uniqueJobs = uniqueJobs;
+		this.births = births;
 		this.transactions = transactions;
 		this.queues = queues;
 		this.metrics = metrics;
@@ -118,14 +117,22 @@ public final class ScheduleTicker extends PeriodicService {
 				.filter(Objects::nonNull)
 				.toList());
 			List<NewJob> jobs = new ArrayList<>();
-			for (Planned plan : planned) {
+			for (Iterator<Planned> each = planned.iterator(); each.hasNext();) {
+				Planned plan = each.next();
 				UUID previous = plan.schedule().lastJob();
 				if (previous != null && plan.schedule().overlap() == Overlap.SKIP && unfinished.contains(previous)) {
 					plan.skipForOverlap();
 				}
-				jobs.addAll(plan.jobs());
+				try {
+					jobs.addAll(plan.jobs());
+				}
+				catch (IllegalArgumentException ex) {
+					// Refused as an enqueue would be (a payload over the limit): the others go on, this one waits.
+					logger.warn("Schedule '{}' is not fired: {}", plan.schedule().name(), ex.getMessage());
+					each.remove();
+				}
 			}
-			List<Enqueued> enqueued = jobs.isEmpty() ? List.of() : this.uniqueJobs.insert(jobs, true);
+			List<Enqueued> enqueued = this.births.insert(jobs);
 			int fired = 0;
 			boolean more = due.size() == SCHEDULES_PER_PASS;
 			List<Advance> moves = new ArrayList<>(planned.size());
@@ -272,12 +279,9 @@ public final class ScheduleTicker extends PeriodicService {
 
 	/** The job of one tick, holding the tick's key until the next tick. */
 	private NewJob job(ScheduleDetails schedule, Instant tick, @Nullable Instant following) {
-		QueueSettings settings = this.queues.settings(schedule.queue());
 		long period = (following != null) ? Math.max(1, Duration.between(tick, following).getSeconds())
 				: Duration.ofDays(1).getSeconds();
-		return new NewJob(UUID.randomUUID(), schedule.kind(), schedule.queue(), schedule.payload(), 0, tick, null,
-				settings.maxAttempts(), Duration.ZERO, Buckets.of(null, settings.buckets()), null, Map.of(),
-				new Uniqueness(TICK_KEY_PREFIX + schedule.name(), period, tick, OnConflict.KEEP), List.of(), null);
+		return this.births.of(schedule, tick, new Uniqueness(TICK_KEY_PREFIX + schedule.name(), period, tick, OnConflict.KEEP));
 	}
 
 	/** How long after its instant a tick may fire and still be on time. */
