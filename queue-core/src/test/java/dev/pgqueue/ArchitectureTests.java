@@ -5,9 +5,15 @@ import java.io.UncheckedIOException;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -76,6 +82,20 @@ class ArchitectureTests {
 		slices().assignedFrom(BY_PACKAGE).should().beFreeOfCycles().check(MAIN);
 	}
 
+	/**
+	 * Loops of files inside a package that stay for now, each for a reason: the builder idiom
+	 * ({@code QueueEngine.builder()} hands out what builds the engine); the bucket coordinator serving the
+	 * scope that holds it; Micrometer's documented-observation idiom (the enum names its default
+	 * conventions, which use its key names). A new loop fails the build; one of these that goes away
+	 * fails it too, until it leaves the list.
+	 */
+	private static final List<List<String>> KNOWN_FILE_LOOPS = List.of(
+			List.of("dev.pgqueue.engine.QueueEngine", "dev.pgqueue.engine.QueueEngineBuilder"),
+			List.of("dev.pgqueue.engine.buckets.BucketCoordinator", "dev.pgqueue.engine.buckets.BucketScope"),
+			List.of("dev.pgqueue.observation.DefaultEnqueueObservationConvention",
+					"dev.pgqueue.observation.DefaultJobProcessingObservationConvention",
+					"dev.pgqueue.observation.QueueObservation"));
+
 	@Test
 	void each_package_is_used_only_by_the_layers_above_it() {
 		layeredArchitecture().consideringOnlyDependenciesInLayers()
@@ -98,6 +118,7 @@ class ArchitectureTests {
 			.layer("maintenance").definedBy("dev.pgqueue.engine.maintenance..")
 			.layer("schedules").definedBy("dev.pgqueue.engine.schedules..")
 			.layer("shards").definedBy("dev.pgqueue.engine.shards..")
+			.layer("status").definedBy("dev.pgqueue.engine.status..")
 			.layer("engine").definedBy("dev.pgqueue.engine")
 			.layer("listener").definedBy("dev.pgqueue.listener..")
 			// What users touch needs nothing else of pgqueue; every layer may use it.
@@ -109,40 +130,135 @@ class ArchitectureTests {
 			// How every long-running part starts, stops and names its threads.
 			.whereLayer("service").mayNotAccessAnyLayer()
 			.whereLayer("service").mayOnlyBeAccessedByLayers("settings", "control", "run", "poll", "transactional", "leased",
-					"limits", "buckets", "twophase", "maintenance", "schedules", "shards", "engine")
+					"limits", "buckets", "twophase", "maintenance", "schedules", "shards", "status", "engine")
 			// The engine's vocabulary: settings, and jobs as the engine passes them around.
 			.whereLayer("settings").mayOnlyBeAccessedByLayers("job", "sql", "run", "poll", "transactional", "leased",
-					"limits", "buckets", "twophase", "maintenance", "schedules", "engine", "listener")
+					"limits", "buckets", "twophase", "maintenance", "schedules", "status", "engine", "listener")
 			.whereLayer("job").mayOnlyBeAccessedByLayers("sql", "control", "limits", "run", "poll", "transactional",
 					"leased", "buckets", "twophase", "maintenance", "schedules", "engine", "listener")
 			.whereLayer("sql").mayOnlyBeAccessedByLayers("control", "limits", "run", "poll", "transactional", "leased",
-					"buckets", "twophase", "maintenance", "schedules", "engine")
+					"buckets", "twophase", "maintenance", "schedules", "status", "engine")
 			// Cancellation and progress of the attempts running here: the runner registers each, the assembly
 			// hands it the operators' requests.
 			.whereLayer("control").mayOnlyBeAccessedByLayers("run", "engine")
 			// What a claim may take (concurrency and rate limits, fairness), which every mode's claims go through.
 			.whereLayer("limits").mayOnlyBeAccessedByLayers("poll", "transactional", "leased", "twophase", "maintenance",
-					"engine")
+					"status", "engine")
 			.whereLayer("run").mayOnlyBeAccessedByLayers("poll", "transactional", "leased", "limits", "buckets",
 					"twophase", "maintenance", "engine")
 			.whereLayer("poll").mayOnlyBeAccessedByLayers("transactional", "leased", "limits", "buckets",
-					"twophase", "maintenance", "engine")
+					"twophase", "maintenance", "status", "engine")
 			// The claim strategies know nothing of each other, except that two-phase runs transactional batches.
 			.whereLayer("transactional").mayOnlyBeAccessedByLayers("twophase", "maintenance", "engine")
 			.whereLayer("leased").mayOnlyBeAccessedByLayers("maintenance", "engine")
-			.whereLayer("buckets").mayOnlyBeAccessedByLayers("maintenance", "schedules", "engine")
-			.whereLayer("twophase").mayOnlyBeAccessedByLayers("maintenance", "engine")
-			.whereLayer("maintenance").mayOnlyBeAccessedByLayers("engine")
+			.whereLayer("buckets").mayOnlyBeAccessedByLayers("maintenance", "schedules", "status", "engine")
+			.whereLayer("twophase").mayOnlyBeAccessedByLayers("maintenance", "status", "engine")
+			.whereLayer("maintenance").mayOnlyBeAccessedByLayers("status", "engine")
 			.whereLayer("schedules").mayOnlyBeAccessedByLayers("engine")
 			// Where a key's jobs live across servers, and which servers answer: configuration in, a shard's name out.
 			.whereLayer("shards").mayOnlyAccessLayers("api", "service")
 			.whereLayer("shards").mayOnlyBeAccessedByLayers("engine")
+			// The read model: one snapshot of the parts above, which the starter's readers read instead of them.
+			.whereLayer("status").mayOnlyBeAccessedByLayers("engine")
 			// The clients, the admin and the assembly, and the @JobListener adapter: used by the starter only.
 			.whereLayer("engine").mayNotBeAccessedByAnyLayer()
 			.whereLayer("listener").mayNotBeAccessedByAnyLayer()
 			.whereLayer("listener").mayOnlyAccessLayers("api", "job", "settings")
 			.ensureAllClassesAreContainedInArchitecture()
 			.check(MAIN);
+	}
+
+	/**
+	 * Inside a package, files depend on each other one way too: a loop of files (A uses B, B uses A,
+	 * directly or through others of the package) is one file split in two, or a part that belongs
+	 * elsewhere. A nested class counts as its file's.
+	 */
+	@Test
+	void no_two_files_of_a_package_depend_on_each_other_even_through_others() {
+		List<List<String>> loops = new ArrayList<>(fileCycles(MAIN));
+		loops.removeAll(KNOWN_FILE_LOOPS);
+		assertThat(loops).as("loops of files inside a package").isEmpty();
+	}
+
+	@Test
+	void the_known_loops_of_files_are_still_there() {
+		assertThat(fileCycles(MAIN)).as("the loops left for later; remove from the list those that are gone")
+			.containsAll(KNOWN_FILE_LOOPS);
+	}
+
+	@Test
+	void a_loop_of_files_is_found() {
+		JavaClasses loop = new ClassFileImporter().importClasses(LoopOne.class, LoopTwo.class, ArchitectureTests.class);
+		assertThat(fileCycles(loop)).containsExactly(List.of(LoopOne.class.getName(), LoopTwo.class.getName()));
+	}
+
+	/** Each loop of top-level classes inside one package, its members in name order. */
+	static List<List<String>> fileCycles(JavaClasses classes) {
+		Map<String, Set<String>> uses = new TreeMap<>();
+		for (JavaClass origin : classes) {
+			JavaClass from = topLevel(origin);
+			Set<String> targets = uses.computeIfAbsent(from.getName(), (name) -> new TreeSet<>());
+			for (Dependency dependency : origin.getDirectDependenciesFromSelf()) {
+				JavaClass to = topLevel(dependency.getTargetClass().getBaseComponentType());
+				if (to.getPackageName().equals(from.getPackageName()) && !to.getName().equals(from.getName())
+						&& classes.contain(to.getName())) {
+					targets.add(to.getName());
+				}
+			}
+		}
+		List<List<String>> loops = new ArrayList<>();
+		for (Set<String> component : stronglyConnected(uses)) {
+			if (component.size() > 1) {
+				loops.add(List.copyOf(component));
+			}
+		}
+		return loops;
+	}
+
+	/** Tarjan's strongly connected components of a graph given as each node's successors. */
+	private static List<Set<String>> stronglyConnected(Map<String, Set<String>> graph) {
+		Map<String, Integer> index = new HashMap<>();
+		Map<String, Integer> lowLink = new HashMap<>();
+		Deque<String> stack = new ArrayDeque<>();
+		Set<String> onStack = new HashSet<>();
+		List<Set<String>> components = new ArrayList<>();
+		int[] next = { 0 };
+		for (String node : graph.keySet()) {
+			if (!index.containsKey(node)) {
+				connect(node, graph, index, lowLink, stack, onStack, components, next);
+			}
+		}
+		return components;
+	}
+
+	private static void connect(String node, Map<String, Set<String>> graph, Map<String, Integer> index,
+			Map<String, Integer> lowLink, Deque<String> stack, Set<String> onStack, List<Set<String>> components,
+			int[] next) {
+		index.put(node, next[0]);
+		lowLink.put(node, next[0]);
+		next[0]++;
+		stack.push(node);
+		onStack.add(node);
+		for (String successor : graph.getOrDefault(node, Set.of())) {
+			if (!index.containsKey(successor)) {
+				connect(successor, graph, index, lowLink, stack, onStack, components, next);
+				lowLink.put(node, Math.min(lowLink.get(node), lowLink.get(successor)));
+			}
+			else if (onStack.contains(successor)) {
+				lowLink.put(node, Math.min(lowLink.get(node), index.get(successor)));
+			}
+		}
+		if (lowLink.get(node).equals(index.get(node))) {
+			Set<String> component = new TreeSet<>();
+			String member;
+			do {
+				member = stack.pop();
+				onStack.remove(member);
+				component.add(member);
+			}
+			while (!member.equals(node));
+			components.add(component);
+		}
 	}
 
 	@Test
@@ -316,6 +432,24 @@ class ArchitectureTests {
 		catch (URISyntaxException ex) {
 			throw new IllegalStateException(ex);
 		}
+	}
+
+}
+
+/** Two files of one package that use each other, for the test that the loop is found. */
+final class LoopOne {
+
+	LoopTwo other() {
+		return new LoopTwo();
+	}
+
+}
+
+/** The other half of the loop {@link ArchitectureTests#a_loop_of_files_is_found} finds. */
+final class LoopTwo {
+
+	LoopOne other() {
+		return new LoopOne();
 	}
 
 }

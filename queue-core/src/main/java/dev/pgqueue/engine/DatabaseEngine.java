@@ -54,6 +54,8 @@ import dev.pgqueue.engine.sql.ControlRepository;
 import dev.pgqueue.engine.sql.HistoryRepository;
 import dev.pgqueue.engine.sql.MaintenanceRepository;
 import dev.pgqueue.engine.sql.Repositories;
+import dev.pgqueue.engine.status.DatabaseStatus;
+import dev.pgqueue.engine.status.StatusReading;
 import dev.pgqueue.engine.twophase.InDoubtResolver;
 import dev.pgqueue.schema.SchemaName;
 import org.jspecify.annotations.Nullable;
@@ -156,68 +158,67 @@ public final class DatabaseEngine implements AutoCloseable {
 
 	private volatile boolean running;
 
-	DatabaseEngine(QueueEngineBuilder builder, EngineDatabase database) {
+	DatabaseEngine(EngineParts parts, EngineDatabase database) {
 		this.shard = database.shard;
 		this.dataSource = database.dataSource;
-		this.settings = (database.schema != null) ? builder.settings.withSchema(database.schema) : builder.settings;
-		this.queues = (builder.queues != null) ? builder.queues
-				: new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE), List.of());
-		this.handlers = builder.handlers;
+		this.settings = (database.schema != null) ? parts.settings().withSchema(database.schema) : parts.settings();
+		this.queues = parts.queues();
+		this.handlers = parts.handlers();
 		SchemaName schema = this.settings.schema();
 		JdbcTemplate jdbc = (database.jdbcTemplate != null) ? database.jdbcTemplate : new JdbcTemplate(this.dataSource);
-		QueueMetrics metrics = (database.metrics != null) ? database.metrics : builder.metrics;
-		ScheduleSettings scheduleSettings = database.keepsSchedules ? builder.schedules
-				: builder.schedules.withDeclared(List.of());
+		QueueMetrics metrics = (database.metrics != null) ? database.metrics : parts.metrics();
+		ScheduleSettings scheduleSettings = database.keepsSchedules ? parts.schedules()
+				: parts.schedules().withDeclared(List.of());
 		boolean notify = this.settings.notifications();
 		Repositories sql = Repositories.on(jdbc, schema, notify);
-		if (builder.jobs != null) {
-			sql = sql.withJobs(builder.jobs);
+		if (parts.jobs() != null) {
+			sql = sql.withJobs(parts.jobs());
 		}
 		this.jobs = sql.jobs();
-		this.pauses = (builder.pauses != null) ? builder.pauses : new QueuePauses(sql.admin());
+		this.pauses = (parts.pauses() != null) ? parts.pauses() : new QueuePauses(sql.admin());
 		this.throttle = notify ? new NotificationThrottle(this.jobs, this.settings.notifyInterval()) : null;
-		this.processing = builder.processing;
-		this.pollingHeartbeat = new PollingHeartbeat(sql.polling(), this::polledHere, builder.pollingHeartbeat);
-		JobEvents events = JobEvents.to(builder.events);
-		this.births = new JobBirths(this.jobs, sql.unique(), builder.jsonMapper, this.queues, this.handlers,
-				this.settings.maxPayloadBytes(), this.wakeUps, this.throttle, builder.observations, events,
+		this.processing = parts.processing();
+		this.pollingHeartbeat = new PollingHeartbeat(sql.polling(), this::polledHere, parts.pollingHeartbeat());
+		JobEvents events = JobEvents.to(parts.events());
+		this.births = new JobBirths(this.jobs, sql.unique(), parts.jsonMapper(), this.queues, this.handlers,
+				this.settings.maxPayloadBytes(), this.wakeUps, this.throttle, parts.observations(), events,
 				database.publicIds, this.shard);
 		this.client = new JdbcJobClient(this.births, new UnpolledQueueWarnings(this.pollingHeartbeat::view));
 		ControlRepository controls = new ControlRepository(jdbc, schema, notify);
-		this.historySettings = builder.history;
+		this.historySettings = parts.history();
 		HistoryRepository history = new HistoryRepository(jdbc, schema);
-		this.admin = new JdbcJobAdmin(sql.admin(), this.jobs, this.pauses, this.wakeUps, builder.adminCaller, events,
+		this.admin = new JdbcJobAdmin(sql.admin(), this.jobs, this.pauses, this.wakeUps, parts.adminCaller(), events,
 				controls, history, this.historySettings.retention());
 		// Only an engine that runs its flusher records: counts nobody writes would pile up.
 		this.historyRecorder = (this.processing && this.historySettings.enabled()) ? new QueueHistoryRecorder()
 				: QueueHistoryRecorder.OFF;
 		this.historyFlusher = new HistoryFlusher(this.historyRecorder, history, this.historySettings.flushInterval());
-		this.twoPhaseResolverGiven = builder.inDoubtJobResolver != null;
+		this.twoPhaseResolverGiven = parts.inDoubtJobResolver() != null;
 		this.runningJobs = new RunningJobs();
-		JobRunner runner = new JobRunner(this.handlers, metrics, builder.observations, this.settings.workers(),
-				builder.interceptors, events, this.runningJobs, this.historyRecorder);
+		JobRunner runner = new JobRunner(this.handlers, metrics, parts.observations(), this.settings.workers(),
+				parts.interceptors(), events, this.runningJobs, this.historyRecorder);
 		this.runner = (this.shard != null) ? runner.onShard(this.shard) : runner;
-		this.signals = (builder.signals != null) ? builder.signals
+		this.signals = (parts.signals() != null) ? parts.signals()
 				: new QueueSignals(this.jobs, metrics, this.settings.slaWindow());
 		PlatformTransactionManager manager = database.transactionManager;
 		this.pollerFactory = new JobPollerFactory(this.settings, this.queues, sql, this.runner,
 				(manager != null) ? new TransactionTemplate(manager) : null, metrics, this.signals,
-				builder.workerExecutor, builder.claimFloors, PooledConnections.of(this.dataSource));
+				parts.workerExecutor(), parts.claimFloors(), PooledConnections.of(this.dataSource));
 		this.notifications = (this.processing && notify)
 				? new NotificationListener(
 						(database.notificationConnections != null) ? database.notificationConnections
 								: NotificationConnections.of(this.dataSource),
 						this.settings.livenessTimeout(), this.jobs.channel(), this.wakeUps,
-						builder.pauseNotifications ? this.pauses : null, ControlRepository.channel(schema),
+						parts.pauseNotifications() ? this.pauses : null, ControlRepository.channel(schema),
 						this::cancelAnnounced)
 				: null;
 		this.runningJobsWatch = new RunningJobsWatch(this.runningJobs, controls);
 		boolean twoPhase = this.queues.configuredQueues()
 			.stream()
 			.anyMatch((queue) -> this.queues.settings(queue).twoPhaseCommit());
-		InDoubtResolver resolver = (twoPhase && builder.inDoubtJobResolver != null)
+		InDoubtResolver resolver = (twoPhase && parts.inDoubtJobResolver() != null)
 				? new InDoubtResolver(sql.prepared(), schema, this.settings.twoPhase(),
-						this.handlers, builder.inDoubtJobResolver, metrics)
+						this.handlers, parts.inDoubtJobResolver(), metrics)
 				: null;
 		MaintenanceRepository maintenance = sql.maintenance();
 		MaintenanceSettings timings = this.settings.maintenance();
@@ -227,8 +228,8 @@ public final class DatabaseEngine implements AutoCloseable {
 		this.cleaner = new Cleaner(maintenance, sql.unique(), timings, history, this.historySettings.retention(),
 				sql.rates());
 		this.scheduleSettings = scheduleSettings;
-		this.schedules = new JdbcJobSchedules(sql.schedules(), this.births, builder.jsonMapper, this.queues,
-				this.handlers::queueOf, builder.adminCaller::name);
+		this.schedules = new JdbcJobSchedules(sql.schedules(), this.births, parts.jsonMapper(), this.queues,
+				this.handlers::queueOf, parts.adminCaller()::name);
 		this.scheduleTicker = new ScheduleTicker(sql.schedules(), this.births,
 				new TransactionTemplate((manager != null) ? manager : new DataSourceTransactionManager(this.dataSource)),
 				this.queues, metrics, scheduleSettings.tickInterval(), scheduleSettings.grace());
@@ -422,6 +423,13 @@ public final class DatabaseEngine implements AutoCloseable {
 	 */
 	public List<EngineService> services() {
 		return List.copyOf(this.services);
+	}
+
+	/** What this database's part knows of itself now, read from memory. */
+	public DatabaseStatus status() {
+		return StatusReading.read(this.shard, this.processing, this.settings.workers().deleteCompleted(), pollers(),
+				this.statsReader, this.inDoubtResolver,
+				services());
 	}
 
 	/** The pollers {@link #start()} made, one per queue with listeners, and those {@link #newPoller} made. */

@@ -108,6 +108,14 @@ public class JdbcJobAdmin implements JobAdmin {
 		this.events = events;
 	}
 
+	/**
+	 * Whether a cursor is one of the admin over every shard ({@code s} and each shard's own cursor), which
+	 * no single shard's admin reads.
+	 */
+	static boolean isShardedCursor(String cursor) {
+		return cursor.startsWith("s");
+	}
+
 	@Override
 	public Optional<JobDetails> find(UUID id) {
 		return find(id, false);
@@ -155,7 +163,7 @@ public class JdbcJobAdmin implements JobAdmin {
 
 	/** The jobs of a page with the internal ids that cursors are made of. */
 	List<Listed> listed(JobQuery query) {
-		if (query.before() != null && ShardedJobAdmin.isShardedCursor(query.before())) {
+		if (query.before() != null && isShardedCursor(query.before())) {
 			throw new IllegalArgumentException("'" + query.before() + "' is the cursor of a list across shards: pass it "
 					+ "to the JobAdmin over every shard, which made it");
 		}

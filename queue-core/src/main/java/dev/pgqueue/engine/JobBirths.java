@@ -59,7 +59,8 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  */
 final class JobBirths implements ScheduleJobs {
 
-	private static final Logger logger = LoggerFactory.getLogger(JobBirths.class);
+	/** The enqueue's log category, which the guide names for its lines at commit and rollback. */
+	private static final Logger logger = LoggerFactory.getLogger("dev.pgqueue.engine.JdbcJobClient");
 
 	/** Jobs named one by one in a log line; the rest are counted. */
 	private static final int JOBS_NAMED = 10;

@@ -1,5 +1,6 @@
 package dev.pgqueue.engine;
 
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -21,6 +22,8 @@ import dev.pgqueue.engine.run.Attempt;
 import dev.pgqueue.engine.settings.QueueCatalog;
 import dev.pgqueue.engine.shards.ShardLayout;
 import dev.pgqueue.engine.shards.ShardWatch;
+import dev.pgqueue.engine.status.DatabaseStatus;
+import dev.pgqueue.engine.status.EngineStatus;
 import dev.pgqueue.schema.QueueMigrator;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -100,7 +103,9 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		this.latecomers = away.isEmpty() ? null : new ShardLatecomers(this.databases, migrators, away, watch);
 		this.client = layout.client((shard) -> database(shard).dataSource(), (shard) -> database(shard).client(),
 				watch, spillUnkeyed);
-		this.admin = new ShardedJobAdmin(layout, this.databases, watch::whyDown);
+		Map<String, JdbcJobAdmin> admins = new LinkedHashMap<>();
+		this.databases.forEach((shard, database) -> admins.put(shard, database.jdbcAdmin()));
+		this.admin = new ShardedJobAdmin(layout, admins, watch::whyDown);
 		this.shards = new Shards(layout.transactionDataSource((shard) -> database(shard).dataSource()));
 		this.closeWith = List.copyOf(closeWith);
 	}
@@ -155,6 +160,23 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 	/** Which shard holds a key's jobs and which shard a public id tells; empty on one database. */
 	public Optional<ShardLayout> layout() {
 		return Optional.ofNullable(this.layout);
+	}
+
+	/**
+	 * What the engine knows of itself now, read from memory (no statement runs): each database's queues,
+	 * pollers, limits, signals, readings and services; over shards, which answer and the slots each owns.
+	 * Health, info, the endpoint and the dashboard show this.
+	 */
+	public EngineStatus status() {
+		List<DatabaseStatus> databases = new ArrayList<>(this.databases.size());
+		Map<String, Integer> slots = (this.layout != null) ? this.layout.slotCounts() : Map.of();
+		for (DatabaseEngine database : this.databases.values()) {
+			DatabaseStatus status = database.status();
+			databases.add((database.shard() != null)
+					? status.onShard(this.shards.whyDown(database.shard()), slots.getOrDefault(database.shard(), 0))
+					: status);
+		}
+		return new EngineStatus(Instant.now(), databases);
 	}
 
 	/** The part of the engine on its one database; over shards, that of the first shard. */

@@ -16,6 +16,7 @@ import dev.pgqueue.InDoubtJobResolver;
 import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobEvent;
 import dev.pgqueue.JobInterceptor;
+import dev.pgqueue.JobRequest;
 import dev.pgqueue.NotificationConnectionFactory;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.maintenance.PollingHeartbeat;
@@ -25,6 +26,7 @@ import dev.pgqueue.engine.settings.EngineSettings;
 import dev.pgqueue.engine.settings.HistorySettings;
 import dev.pgqueue.engine.settings.ScheduleSettings;
 import dev.pgqueue.engine.settings.QueueCatalog;
+import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.shards.ShardLayout;
 import dev.pgqueue.engine.shards.ShardWatch;
 import dev.pgqueue.engine.sql.JobRepository;
@@ -356,13 +358,14 @@ public final class QueueEngineBuilder {
 		if (database.migrator != null) {
 			database.migrator.afterPropertiesSet();
 		}
-		return new QueueEngine(new DatabaseEngine(this, database), database.migrator, database.closeWith);
+		return new QueueEngine(new DatabaseEngine(parts(), database), database.migrator, database.closeWith);
 	}
 
 	private QueueEngine buildShards() {
 		Map<String, @Nullable String> slots = new LinkedHashMap<>();
 		this.databases.forEach((database) -> slots.put(Objects.requireNonNull(database.shard), database.slots));
 		ShardLayout layout = ShardLayout.of(slots);
+		EngineParts shared = parts();
 		Map<String, DatabaseEngine> parts = new LinkedHashMap<>();
 		Map<String, QueueMigrator> migrators = new LinkedHashMap<>();
 		Map<String, RuntimeException> away = new LinkedHashMap<>();
@@ -380,7 +383,7 @@ public final class QueueEngineBuilder {
 					away.put(shard, failed);
 				}
 			}
-			parts.put(shard, new DatabaseEngine(this, database));
+			parts.put(shard, new DatabaseEngine(shared, database));
 			dataSources.put(shard, database.dataSource);
 			closeWith.addAll(database.closeWith);
 		}
@@ -394,6 +397,16 @@ public final class QueueEngineBuilder {
 		}
 		ShardWatch watch = new ShardWatch(dataSources, this.watchInterval, this.watchTimeout);
 		return new QueueEngine(layout, parts, migrators, away, watch, this.spillUnkeyed, closeWith);
+	}
+
+	/** What every database's part is built from. */
+	private EngineParts parts() {
+		QueueCatalog catalog = (this.queues != null) ? this.queues
+				: new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE), List.of());
+		return new EngineParts(this.settings, catalog, this.handlers, Objects.requireNonNull(this.jsonMapper),
+				this.metrics, this.observations, this.workerExecutor, this.inDoubtJobResolver, this.adminCaller,
+				this.processing, this.claimFloors, this.signals, this.pauses, this.jobs, this.pauseNotifications,
+				this.pollingHeartbeat, this.schedules, this.history, this.interceptors, this.events);
 	}
 
 	/**

@@ -59,23 +59,19 @@ final class ShardedJobAdmin implements JobAdmin {
 
 	/**
 	 * @param layout the shards, in declared order, and the shard each public id tells
-	 * @param databases each shard's part of the engine, by shard
+	 * @param admins each shard's own admin, by shard
 	 * @param whyDown why a shard counts as down now, or {@code null} while it answers (the shards'
 	 * watch): a shard that is down is not asked
 	 */
-	ShardedJobAdmin(ShardLayout layout, Map<String, DatabaseEngine> databases,
+	ShardedJobAdmin(ShardLayout layout, Map<String, JdbcJobAdmin> admins,
 			Function<String, @Nullable String> whyDown) {
 		this.layout = layout;
 		this.whyDown = whyDown;
-		Map<String, JdbcJobAdmin> admins = new LinkedHashMap<>();
+		Map<String, JdbcJobAdmin> byShard = new LinkedHashMap<>();
 		for (String shard : layout.shards()) {
-			admins.put(shard, Objects.requireNonNull(databases.get(shard), "no database for shard " + shard).jdbcAdmin());
+			byShard.put(shard, Objects.requireNonNull(admins.get(shard), "no admin for shard " + shard));
 		}
-		this.shards = admins;
-	}
-
-	static boolean isShardedCursor(String cursor) {
-		return cursor.startsWith("s");
+		this.shards = byShard;
 	}
 
 	@Override
@@ -338,7 +334,7 @@ final class ShardedJobAdmin implements JobAdmin {
 			Arrays.fill(positions, "");
 			return positions;
 		}
-		String[] parts = isShardedCursor(cursor) ? cursor.split("\\.", -1) : new String[0];
+		String[] parts = JdbcJobAdmin.isShardedCursor(cursor) ? cursor.split("\\.", -1) : new String[0];
 		if (parts.length != shards + 1) {
 			throw new IllegalArgumentException("'" + cursor + "' is not a cursor of a list over these " + shards
 					+ " shards " + this.layout.shards() + ": pass the next() of a page this admin returned");

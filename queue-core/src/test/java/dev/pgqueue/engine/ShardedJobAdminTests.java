@@ -54,7 +54,9 @@ class ShardedJobAdminTests {
 		}
 		QueueEngine engine = QueueFixture.shardsBuilder(fixtures).build();
 		LAYOUT.shards().forEach((name) -> engines.put(name, engine.database(name)));
-		admin = new ShardedJobAdmin(LAYOUT, engines, down::get);
+		Map<String, JdbcJobAdmin> admins = new LinkedHashMap<>();
+		engines.forEach((name, database) -> admins.put(name, database.jdbcAdmin()));
+		admin = new ShardedJobAdmin(LAYOUT, admins, down::get);
 	}
 
 	@AfterAll

@@ -8,7 +8,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
-import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
 
@@ -26,8 +25,8 @@ public final class QueueHealthAutoConfiguration {
 	@Bean
 	@ConditionalOnBean(QueueEngine.class)
 	@ConditionalOnMissingBean(name = "pgqueueHealthIndicator")
-	AbstractHealthIndicator pgqueueHealthIndicator(QueueEngine engine) {
-		return engine.shards().names().isEmpty() ? new QueueHealthIndicator(engine) : new QueueShardsHealthIndicator(engine);
+	QueueHealthIndicator pgqueueHealthIndicator(QueueEngine engine) {
+		return new QueueHealthIndicator(engine);
 	}
 
 }

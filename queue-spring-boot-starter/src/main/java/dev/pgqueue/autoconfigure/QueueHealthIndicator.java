@@ -5,25 +5,27 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 
 import dev.pgqueue.ScheduleDetails;
 import dev.pgqueue.engine.DatabaseEngine;
 import dev.pgqueue.engine.QueueEngine;
-import dev.pgqueue.engine.buckets.BucketScope;
-import dev.pgqueue.engine.maintenance.StatsReader;
 import dev.pgqueue.engine.maintenance.TransactionHorizon;
-import dev.pgqueue.engine.poll.ClaimProgress;
-import dev.pgqueue.engine.poll.JobPoller;
-import dev.pgqueue.engine.limits.RateGate;
 import dev.pgqueue.engine.settings.RateLimit;
 import dev.pgqueue.engine.sql.MaintenanceRepository.LockWaits;
-import dev.pgqueue.engine.twophase.InDoubtResolver;
+import dev.pgqueue.engine.status.DatabaseStatus;
+import dev.pgqueue.engine.status.EngineStatus;
+import dev.pgqueue.engine.status.QueueStatus;
+import dev.pgqueue.engine.status.QueueStatus.ClaimSignals;
+import dev.pgqueue.engine.status.QueueStatus.PollerStatus;
+import dev.pgqueue.engine.status.QueueStatus.RateUse;
 import dev.pgqueue.metrics.OldestTransaction;
 import dev.pgqueue.metrics.PollCycleAssessment;
 import dev.pgqueue.metrics.PreparedTransactions;
 import dev.pgqueue.metrics.QueueStats;
 import dev.pgqueue.metrics.VacuumHealth;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
@@ -54,87 +56,109 @@ import org.springframework.boot.health.contributor.Status;
  * say so. Spring Boot's default status order does not know {@code DEGRADED}, so the
  * application's overall status stays {@code UP} (and its HTTP status 200) unless
  * {@code management.endpoint.health.status.order} lists it.
+ *
+ * <p>Over shards, the details are each shard's, under {@code shards}, with whether it {@code answers}
+ * (and {@code why} not); the status is {@code DOWN} when none answers, else at least {@link #DEGRADED}
+ * while one does not, else the worst of theirs. Everything but the schedules (read from the
+ * database on each call) comes from the engine's {@link QueueEngine#status() status}.
  */
 public class QueueHealthIndicator extends AbstractHealthIndicator {
 
 	/** A queue polled here has claimed jobs later than its SLA allows, within the last two stats intervals. */
 	public static final Status DEGRADED = new Status("DEGRADED", "jobs of a queue were claimed later than its SLA");
 
-	private final DatabaseEngine engine;
+	private final QueueEngine engine;
 
-	private final StatsReader maintenance;
-
-	/** The health of a running engine's queues and services. */
+	/** The health of a running engine's queues and services; over shards, of each shard's, and which answer. */
 	public QueueHealthIndicator(QueueEngine engine) {
-		this(engine.database());
-	}
-
-	/** The health of one database's part of a running engine: its queues and services. */
-	QueueHealthIndicator(DatabaseEngine engine) {
 		super("pgqueue health check failed");
 		this.engine = engine;
-		this.maintenance = engine.statsReader();
 	}
 
 	@Override
 	protected void doHealthCheck(Health.Builder builder) {
+		EngineStatus status = this.engine.status();
+		if (!status.sharded()) {
+			Map<String, Object> details = new LinkedHashMap<>();
+			builder.status(health(status.database(), this.engine.database(), details)).withDetails(details);
+			return;
+		}
+		Map<String, Object> shards = new LinkedHashMap<>();
+		int down = 0;
+		Status worst = Status.UP;
+		for (DatabaseStatus database : status.databases()) {
+			Map<String, Object> shard = new LinkedHashMap<>();
+			shard.put("answers", database.whyDown() == null);
+			if (database.whyDown() != null) {
+				shard.put("why", database.whyDown());
+				down++;
+			}
+			Map<String, Object> details = new LinkedHashMap<>();
+			Status health = health(database, this.engine.database(Objects.requireNonNull(database.shard())), details);
+			shard.put("status", health.getCode());
+			shard.putAll(details);
+			shards.put(database.shard(), shard);
+			worst = worse(worst, health);
+		}
+		Status overall = (down == status.databases().size()) ? Status.DOWN
+				: (down > 0) ? worse(DEGRADED, worst) : worst;
+		builder.status(overall).withDetail("shards", shards);
+	}
+
+	/** One database's part: its details, and its status. */
+	private static Status health(DatabaseStatus status, DatabaseEngine database, Map<String, Object> details) {
 		Map<String, Object> queues = new LinkedHashMap<>();
 		boolean allPolling = true;
 		boolean slaSlipping = false;
-		Map<String, QueueStats> stats = this.maintenance.lastStats();
-		Set<String> paused = (this.maintenance.pauses() != null) ? this.maintenance.pauses().current() : Set.of();
-		for (JobPoller poller : this.engine.pollers()) {
-			String queue = poller.settings().name();
-			Map<String, Object> details = details(stats.get(queue), paused.contains(queue));
-			details.put("polling", poller.isRunning());
-			details.put("busyWorkers", poller.busySlots());
-			details.put("concurrency", poller.settings().concurrency());
-			details.put("mode", poller.settings().mode().name().toLowerCase(Locale.ROOT));
-			details.put("assignment", poller.settings().assignment().name().toLowerCase(Locale.ROOT));
-			if (poller.scope() instanceof BucketScope buckets) {
-				details.put("buckets", buckets.buckets().length);
-				details.put("bucketsOfQueue", poller.settings().buckets());
-				details.put("leadsCoordinator", buckets.coordinator().leadingGeneration() > 0);
+		for (QueueStatus queue : status.queues().values()) {
+			Map<String, Object> one = details(queue.stats(), queue.paused());
+			PollerStatus poller = queue.poller();
+			if (poller != null) {
+				one.put("polling", poller.running());
+				one.put("busyWorkers", poller.busyWorkers());
+				one.put("concurrency", poller.settings().concurrency());
+				one.put("mode", poller.settings().mode().name().toLowerCase(Locale.ROOT));
+				one.put("assignment", poller.settings().assignment().name().toLowerCase(Locale.ROOT));
+				if (poller.buckets() != null) {
+					one.put("buckets", poller.buckets().held());
+					one.put("bucketsOfQueue", poller.buckets().ofQueue());
+					one.put("leadsCoordinator", poller.buckets().leadsCoordinator());
+				}
+				if (poller.rate() != null) {
+					one.put("rateLimit", rateLimitDetails(queue.name(), poller.rate()));
+				}
+				if (!poller.kindRates().isEmpty()) {
+					Map<String, Object> kinds = new LinkedHashMap<>();
+					poller.kindRates().forEach((kind, use) -> kinds.put(kind, kindRateLimitDetails(kind, use)));
+					one.put("kindRateLimits", kinds);
+				}
+				if (poller.settings().fairness() != null) {
+					one.put("fairByKey", true);
+				}
+				RateLimit perKey = poller.settings().perKeyRateLimit();
+				if (perKey != null) {
+					Map<String, Object> keys = new LinkedHashMap<>();
+					keys.put("starts", perKey.starts());
+					keys.put("period", perKey.period().toString());
+					keys.put("keysHeld", poller.keysHeld());
+					one.put("perKeyRateLimit", keys);
+				}
+				if (queue.claims() != null) {
+					slaSlipping |= addClaimSignals(one, queue.claims());
+				}
+				allPolling &= poller.running();
 			}
-			RateLimit rateLimit = poller.settings().rateLimit();
-			if (rateLimit != null) {
-				details.put("rateLimit", rateLimitDetails(queue, rateLimit, poller.rate()));
-			}
-			Map<String, RateLimit> kindLimits = poller.rate().kindLimits(poller.kinds().toArray(String[]::new));
-			if (!kindLimits.isEmpty()) {
-				Map<String, Object> kinds = new LinkedHashMap<>();
-				kindLimits.forEach((kind, limit) -> kinds.put(kind, kindRateLimitDetails(kind, limit, poller.rate())));
-				details.put("kindRateLimits", kinds);
-			}
-			if (poller.settings().fairness() != null) {
-				details.put("fairByKey", true);
-			}
-			RateLimit perKey = poller.settings().perKeyRateLimit();
-			if (perKey != null) {
-				Map<String, Object> keys = new LinkedHashMap<>();
-				keys.put("starts", perKey.starts());
-				keys.put("period", perKey.period().toString());
-				keys.put("keysHeld", poller.rate().keysHeld());
-				details.put("perKeyRateLimit", keys);
-			}
-			ClaimProgress progress = this.maintenance.signals().get(queue);
-			if (progress != null) {
-				slaSlipping |= addClaimSignals(details, progress);
-			}
-			queues.put(queue, details);
-			allPolling &= poller.isRunning();
+			queues.put(queue.name(), one);
 		}
-		stats.forEach((queue, queueStats) -> queues.putIfAbsent(queue, details(queueStats, paused.contains(queue))));
-		paused.forEach((queue) -> queues.putIfAbsent(queue, details(null, true)));
-		builder.status(!allPolling ? Status.DOWN : slaSlipping ? DEGRADED : Status.UP).withDetail("queues", queues);
-		LockWaits lockWaits = this.maintenance.lastLockWaits();
+		details.put("queues", queues);
+		LockWaits lockWaits = status.lockWaits();
 		if (lockWaits.applicationName() != null) {
 			Map<String, Object> waits = new LinkedHashMap<>();
 			waits.put("waiting", lockWaits.waiting());
 			waits.put("applicationName", lockWaits.applicationName());
-			builder.withDetail("lockWaits", waits);
+			details.put("lockWaits", waits);
 		}
-		OldestTransaction oldest = this.maintenance.lastOldestTransaction();
+		OldestTransaction oldest = status.oldestTransaction();
 		Map<String, Object> transaction = new LinkedHashMap<>();
 		transaction.put("age", oldest.age().toString());
 		if (oldest.holder() != null) {
@@ -149,33 +173,47 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 			}
 		}
 		transaction.put("holdsBackCleanup", oldest.age().compareTo(TransactionHorizon.WARN_AFTER) >= 0);
-		builder.withDetail("oldestTransaction", transaction);
+		details.put("oldestTransaction", transaction);
 		Map<String, Object> unpolled = new LinkedHashMap<>();
-		this.maintenance.lastUnpolledQueues().forEach((queue, queueStats) -> {
-			Map<String, Object> details = new LinkedHashMap<>();
-			details.put("depth", queueStats.available());
-			details.put("scheduled", queueStats.scheduled());
-			details.put("oldestAge", queueStats.oldestAvailableAge().toString());
-			unpolled.put(queue, details);
+		status.unpolledQueues().forEach((queue, queueStats) -> {
+			Map<String, Object> one = new LinkedHashMap<>();
+			one.put("depth", queueStats.available());
+			one.put("scheduled", queueStats.scheduled());
+			one.put("oldestAge", queueStats.oldestAvailableAge().toString());
+			unpolled.put(queue, one);
 		});
-		builder.withDetail("unpolledQueues", unpolled);
-		VacuumHealth vacuum = this.maintenance.lastVacuumHealth();
+		details.put("unpolledQueues", unpolled);
+		VacuumHealth vacuum = status.vacuum();
 		if (vacuum != null) {
-			builder.withDetail("vacuum", vacuumDetails(vacuum));
+			details.put("vacuum", vacuumDetails(vacuum));
 		}
-		Map<String, Object> schedules = scheduleDetails();
+		Map<String, Object> schedules = scheduleDetails(database);
 		if (!schedules.isEmpty()) {
-			builder.withDetail("schedules", schedules);
+			details.put("schedules", schedules);
 		}
-		InDoubtResolver resolver = this.engine.inDoubtResolver();
-		if (resolver != null) {
-			PreparedTransactions last = resolver.last();
+		PreparedTransactions last = status.preparedTransactions();
+		if (last != null) {
 			Map<String, Object> prepared = new LinkedHashMap<>();
 			prepared.put("count", last.count());
 			prepared.put("oldestAge", last.oldestAge().toString());
 			prepared.put("inDoubt", last.inDoubt());
-			builder.withDetail("preparedTransactions", prepared);
+			details.put("preparedTransactions", prepared);
 		}
+		return !allPolling ? Status.DOWN : slaSlipping ? DEGRADED : Status.UP;
+	}
+
+	private static Status worse(Status one, Status other) {
+		return (rank(other) > rank(one)) ? other : one;
+	}
+
+	private static int rank(Status status) {
+		if (Status.DOWN.equals(status)) {
+			return 3;
+		}
+		if (Status.OUT_OF_SERVICE.equals(status)) {
+			return 2;
+		}
+		return DEGRADED.equals(status) ? 1 : 0;
 	}
 
 	/**
@@ -184,14 +222,14 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 	 * listener of its kind runs here (a schedule may be run by another service on the same table).
 	 * Read from the database on each call: a row per schedule.
 	 */
-	private Map<String, Object> scheduleDetails() {
+	private static Map<String, Object> scheduleDetails(DatabaseEngine engine) {
 		Map<String, Object> details = new LinkedHashMap<>();
 		List<ScheduleDetails> all;
 		Set<String> overdueNames;
 		try {
-			all = this.engine.schedules().list();
+			all = engine.schedules().list();
 			// On the database's clock, as the ticks are.
-			overdueNames = Set.copyOf(this.engine.schedules().overdue(this.engine.scheduleSettings().grace()));
+			overdueNames = Set.copyOf(engine.schedules().overdue(engine.scheduleSettings().grace()));
 		}
 		catch (RuntimeException ex) {
 			return details;
@@ -214,7 +252,7 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 				one.put("warning", "its tick of " + schedule.nextTick() + " has not fired: no instance that processes jobs "
 						+ "runs, or their tickers fail (see their logs)");
 			}
-			one.put("listenedHere", this.engine.handlers().queueOf(schedule.kind()) != null);
+			one.put("listenedHere", engine.handlers().queueOf(schedule.kind()) != null);
 			details.put(schedule.name(), one);
 		}
 		return details;
@@ -224,21 +262,21 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 	 * A queue's rate limit: how long this instance's claims have been held by it without a break, and,
 	 * past two periods (at least a minute), a warning that jobs arrive faster than it lets them start.
 	 */
-	private static Map<String, Object> rateLimitDetails(String queue, RateLimit limit, RateGate gate) {
+	private static Map<String, Object> rateLimitDetails(String queue, RateUse use) {
 		Map<String, Object> details = new LinkedHashMap<>();
-		details.put("starts", limit.starts());
-		details.put("period", limit.period().toString());
-		putHeld(details, "queue '" + queue + "'", "pgqueue.queues." + queue, limit, gate.heldStretch());
+		details.put("starts", use.limit().starts());
+		details.put("period", use.limit().period().toString());
+		putHeld(details, "queue '" + queue + "'", "pgqueue.queues." + queue, use.limit(), use.heldFor());
 		return details;
 	}
 
 	/** A kind's rate limit: the units its last period granted, and how long it has held claims, as above. */
-	private static Map<String, Object> kindRateLimitDetails(String kind, RateLimit limit, RateGate gate) {
+	private static Map<String, Object> kindRateLimitDetails(String kind, RateUse use) {
 		Map<String, Object> details = new LinkedHashMap<>();
-		details.put("starts", limit.starts());
-		details.put("period", limit.period().toString());
-		details.put("used", gate.usedOfKind(kind));
-		putHeld(details, "kind '" + kind + "'", "pgqueue.kinds." + kind, limit, gate.kindHeldStretch(kind));
+		details.put("starts", use.limit().starts());
+		details.put("period", use.limit().period().toString());
+		details.put("used", use.used());
+		putHeld(details, "kind '" + kind + "'", "pgqueue.kinds." + kind, use.limit(), use.heldFor());
 		return details;
 	}
 
@@ -272,7 +310,7 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 	}
 
 	/** Adds the poll-cycle assessment and the SLA of a queue polled here; returns whether it is slipping. */
-	private static boolean addClaimSignals(Map<String, Object> details, ClaimProgress progress) {
+	private static boolean addClaimSignals(Map<String, Object> details, ClaimSignals progress) {
 		Duration p99 = progress.pollCycleP99();
 		details.put("pollCycleP99", p99.toString());
 		details.put("pollCycle", PollCycleAssessment.of(p99).label());
@@ -285,7 +323,7 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 		return slipping;
 	}
 
-	private static Map<String, Object> details(QueueStats stats, boolean paused) {
+	private static Map<String, Object> details(@Nullable QueueStats stats, boolean paused) {
 		Map<String, Object> details = new LinkedHashMap<>();
 		details.put("paused", paused);
 		if (stats != null) {

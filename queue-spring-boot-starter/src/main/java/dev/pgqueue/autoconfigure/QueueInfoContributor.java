@@ -2,14 +2,12 @@ package dev.pgqueue.autoconfigure;
 
 import java.time.Duration;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 
-import dev.pgqueue.engine.DatabaseEngine;
 import dev.pgqueue.engine.QueueEngine;
-import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.status.DatabaseStatus;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.schema.QueueMigrator;
 import org.jspecify.annotations.Nullable;
@@ -41,14 +39,12 @@ class QueueInfoContributor implements InfoContributor {
 	@Override
 	public void contribute(Info.Builder builder) {
 		Map<String, QueueInfo> queues = new TreeMap<>();
-		DatabaseEngine first = this.engine.database();
-		for (String name : first.queues().configuredQueues()) {
-			queues.put(name, QueueInfo.of(first.queues().settings(name)));
+		for (String name : this.engine.queues().configuredQueues()) {
+			queues.put(name, QueueInfo.of(this.engine.queues().settings(name)));
 		}
-		for (DatabaseEngine database : this.engine.databases()) {
-			for (JobPoller poller : database.pollers()) {
-				queues.put(poller.settings().name(), QueueInfo.of(poller.settings()));
-			}
+		for (DatabaseStatus database : this.engine.status().databases()) {
+			database.queues().values().stream().filter((queue) -> queue.poller() != null)
+				.forEach((queue) -> queues.put(queue.name(), QueueInfo.of(queue.poller().settings())));
 		}
 		Map<String, SchemaInfo> shardSchemas = null;
 		if (!this.engine.shards().names().isEmpty()) {
@@ -58,7 +54,7 @@ class QueueInfoContributor implements InfoContributor {
 			}
 		}
 		builder.withDetail("pgqueue", new PgqueueInfo((this.migrator != null) ? SchemaInfo.of(this.migrator) : null,
-				first.processing(), queues, shardSchemas));
+				this.engine.processing(), queues, shardSchemas));
 	}
 
 	/**

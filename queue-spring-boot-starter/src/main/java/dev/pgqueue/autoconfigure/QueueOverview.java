@@ -16,19 +16,21 @@ import dev.pgqueue.autoconfigure.QueuesDescriptor.QueueDescriptor;
 import dev.pgqueue.autoconfigure.QueuesDescriptor.ShardDescriptor;
 import dev.pgqueue.autoconfigure.QueuesDescriptor.SignalsDescriptor;
 import dev.pgqueue.autoconfigure.QueuesDescriptor.WritesDescriptor;
-import dev.pgqueue.engine.DatabaseEngine;
 import dev.pgqueue.engine.QueueEngine;
-import dev.pgqueue.engine.maintenance.StatsReader;
-import dev.pgqueue.engine.poll.ClaimProgress;
-import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.sql.MaintenanceRepository.LockWaits;
+import dev.pgqueue.engine.status.DatabaseStatus;
+import dev.pgqueue.engine.status.EngineStatus;
+import dev.pgqueue.engine.status.QueueStatus;
+import dev.pgqueue.engine.status.QueueStatus.ClaimSignals;
+import dev.pgqueue.engine.status.QueueStatus.PollerStatus;
 import dev.pgqueue.metrics.PollCycleAssessment;
 import dev.pgqueue.metrics.QueueStats;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Reads the queues for {@code GET /actuator/pgqueue}: the stats an engine that runs jobs last read,
- * the pauses, this application's pollers and their signals; with shards, each shard's own counts.
+ * Reads the queues for {@code GET /actuator/pgqueue} from the engine's {@link QueueEngine#status() status}
+ * (the stats it last read, its pollers and their signals) and the admin's pauses; with shards, each
+ * shard's own counts.
  */
 final class QueueOverview {
 
@@ -49,50 +51,34 @@ final class QueueOverview {
 	}
 
 	QueuesDescriptor read() {
-		// Only an engine that runs jobs reads stats, signals and lock waits.
+		EngineStatus status = (this.engine != null) ? this.engine.status() : null;
 		// Over shards, each shard's signals and lock waits are its own: none is shown for all.
-		StatsReader services = (this.engine != null && this.engine.shards().names().isEmpty() && this.engine.processing())
-				? this.engine.database().statsReader() : null;
-		List<DatabaseEngine> engines = (this.engine != null) ? this.engine.databases() : List.of();
-		Map<String, QueueStats> stats = stats(engines);
-		Map<String, List<JobPoller>> pollers = new TreeMap<>();
-		engines.forEach((each) -> each.pollers()
-			.forEach((poller) -> pollers.computeIfAbsent(poller.settings().name(), (name) -> new ArrayList<>()).add(poller)));
+		DatabaseStatus single = (status != null && !status.sharded() && status.processing()) ? status.database() : null;
+		Map<String, QueueStats> stats = (status != null) ? status.stats() : Map.of();
+		Map<String, List<PollerStatus>> pollers = new TreeMap<>();
+		if (status != null) {
+			status.databases().forEach((database) -> database.queues().values().stream()
+				.filter((queue) -> queue.poller() != null)
+				.forEach((queue) -> pollers.computeIfAbsent(queue.name(), (name) -> new ArrayList<>()).add(queue.poller())));
+		}
 		Set<String> paused = pausedQueues();
 		Set<String> names = new TreeSet<>(stats.keySet());
 		names.addAll(paused);
 		names.addAll(pollers.keySet());
 		Map<String, QueueDescriptor> queues = new TreeMap<>();
 		for (String name : names) {
-			ClaimProgress progress = (services != null) ? services.signals().get(name) : null;
-			queues.put(name, queue(stats.get(name), pollers.getOrDefault(name, List.of()), paused.contains(name), progress));
+			QueueStatus queue = (single != null) ? single.queues().get(name) : null;
+			queues.put(name, queue(stats.get(name), pollers.getOrDefault(name, List.of()), paused.contains(name),
+					(queue != null) ? queue.claims() : null));
 		}
 		LockWaitsDescriptor lockWaits = null;
-		if (services != null) {
-			LockWaits waits = services.lastLockWaits();
+		if (single != null) {
+			LockWaits waits = single.lockWaits();
 			lockWaits = new LockWaitsDescriptor(waits.waiting(), waits.applicationName());
 		}
-		Map<String, ShardDescriptor> shardDescriptors = (this.engine != null && !this.engine.shards().names().isEmpty())
+		Map<String, ShardDescriptor> shardDescriptors = (status != null && status.sharded())
 				? ShardDescriptor.of(ShardReading.readAll(this.engine)) : null;
 		return new QueuesDescriptor(queues, writes(), lockWaits, shardDescriptors);
-	}
-
-	/**
-	 * The stats each engine that runs jobs last read, added up over the shards: jobs summed, the oldest
-	 * available job's age the largest. Read from memory, so a shard that does not answer delays nothing.
-	 */
-	private static Map<String, QueueStats> stats(List<DatabaseEngine> engines) {
-		Map<String, QueueStats> merged = new TreeMap<>();
-		for (DatabaseEngine each : engines) {
-			if (!each.processing()) {
-				continue;
-			}
-			each.statsReader().lastStats().forEach((queue, stats) -> merged.merge(queue, stats,
-					(a, b) -> new QueueStats(queue, a.available() + b.available(), a.scheduled() + b.scheduled(),
-							a.running() + b.running(), (a.oldestAvailableAge().compareTo(b.oldestAvailableAge()) >= 0)
-									? a.oldestAvailableAge() : b.oldestAvailableAge())));
-		}
-		return merged;
 	}
 
 	/**
@@ -124,21 +110,21 @@ final class QueueOverview {
 	 * One queue. With shards its pollers are one per shard: polled while any runs, their busy workers
 	 * and concurrency added up.
 	 */
-	private static QueueDescriptor queue(@Nullable QueueStats stats, List<JobPoller> pollers, boolean paused,
-			@Nullable ClaimProgress progress) {
-		JobPoller poller = pollers.isEmpty() ? null : pollers.get(0);
+	private static QueueDescriptor queue(@Nullable QueueStats stats, List<PollerStatus> pollers, boolean paused,
+			@Nullable ClaimSignals progress) {
+		PollerStatus poller = pollers.isEmpty() ? null : pollers.get(0);
 		return new QueueDescriptor((stats != null) ? stats.available() : null,
 				(stats != null) ? stats.oldestAvailableAge() : null, (stats != null) ? stats.scheduled() : null,
 				(stats != null) ? stats.running() : null,
-				(poller != null) ? pollers.stream().anyMatch(JobPoller::isRunning) : null,
-				(poller != null) ? pollers.stream().mapToInt(JobPoller::busySlots).sum() : null,
+				(poller != null) ? pollers.stream().anyMatch(PollerStatus::running) : null,
+				(poller != null) ? pollers.stream().mapToInt(PollerStatus::busyWorkers).sum() : null,
 				(poller != null) ? pollers.stream().mapToInt((each) -> each.settings().concurrency()).sum() : null,
 				(poller != null) ? poller.settings().mode().name().toLowerCase(Locale.ROOT) : null, paused,
 				(progress != null) ? signals(progress) : null);
 	}
 
 	/** The signals of a queue polled here: poll cycle, claims without progress, SLA. */
-	private static SignalsDescriptor signals(ClaimProgress progress) {
+	private static SignalsDescriptor signals(ClaimSignals progress) {
 		boolean sla = progress.sla() != null;
 		return new SignalsDescriptor(PollCycleAssessment.of(progress.pollCycleP99()).label(),
 				progress.pollCycleP99(), progress.jobsClaimed(), progress.unproductiveClaims(),

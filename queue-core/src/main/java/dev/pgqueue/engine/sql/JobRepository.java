@@ -51,7 +51,6 @@ public class JobRepository {
 	private static final RowCallbackHandler IGNORE_ROWS = (rs) -> {
 	};
 
-	private static final Duration MAX_DELAY = Duration.ofDays(365L * 1000);
 
 	private final JdbcTemplate jdbc;
 
@@ -536,16 +535,11 @@ public class JobRepository {
 	}
 
 	static @Nullable Timestamp timestamp(@Nullable Instant instant) {
-		return (instant != null) ? Timestamp.from(instant) : null;
+		return NewJobColumns.timestamp(instant);
 	}
 
 	static @Nullable Long delayMicros(@Nullable Duration delay) {
-		if (delay == null) {
-			return null;
-		}
-		// Saturate: a delay of centuries is still "far in the future" and must not overflow a timestamp.
-		Duration capped = (delay.compareTo(MAX_DELAY) > 0) ? MAX_DELAY : delay;
-		return capped.getSeconds() * 1_000_000 + capped.getNano() / 1_000;
+		return NewJobColumns.delayMicros(delay);
 	}
 
 }

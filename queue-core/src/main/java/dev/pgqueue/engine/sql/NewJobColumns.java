@@ -4,11 +4,14 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
 import dev.pgqueue.engine.job.NewJob;
+import org.jspecify.annotations.Nullable;
 
 /**
  * New jobs as the arrays a many-row insert unnests, column by column, in the order of
@@ -16,6 +19,9 @@ import dev.pgqueue.engine.job.NewJob;
  * attempts, jitter (µs), bucket, concurrency key, trace context, tags, rate weight.
  */
 final class NewJobColumns {
+
+	/** The longest delay written. */
+	private static final Duration MAX_DELAY = Duration.ofDays(365L * 1000);
 
 	/** How many parameters {@link #bind} sets. */
 	static final int COUNT = 14;
@@ -74,10 +80,10 @@ final class NewJobColumns {
 			this.queues[i] = job.queue();
 			this.payloads[i] = job.payloadJson();
 			this.priorities[i] = job.priority();
-			this.runAts[i] = JobRepository.timestamp(job.runAt());
-			this.delays[i] = JobRepository.delayMicros(job.delay());
+			this.runAts[i] = timestamp(job.runAt());
+			this.delays[i] = delayMicros(job.delay());
 			this.maxAttempts[i] = job.maxAttempts();
-			this.jitters[i] = JobRepository.delayMicros(job.jitter());
+			this.jitters[i] = delayMicros(job.jitter());
 			this.buckets[i] = job.bucket();
 			this.concurrencyKeys[i] = job.concurrencyKey();
 			if (job.traceContext() != lastContext) {
@@ -107,6 +113,19 @@ final class NewJobColumns {
 		ps.setArray(12, con.createArrayOf("text", this.traceContexts));
 		ps.setArray(13, con.createArrayOf("text", this.tags));
 		ps.setArray(14, con.createArrayOf("int4", this.rateWeights));
+	}
+
+	static @Nullable Timestamp timestamp(@Nullable Instant instant) {
+		return (instant != null) ? Timestamp.from(instant) : null;
+	}
+
+	static @Nullable Long delayMicros(@Nullable Duration delay) {
+		if (delay == null) {
+			return null;
+		}
+		// Saturate: a delay of centuries is still "far in the future" and must not overflow a timestamp.
+		Duration capped = (delay.compareTo(MAX_DELAY) > 0) ? MAX_DELAY : delay;
+		return capped.getSeconds() * 1_000_000 + capped.getNano() / 1_000;
 	}
 
 }

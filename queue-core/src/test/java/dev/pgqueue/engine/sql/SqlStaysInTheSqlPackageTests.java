@@ -45,20 +45,21 @@ class SqlStaysInTheSqlPackageTests {
 		.as("are " + JDBC_TYPES);
 
 	/**
-	 * The engine's assembly takes the application's JdbcTemplate (or makes one on the data source) and
-	 * hands it to {@code Repositories.on}; it runs no statement itself.
+	 * The engine's assembly on one database takes the application's JdbcTemplate (or makes one on the
+	 * data source) and hands it to {@code Repositories.on}; it runs no statement itself.
 	 */
-	private static final String ASSEMBLY = "dev.pgqueue.engine.QueueEngine";
+	private static final String ASSEMBLY = "dev.pgqueue.engine.DatabaseEngine";
 
-	/** What the assembly is built from, the application's JdbcTemplate among it. */
-	private static final String ASSEMBLY_BUILDER = "dev.pgqueue.engine.QueueEngineBuilder";
+	/** What the assembly on one database is built from, the application's JdbcTemplate among it. */
+	private static final Set<String> ASSEMBLY_BUILDERS = Set.of("dev.pgqueue.engine.QueueEngineBuilder",
+			"dev.pgqueue.engine.EngineDatabase");
 
 	/** The classes that must run SQL through the repositories. */
 	private static final DescribedPredicate<JavaClass> OUTSIDE = resideOutsideOfPackages("dev.pgqueue.engine.sql..",
 			"dev.pgqueue.schema..")
-		.and(describe("not " + ASSEMBLY + " or its builder",
+		.and(describe("not " + ASSEMBLY + " or its builders",
 				(c) -> !c.getName().equals(ASSEMBLY) && !c.getName().startsWith(ASSEMBLY + "$")
-						&& !c.getName().equals(ASSEMBLY_BUILDER)))
+						&& !ASSEMBLY_BUILDERS.contains(c.getName())))
 		.as("lie outside dev.pgqueue.engine.sql and dev.pgqueue.schema");
 
 	private static final String BECAUSE = "SQL runs only through the repositories of dev.pgqueue.engine.sql, which "

@@ -13,13 +13,13 @@ import java.util.function.Supplier;
 
 import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobState;
-import dev.pgqueue.engine.DatabaseEngine;
 import dev.pgqueue.engine.QueueEngine;
-import dev.pgqueue.engine.maintenance.StatsReader;
+import dev.pgqueue.engine.status.DatabaseStatus;
+import dev.pgqueue.engine.status.EngineStatus;
+import dev.pgqueue.engine.status.QueueStatus;
+import dev.pgqueue.engine.status.QueueStatus.PollerStatus;
 import dev.pgqueue.autoconfigure.dashboard.QueueSummary.KindRateUse;
 import dev.pgqueue.autoconfigure.dashboard.QueueSummary.RateUse;
-import dev.pgqueue.engine.poll.JobPoller;
-import dev.pgqueue.engine.limits.RateGate;
 import dev.pgqueue.engine.settings.RateLimit;
 import dev.pgqueue.metrics.QueueStats;
 import org.jspecify.annotations.Nullable;
@@ -86,15 +86,22 @@ final class QueueSummaries {
 		Map<String, Map<JobState, Long>> counts = counted.counts();
 		Set<String> paused = this.admin.pausedQueues();
 		QueueEngine current = this.engine.getIfAvailable();
+		EngineStatus status = (current != null) ? current.status() : null;
 		// Over shards, no one shard's readings stand for all.
-		DatabaseEngine database = (current != null && current.shards().names().isEmpty()) ? current.database() : null;
-		StatsReader services = (database != null && database.processing()) ? database.statsReader() : null;
-		Map<String, QueueStats> stats = (services != null) ? services.lastStats() : Map.of();
-		Map<String, JobPoller> polled = new HashMap<>();
+		DatabaseStatus database = (status != null && !status.sharded()) ? status.database() : null;
+		Map<String, QueueStats> stats = new HashMap<>();
+		Map<String, PollerStatus> polled = new HashMap<>();
 		if (database != null) {
-			database.pollers().forEach((poller) -> polled.putIfAbsent(poller.settings().name(), poller));
+			database.queues().values().forEach((queue) -> {
+				if (queue.stats() != null) {
+					stats.put(queue.name(), queue.stats());
+				}
+				if (queue.poller() != null) {
+					polled.put(queue.name(), queue.poller());
+				}
+			});
 		}
-		boolean rowsDeleted = database != null && database.settings().workers().deleteCompleted();
+		boolean rowsDeleted = database != null && database.deletesCompleted();
 
 		Set<String> queues = new TreeSet<>(counts.keySet());
 		queues.addAll(paused);
@@ -103,13 +110,13 @@ final class QueueSummaries {
 		for (String queue : queues) {
 			Map<JobState, Long> states = counts.getOrDefault(queue, Map.of());
 			QueueStats queueStats = stats.get(queue);
-			JobPoller poller = polled.get(queue);
+			PollerStatus poller = polled.get(queue);
 			summaries.add(new QueueSummary(queue, count(states, JobState.AVAILABLE),
 					(queueStats != null) ? queueStats.oldestAvailableAge() : null, count(states, JobState.SCHEDULED),
 					count(states, JobState.RUNNING), count(states, JobState.FAILED),
 					rowsDeleted ? null : counted.finished().getOrDefault(queue, 0L), paused.contains(queue),
 					(poller != null) ? mode(poller) : null,
-					(poller != null) ? poller.busySlots() : null,
+					(poller != null) ? poller.busyWorkers() : null,
 					(poller != null) ? poller.settings().concurrency() : null, rateUse(poller)));
 		}
 		return summaries;
@@ -132,23 +139,25 @@ final class QueueSummaries {
 	}
 
 	/** How the queue runs here: its mode, and whether it takes its keys in turn. */
-	private static String mode(JobPoller poller) {
+	private static String mode(PollerStatus poller) {
 		String mode = poller.settings().mode().name().toLowerCase(Locale.ROOT);
 		return (poller.settings().fairness() != null) ? mode + ", fair across keys" : mode;
 	}
 
 	/** The queue's rate limit and its use, when it has one and this application polls it. */
-	private static @Nullable RateUse rateUse(@Nullable JobPoller poller) {
-		if (poller == null || !poller.rate().isLimited()) {
+	private static @Nullable RateUse rateUse(@Nullable PollerStatus poller) {
+		if (poller == null) {
 			return null;
 		}
-		RateGate gate = poller.rate();
-		RateLimit limit = poller.settings().rateLimit();
+		RateLimit perKey = poller.settings().perKeyRateLimit();
+		if (poller.rate() == null && poller.kindRates().isEmpty() && perKey == null) {
+			return null;
+		}
 		List<KindRateUse> kinds = new ArrayList<>();
-		gate.kindLimits(poller.kinds().toArray(String[]::new)).forEach((kind, kindLimit) -> kinds.add(
-				new KindRateUse(kind, gate.usedOfKind(kind), kindLimit, gate.kindHeldStretch(kind))));
-		return new RateUse((limit != null) ? gate.used() : 0, limit, gate.heldStretch(), kinds,
-				poller.settings().perKeyRateLimit(), gate.keysHeld());
+		poller.kindRates().forEach((kind, use) -> kinds.add(new KindRateUse(kind, use.used(), use.limit(), use.heldFor())));
+		QueueStatus.RateUse queue = poller.rate();
+		return new RateUse((queue != null) ? queue.used() : 0, (queue != null) ? queue.limit() : null,
+				(queue != null) ? queue.heldFor() : Duration.ZERO, kinds, perKey, poller.keysHeld());
 	}
 
 	private static long count(Map<JobState, Long> states, JobState state) {
