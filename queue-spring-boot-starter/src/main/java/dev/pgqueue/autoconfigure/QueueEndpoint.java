@@ -16,10 +16,9 @@ import dev.pgqueue.JobState;
 import dev.pgqueue.QueueHistory;
 import dev.pgqueue.RetryOptions;
 import dev.pgqueue.autoconfigure.ActionDescriptors.BulkActionDescriptor;
-import dev.pgqueue.autoconfigure.ActionDescriptors.JobActionDescriptor;
-import dev.pgqueue.autoconfigure.ActionDescriptors.QueueActionDescriptor;
-import dev.pgqueue.autoconfigure.ActionDescriptors.RetriedDescriptor;
-import dev.pgqueue.autoconfigure.ActionDescriptors.ScheduleActionDescriptor;
+import dev.pgqueue.autoconfigure.AdminAction.Done;
+import dev.pgqueue.autoconfigure.AdminAction.Subject;
+import dev.pgqueue.autoconfigure.AdminAction.Target;
 import dev.pgqueue.autoconfigure.JobDescriptor.AttemptDescriptor;
 import dev.pgqueue.autoconfigure.JobDescriptor.ProgressDescriptor;
 import dev.pgqueue.autoconfigure.SchedulesDescriptor.ScheduleDescriptor;
@@ -43,7 +42,8 @@ import org.springframework.boot.convert.DurationStyle;
  * The {@code pgqueue} Actuator endpoint: the queues with their depth, oldest age, running jobs,
  * whether they are paused and the four signals of a queue that is being outgrown; jobs by queue,
  * kind and state, and one job; and, where the endpoint's access allows writes, retrying, cancelling
- * and deleting jobs and pausing and resuming queues, through {@link JobAdmin}.
+ * and deleting jobs and pausing and resuming queues, through {@link JobAdmin}: the actions are
+ * {@link AdminAction}'s, which the dashboard shares.
  *
  * <table>
  * <caption>Operations</caption>
@@ -183,12 +183,12 @@ public class QueueEndpoint {
 		int changed;
 		try {
 			JobQuery query = query(queue, kind, state, tag, error, finishedSince);
-			changed = switch (action) {
-				case "retry" -> this.admin.retryAll(query, retryOptions(failedFor, batchSize, atMost));
-				case "cancel" -> this.admin.cancelAll(query);
-				default -> throw new IllegalArgumentException(
-						"'" + action + "' is not an action on many jobs: use retry or cancel");
-			};
+			AdminAction bulk = AdminAction.find(Target.MATCHING_JOBS, action)
+				.orElseThrow(() -> new IllegalArgumentException("'" + action + "' is not an action on many jobs: use "
+						+ String.join(" or ", AdminAction.names(Target.MATCHING_JOBS, false))));
+			RetryOptions options = (bulk == AdminAction.RETRY_MATCHING) ? retryOptions(failedFor, batchSize, atMost)
+					: RetryOptions.defaults();
+			changed = bulk.apply(this.admin, jobSchedules(), Subject.matching(query, options)).changed();
 		}
 		catch (IllegalArgumentException ex) {
 			throw new InvalidEndpointRequestException(ex.getMessage(), ex.getMessage());
@@ -306,32 +306,31 @@ public class QueueEndpoint {
 	@WriteOperation
 	public WebEndpointResponse<OperationResponseBody> act(@Selector String resource, @Selector String target,
 			@Selector String action) {
-		return switch (resource + "/" + action) {
-			case "jobs/retry" -> response(this.admin.retry(jobId(target)));
-			case "jobs/cancel" -> response(this.admin.cancel(jobId(target)));
-			case "queues/pause" -> ok(new QueueActionDescriptor(target, true, this.admin.pause(target)));
-			case "queues/resume" -> ok(new QueueActionDescriptor(target, false, this.admin.resume(target)));
-			case "queues/retry-failed" -> ok(new RetriedDescriptor(target, null, this.admin.retryFailed(target, null)));
-			case "kinds/retry-failed" -> ok(new RetriedDescriptor(null, target, this.admin.retryFailed(null, target)));
-			case "schedules/pause", "schedules/resume", "schedules/run-now" -> scheduleAction(target, action);
-			default -> new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
-		};
+		return Target.ofOne(resource)
+			.flatMap((on) -> AdminAction.find(on, action))
+			.filter((found) -> !found.deletes())
+			.map((found) -> respond(found, target))
+			.orElseGet(() -> new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND));
 	}
 
 	/** {@code jobs/{id}}: deletes a finished job; {@code schedules/{name}}: deletes a schedule. */
 	@DeleteOperation
 	public WebEndpointResponse<OperationResponseBody> delete(@Selector String resource, @Selector String id) {
-		if ("schedules".equals(resource)) {
-			JobSchedules schedules = jobSchedules();
-			if (schedules == null || !schedules.delete(id)) {
-				return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
-			}
-			return ok(new ScheduleActionDescriptor(id, null, null, null, true));
+		return Target.ofOne(resource)
+			.flatMap(AdminAction::deleting)
+			.map((found) -> respond(found, id))
+			.orElseGet(() -> new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND));
+	}
+
+	/** Does an action on one job or one name: 404 where there is none of that name. */
+	private WebEndpointResponse<OperationResponseBody> respond(AdminAction action, String target) {
+		Subject subject = (action.target() == Target.JOB) ? Subject.job(jobId(target)) : Subject.named(target);
+		Done done = action.apply(this.admin, jobSchedules(), subject);
+		if (done.outcome() != null) {
+			return new WebEndpointResponse<>(done.described(), status(done.outcome()));
 		}
-		if (!"jobs".equals(resource)) {
-			return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
-		}
-		return response(this.admin.delete(jobId(id)));
+		return done.found() ? new WebEndpointResponse<>(done.described(), WebEndpointResponse.STATUS_OK)
+				: new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
 	}
 
 	/** Each queue's points over the window, durations in milliseconds. */
@@ -357,34 +356,13 @@ public class QueueEndpoint {
 				: null;
 	}
 
-	private WebEndpointResponse<OperationResponseBody> scheduleAction(String name, String action) {
-		JobSchedules schedules = jobSchedules();
-		if (schedules == null || schedules.get(name).isEmpty()) {
-			return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
-		}
-		Boolean changed = null;
-		UUID job = null;
-		switch (action) {
-			case "pause" -> changed = schedules.pause(name);
-			case "resume" -> changed = schedules.resume(name);
-			default -> job = schedules.runNow(name);
-		}
-		Boolean paused = schedules.get(name).map((schedule) -> schedule.paused()).orElse(null);
-		return ok(new ScheduleActionDescriptor(name, changed, job, paused, null));
-	}
-
-	private static WebEndpointResponse<OperationResponseBody> ok(OperationResponseBody body) {
-		return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_OK);
-	}
-
-	private static WebEndpointResponse<OperationResponseBody> response(AdminResult result) {
-		int status = switch (result.outcome()) {
+	private static int status(AdminResult.Outcome outcome) {
+		return switch (outcome) {
 			case APPLIED -> WebEndpointResponse.STATUS_OK;
 			case NOT_FOUND -> WebEndpointResponse.STATUS_NOT_FOUND;
 			case RUNNING, NOT_ALLOWED -> STATUS_CONFLICT;
 			case CANCEL_REQUESTED -> STATUS_ACCEPTED;
 		};
-		return new WebEndpointResponse<>(JobActionDescriptor.of(result), status);
 	}
 
 	private static UUID jobId(String id) {

@@ -6,10 +6,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
-import java.util.Set;
 import java.util.UUID;
-import java.util.function.BiPredicate;
-import java.util.function.Function;
 
 import dev.pgqueue.AdminResult;
 import dev.pgqueue.JobAdmin;
@@ -18,8 +15,14 @@ import dev.pgqueue.JobQuery;
 import dev.pgqueue.JobSchedules;
 import dev.pgqueue.JobState;
 import dev.pgqueue.QueueHistory;
+import dev.pgqueue.RetryOptions;
 import dev.pgqueue.ScheduleDetails;
 import dev.pgqueue.ShardsPartlyFailedException;
+import dev.pgqueue.autoconfigure.ActionDescriptors.ScheduleActionDescriptor;
+import dev.pgqueue.autoconfigure.AdminAction;
+import dev.pgqueue.autoconfigure.AdminAction.Done;
+import dev.pgqueue.autoconfigure.AdminAction.Subject;
+import dev.pgqueue.autoconfigure.AdminAction.Target;
 import dev.pgqueue.autoconfigure.dashboard.DashboardPages.ScheduleNotice;
 import dev.pgqueue.autoconfigure.dashboard.DashboardPages.ScheduleOutcome;
 import jakarta.servlet.http.HttpServletRequest;
@@ -43,7 +46,8 @@ import org.springframework.web.util.UriComponentsBuilder;
 /**
  * The dashboard's requests, below {@code pgqueue.dashboard.path} (a prefix the auto-configuration
  * gives this controller's mappings): the pages read through {@link JobAdmin}, and the actions post
- * to it and send the browser back to a page (post, redirect, get). {@link JobAdmin} logs each
+ * to it through {@link AdminAction}, the endpoint's own, and send the browser back to a page (post,
+ * redirect, get). {@link JobAdmin} logs each
  * action with the name its {@link dev.pgqueue.AdminCaller} gives, which with Spring Security is the
  * signed-in user of this request's thread. Schedules are read and changed through
  * {@link JobSchedules}, where the application has one; a schedule paused here records that name as
@@ -55,8 +59,6 @@ class DashboardController {
 	private static final MediaType HTML = new MediaType(MediaType.TEXT_HTML, StandardCharsets.UTF_8);
 
 	private static final CacheControl ASSET_CACHE = CacheControl.maxAge(Duration.ofHours(1)).cachePrivate();
-
-	private static final Set<String> SCHEDULE_ACTIONS = Set.of("pause", "resume", "run-now", "delete");
 
 	private final JobAdmin admin;
 
@@ -144,9 +146,10 @@ class DashboardController {
 		this.access.checkWrite(request);
 		JobQuery query = search.query();
 		JobsSection.Action bulk = bulkAction(action, query);
-		int changed = (bulk == JobsSection.Action.RETRY) ? this.admin.retryAll(query) : this.admin.cancelAll(query);
+		int changed = bulk.matching.apply(this.admin, this.schedules, Subject.matching(query, RetryOptions.defaults()))
+			.changed();
 		return seeOther(JobsSection.searchUrl(base(request), query)
-			.queryParam("did", bulk.path)
+			.queryParam("did", bulk.path())
 			.queryParam("changed", changed));
 	}
 
@@ -190,56 +193,58 @@ class DashboardController {
 				.contentType(HTML)
 				.body(this.pages.notFound(viewer(request), id));
 		}
-		boolean known = "retry".equals(did) || "cancel".equals(did);
+		boolean known = AdminAction.find(Target.JOB, did).filter(AdminAction::onDashboard).isPresent();
 		return html(this.pages.job(viewer(request), job, this.admin.attempts(id), this.admin.progress(id).orElse(null),
 				known ? did : null, outcome(outcome)));
 	}
 
-	@PostMapping("/jobs/{id}/retry")
-	ResponseEntity<Void> retry(@PathVariable UUID id, HttpServletRequest request) {
-		return act(id, "retry", this.admin::retry, request);
-	}
-
-	@PostMapping("/jobs/{id}/cancel")
-	ResponseEntity<Void> cancel(@PathVariable UUID id, HttpServletRequest request) {
-		return act(id, "cancel", this.admin::cancel, request);
-	}
-
-	@PostMapping("/queues/{queue}/pause")
-	ResponseEntity<Void> pause(@PathVariable String queue, HttpServletRequest request) {
+	/** Retries or cancels one job, then shows it with the outcome. */
+	@PostMapping("/jobs/{id}/{action}")
+	ResponseEntity<Void> actOnJob(@PathVariable UUID id, @PathVariable String action, HttpServletRequest request) {
+		AdminAction offered = offered(Target.JOB, action);
 		this.access.checkWrite(request);
-		this.admin.pause(queue);
+		Done done = offered.apply(this.admin, this.schedules, Subject.job(id));
+		return seeOther(UriComponentsBuilder.fromPath(base(request) + "/jobs/" + id)
+			.queryParam("did", offered.actionName())
+			.queryParam("outcome", Objects.requireNonNull(done.outcome()).name().toLowerCase(Locale.ROOT)));
+	}
+
+	/** Pauses or resumes a queue, then shows the overview. */
+	@PostMapping("/queues/{queue}/{action}")
+	ResponseEntity<Void> actOnQueue(@PathVariable String queue, @PathVariable String action,
+			HttpServletRequest request) {
+		AdminAction offered = offered(Target.QUEUE, action);
+		this.access.checkWrite(request);
+		offered.apply(this.admin, this.schedules, Subject.named(queue));
 		return seeOther(UriComponentsBuilder.fromPath(base(request)));
 	}
 
-	@PostMapping("/queues/{queue}/resume")
-	ResponseEntity<Void> resume(@PathVariable String queue, HttpServletRequest request) {
+	/**
+	 * Pauses, resumes, runs or deletes a schedule, then shows the overview with a notice: a pause or
+	 * resume that changed nothing found the schedule as it wanted it already.
+	 */
+	@PostMapping("/schedules/{name}/{action}")
+	ResponseEntity<Void> actOnSchedule(@PathVariable String name, @PathVariable String action,
+			HttpServletRequest request) {
+		AdminAction offered = offered(Target.SCHEDULE, action);
 		this.access.checkWrite(request);
-		this.admin.resume(queue);
-		return seeOther(UriComponentsBuilder.fromPath(base(request)));
+		Done done = offered.apply(this.admin, this.schedules, Subject.named(name));
+		ScheduleOutcome outcome = ScheduleOutcome.NOT_FOUND;
+		UUID job = null;
+		if (done.described() instanceof ScheduleActionDescriptor described) {
+			outcome = Boolean.FALSE.equals(described.changed()) ? ScheduleOutcome.UNCHANGED : ScheduleOutcome.DONE;
+			job = described.job();
+		}
+		return backToSchedules(request, new ScheduleNotice(name, offered.actionName(), outcome, job));
 	}
 
-	@PostMapping("/schedules/{name}/pause")
-	ResponseEntity<Void> pauseSchedule(@PathVariable String name, HttpServletRequest request) {
-		return actOnSchedule(name, "pause", JobSchedules::pause, request);
-	}
-
-	@PostMapping("/schedules/{name}/resume")
-	ResponseEntity<Void> resumeSchedule(@PathVariable String name, HttpServletRequest request) {
-		return actOnSchedule(name, "resume", JobSchedules::resume, request);
-	}
-
-	@PostMapping("/schedules/{name}/delete")
-	ResponseEntity<Void> deleteSchedule(@PathVariable String name, HttpServletRequest request) {
-		return actOnSchedule(name, "delete", JobSchedules::delete, request);
-	}
-
-	@PostMapping("/schedules/{name}/run-now")
-	ResponseEntity<Void> runSchedule(@PathVariable String name, HttpServletRequest request) {
-		this.access.checkWrite(request);
-		UUID job = runNow(name);
-		ScheduleOutcome outcome = (job != null) ? ScheduleOutcome.DONE : ScheduleOutcome.NOT_FOUND;
-		return backToSchedules(request, new ScheduleNotice(name, "run-now", outcome, job));
+	/** The action of that name the dashboard offers on a target; 404 for any other, as an unknown page. */
+	private static AdminAction offered(Target target, String action) {
+		return AdminAction.find(target, action)
+			.filter(AdminAction::onDashboard)
+			.orElseThrow(() -> new ResponseStatusException(HttpStatus.NOT_FOUND, "'" + action
+					+ "' is not an action the dashboard offers here: use one of "
+					+ AdminAction.names(target, true)));
 	}
 
 	@GetMapping("/dashboard.css")
@@ -250,50 +255,6 @@ class DashboardController {
 	@GetMapping("/dashboard.js")
 	ResponseEntity<Resource> script(HttpServletRequest request) {
 		return asset(request, "dashboard.js", MediaType.valueOf("text/javascript"));
-	}
-
-	private ResponseEntity<Void> act(UUID id, String action, Function<UUID, AdminResult> operation,
-			HttpServletRequest request) {
-		this.access.checkWrite(request);
-		AdminResult result = operation.apply(id);
-		return seeOther(UriComponentsBuilder.fromPath(base(request) + "/jobs/" + id)
-			.queryParam("did", action)
-			.queryParam("outcome", result.outcome().name().toLowerCase(Locale.ROOT)));
-	}
-
-	/**
-	 * Pauses, resumes or deletes a schedule: an operation that answers {@code false} either found the
-	 * schedule as it wanted it already or found none, which the notice tells apart.
-	 */
-	private ResponseEntity<Void> actOnSchedule(String name, String action, BiPredicate<JobSchedules, String> operation,
-			HttpServletRequest request) {
-		this.access.checkWrite(request);
-		ScheduleOutcome outcome;
-		if (this.schedules != null && operation.test(this.schedules, name)) {
-			outcome = ScheduleOutcome.DONE;
-		}
-		else {
-			boolean exists = this.schedules != null && this.schedules.get(name).isPresent();
-			outcome = exists ? ScheduleOutcome.UNCHANGED : ScheduleOutcome.NOT_FOUND;
-		}
-		return backToSchedules(request, new ScheduleNotice(name, action, outcome, null));
-	}
-
-	/** The job the schedule enqueued now, or {@code null} where no schedule has that name. */
-	private @Nullable UUID runNow(String name) {
-		if (this.schedules == null) {
-			return null;
-		}
-		try {
-			return this.schedules.runNow(name);
-		}
-		catch (IllegalArgumentException ex) {
-			// What runNow throws for a name no schedule has; anything else is not a missing schedule.
-			if (this.schedules.get(name).isPresent()) {
-				throw ex;
-			}
-			return null;
-		}
 	}
 
 	private ResponseEntity<Void> backToSchedules(HttpServletRequest request, ScheduleNotice notice) {
@@ -363,7 +324,7 @@ class DashboardController {
 	/** The notice the overview shows after an action on a schedule, if its parameters name one. */
 	private static @Nullable ScheduleNotice scheduleNotice(@Nullable String schedule, @Nullable String did,
 			@Nullable String outcome, @Nullable UUID job) {
-		if (schedule == null || did == null || !SCHEDULE_ACTIONS.contains(did)) {
+		if (schedule == null || did == null || AdminAction.find(Target.SCHEDULE, did).isEmpty()) {
 			return null;
 		}
 		for (ScheduleOutcome known : ScheduleOutcome.values()) {

@@ -15,6 +15,7 @@ import dev.pgqueue.JobPage;
 import dev.pgqueue.JobQuery;
 import dev.pgqueue.JobState;
 import dev.pgqueue.ShardsPartlyFailedException;
+import dev.pgqueue.autoconfigure.AdminAction;
 import dev.pgqueue.autoconfigure.dashboard.DashboardPages.Viewer;
 import org.jspecify.annotations.Nullable;
 
@@ -50,15 +51,21 @@ final class JobsSection {
 	/** What can be done to every job of a search: retry its failed jobs, cancel its waiting ones. */
 	enum Action {
 
-		RETRY("retry", "Retry"), CANCEL("cancel", "Cancel");
+		RETRY(AdminAction.RETRY_MATCHING, "Retry"), CANCEL(AdminAction.CANCEL_MATCHING, "Cancel");
 
-		final String path;
+		/** What it does, through the admin's actions. */
+		final AdminAction matching;
 
 		final String label;
 
-		Action(String path, String label) {
-			this.path = path;
+		Action(AdminAction matching, String label) {
+			this.matching = matching;
 			this.label = label;
+		}
+
+		/** Its name in the dashboard's requests. */
+		String path() {
+			return this.matching.actionName();
 		}
 
 		/**
@@ -76,9 +83,11 @@ final class JobsSection {
 			};
 		}
 
+		/** The dashboard's action on every job of a search that the admin's actions name so, if any. */
 		static @Nullable Action named(@Nullable String path) {
+			AdminAction found = AdminAction.find(AdminAction.Target.MATCHING_JOBS, path).orElse(null);
 			for (Action action : values()) {
-				if (action.path.equals(path)) {
+				if (action.matching == found) {
 					return action;
 				}
 			}
@@ -124,9 +133,9 @@ final class JobsSection {
 		html.append("<div id=\"jobs\" data-live>");
 		if (listing.bulk() != null && viewer.mayWrite()) {
 			Bulk bulk = listing.bulk();
-			html.append("<p class=\"bulk\"><a class=\"bulk-").append(bulk.action().path).append("\" href=\"")
+			html.append("<p class=\"bulk\"><a class=\"bulk-").append(bulk.action().path()).append("\" href=\"")
 				.append(DashboardPages.escape(DashboardPages.href(url(viewer.base() + "/jobs/bulk", query, null)
-					.queryParam("action", bulk.action().path))))
+					.queryParam("action", bulk.action().path()))))
 				.append("\">").append(bulk.action().label).append(" all ").append(bulk.matching()).append(' ')
 				.append(query.state().sqlValue()).append(" jobs this search matches…</a></p>");
 		}
@@ -158,7 +167,7 @@ final class JobsSection {
 			.append(" now; jobs that come to match before you confirm are included.</p>");
 		html.append("<form method=\"post\" class=\"action\" action=\"")
 			.append(DashboardPages.escape(viewer.base() + "/jobs/bulk")).append("\">");
-		hidden(html, "action", action.path);
+		hidden(html, "action", action.path());
 		hidden(html, "expected", Long.toString(matching));
 		hidden(html, "queue", query.queue());
 		hidden(html, "kind", query.kind());
@@ -167,7 +176,7 @@ final class JobsSection {
 		hidden(html, "error", query.error());
 		hidden(html, "finishedSince", (query.finishedSince() != null) ? query.finishedSince().toString() : null);
 		viewer.formFields().forEach((name, value) -> hidden(html, name, value));
-		html.append("<button type=\"submit\" class=\"confirm-").append(action.path).append("\">").append(action.label)
+		html.append("<button type=\"submit\" class=\"confirm-").append(action.path()).append("\">").append(action.label)
 			.append(' ').append(matching).append(matching == 1 ? " job" : " jobs").append("</button></form> ")
 			.append(DashboardPages.link(jobsUrl(viewer, query, null), "Back to the jobs"))
 			.append("</section>");
