@@ -5,6 +5,7 @@ import java.time.Duration;
 import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobSchedules;
 import dev.pgqueue.autoconfigure.QueueAutoConfiguration;
+import dev.pgqueue.autoconfigure.QueueDashboardProperties;
 import dev.pgqueue.autoconfigure.QueueProperties;
 import dev.pgqueue.engine.QueueEngine;
 import org.slf4j.Logger;
@@ -61,7 +62,7 @@ public final class QueueDashboardAutoConfiguration {
 	DashboardController pgqueueDashboardController(JobAdmin admin, ObjectProvider<JobSchedules> schedules,
 			ObjectProvider<QueueEngine> engine, DashboardAccess access,
 			QueueProperties properties) {
-		QueueProperties.Dashboard dashboard = properties.getDashboard();
+		QueueDashboardProperties dashboard = properties.getDashboard();
 		String path = path(dashboard);
 		logger.info("pgqueue dashboard at {}: {}", path, access.rules());
 		// Half the refresh interval: a page that reloads on time finds a fresh count.
@@ -90,7 +91,7 @@ public final class QueueDashboardAutoConfiguration {
 		};
 	}
 
-	private static String path(QueueProperties.Dashboard dashboard) {
+	private static String path(QueueDashboardProperties dashboard) {
 		String path = dashboard.getPath();
 		if (path == null || !path.startsWith("/") || path.endsWith("/") || path.contains("{")) {
 			throw new IllegalStateException("pgqueue.dashboard.path is '" + path + "': give a path that starts with "

@@ -1,0 +1,79 @@
+package dev.pgqueue.autoconfigure;
+
+import java.time.Duration;
+
+/** The dashboard. */
+public class QueueDashboardProperties {
+
+	/**
+	 * Whether the application serves the dashboard. It needs a servlet web application with Spring
+	 * MVC.
+	 */
+	private boolean enabled;
+
+	/**
+	 * Path of the dashboard, below the servlet context path: starts with '/', does not end with
+	 * one.
+	 */
+	private String path = "/pgqueue";
+
+	/**
+	 * Role a user needs, with Spring Security, to act in the dashboard: retry and cancel jobs,
+	 * pause and resume queues and schedules, run schedules now and delete them. Given without
+	 * Spring Security's 'ROLE_' prefix.
+	 */
+	private String writeRole = "PGQUEUE_ADMIN";
+
+	/**
+	 * Whether anyone who reaches the dashboard may act in it (retry, cancel, pause, resume, run
+	 * now, delete) when the application has no Spring Security. Nothing then guards these actions, cross-site requests
+	 * included: only for an application on a trusted network or a developer's machine.
+	 */
+	private boolean allowWritesWithoutSecurity;
+
+	/**
+	 * How often an open page reloads its queues and jobs. Zero turns reloading off.
+	 */
+	private Duration refreshInterval = Duration.ofSeconds(5);
+
+	public boolean isEnabled() {
+		return this.enabled;
+	}
+
+	public void setEnabled(boolean enabled) {
+		this.enabled = enabled;
+	}
+
+	public String getPath() {
+		return this.path;
+	}
+
+	public void setPath(String path) {
+		this.path = path;
+	}
+
+	public String getWriteRole() {
+		return this.writeRole;
+	}
+
+	public void setWriteRole(String writeRole) {
+		this.writeRole = writeRole;
+	}
+
+	public boolean isAllowWritesWithoutSecurity() {
+		return this.allowWritesWithoutSecurity;
+	}
+
+	public void setAllowWritesWithoutSecurity(boolean allowWritesWithoutSecurity) {
+		this.allowWritesWithoutSecurity = allowWritesWithoutSecurity;
+	}
+
+	public Duration getRefreshInterval() {
+		return this.refreshInterval;
+	}
+
+	public void setRefreshInterval(Duration refreshInterval) {
+		this.refreshInterval = refreshInterval;
+	}
+
+}
