@@ -427,9 +427,16 @@ public final class DatabaseEngine implements AutoCloseable {
 
 	/** What this database's part knows of itself now, read from memory. */
 	public DatabaseStatus status() {
+		return status(true);
+	}
+
+	/**
+	 * @param answers whether the database answers; the rate limits' use, read from it, is left out when
+	 * it does not
+	 */
+	DatabaseStatus status(boolean answers) {
 		return StatusReading.read(this.shard, this.processing, this.settings.workers().deleteCompleted(), pollers(),
-				this.statsReader, this.inDoubtResolver,
-				services());
+				this.statsReader, this.inDoubtResolver, services(), answers);
 	}
 
 	/** The pollers {@link #start()} made, one per queue with listeners, and those {@link #newPoller} made. */

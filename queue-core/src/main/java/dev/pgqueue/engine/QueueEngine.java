@@ -163,18 +163,20 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 	}
 
 	/**
-	 * What the engine knows of itself now, read from memory (no statement runs): each database's queues,
-	 * pollers, limits, signals, readings and services; over shards, which answer and the slots each owns.
-	 * Health, info, the endpoint and the dashboard show this.
+	 * What the engine knows of itself now: each database's queues, pollers, limits, signals, readings and
+	 * services; over shards, which answer and the slots each owns. Read from memory, but for the rate
+	 * limits' use in the last period, which each database that answers is asked for; a shard the watch
+	 * reports down is not asked, and its status leaves that use out. Health, info, the endpoint and the
+	 * dashboard show this.
 	 */
 	public EngineStatus status() {
 		List<DatabaseStatus> databases = new ArrayList<>(this.databases.size());
 		Map<String, Integer> slots = (this.layout != null) ? this.layout.slotCounts() : Map.of();
 		for (DatabaseEngine database : this.databases.values()) {
-			DatabaseStatus status = database.status();
-			databases.add((database.shard() != null)
-					? status.onShard(this.shards.whyDown(database.shard()), slots.getOrDefault(database.shard(), 0))
-					: status);
+			String shard = database.shard();
+			String down = (shard != null) ? this.shards.whyDown(shard) : null;
+			DatabaseStatus status = database.status(down == null);
+			databases.add((shard != null) ? status.onShard(down, slots.getOrDefault(shard, 0)) : status);
 		}
 		return new EngineStatus(Instant.now(), databases);
 	}

@@ -8,7 +8,6 @@ import dev.pgqueue.JobInterceptor;
 import dev.pgqueue.engine.QueueEngineBuilder;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.settings.QueueCatalog;
-import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.observation.QueueObservations;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
@@ -18,12 +17,11 @@ import org.springframework.context.ApplicationEventPublisher;
 
 /**
  * What every engine of the application shares, whether it is the only one or one of several shards:
- * the queues and listeners, the JSON mapper, metrics and observations, the interceptors and events,
+ * the queues and listeners, the JSON mapper, observations, the interceptors and events,
  * and the settings that are not about one database.
  */
 record EngineParts(QueueProperties properties, QueueCatalog queues, JobHandlerRegistry handlers,
-		ObjectProvider<JsonMapper> jsonMapper, ObjectProvider<QueueMetrics> metrics,
-		ObjectProvider<QueueObservations> observations, ObjectProvider<InDoubtJobResolver> inDoubtJobResolver,
+		ObjectProvider<JsonMapper> jsonMapper, ObjectProvider<QueueObservations> observations, ObjectProvider<InDoubtJobResolver> inDoubtJobResolver,
 		ObjectProvider<AdminCaller> caller, @Nullable Executor workerExecutor, ObjectProvider<JobInterceptor> interceptors,
 		ApplicationEventPublisher events) {
 
@@ -32,7 +30,6 @@ record EngineParts(QueueProperties properties, QueueCatalog queues, JobHandlerRe
 		return builder.queues(this.queues)
 			.handlers(this.handlers)
 			.jsonMapper(this.jsonMapper.getIfAvailable(JsonMapper::new))
-			.metrics(this.metrics.getIfAvailable(() -> QueueMetrics.NONE))
 			.observations(this.observations.getIfAvailable(() -> QueueObservations.NONE))
 			.inDoubtJobResolver(this.inDoubtJobResolver.getIfUnique())
 			.adminCaller(this.caller.getIfUnique(() -> AdminCaller.SYSTEM))

@@ -76,7 +76,7 @@ public final class QueueAutoConfiguration {
 	public static final String WORKER_EXECUTOR_BEAN_NAME = "pgqueueWorkerExecutor";
 
 	@Bean
-	@Conditional(ShardsCondition.None.class)
+	@Conditional(QueueDatabases.OnTheApplicationsDataSource.class)
 	@ConditionalOnMissingBean
 	QueueMigrator pgqueueMigrator(@QueueDataSource ObjectProvider<DataSource> queueDataSource,
 			ObjectProvider<DataSource> dataSource, QueueProperties properties, ListableBeanFactory beans) {
@@ -122,7 +122,7 @@ public final class QueueAutoConfiguration {
 			@QueueTransactionManager ObjectProvider<PlatformTransactionManager> queueTransactionManager,
 			ObjectProvider<PlatformTransactionManager> transactionManager, ObjectProvider<JsonMapper> jsonMapper,
 			QueueProperties properties, Environment environment, QueueCatalog queues, JobHandlerRegistry handlers,
-			ObjectProvider<QueueMetrics> metrics, ObjectProvider<ShardMetrics> shardMetrics,
+			ObjectProvider<QueueMetrics> metrics, ObjectProvider<DatabaseMetrics> databaseMetrics,
 			ObjectProvider<QueueObservations> observations,
 			ObjectProvider<InDoubtJobResolver> inDoubtJobResolver, ObjectProvider<AdminCaller> caller,
 			@QueueWorkerExecutor ObjectProvider<Executor> queueWorkerExecutor,
@@ -130,12 +130,11 @@ public final class QueueAutoConfiguration {
 			ObjectProvider<JobInterceptor> interceptors,
 			ObjectProvider<NotificationConnectionFactory> notificationConnections, ApplicationEventPublisher events,
 			ListableBeanFactory beans) {
-		QueueDatabases databases = new QueueDatabases(properties, beans);
-		QueueEngineBuilder builder = QueueDatabases.sharded(properties)
-				? databases.shards(transactionManager, metrics, shardMetrics)
+		QueueDatabases databases = new QueueDatabases(properties, beans, metrics, databaseMetrics);
+		QueueEngineBuilder builder = QueueDatabases.sharded(properties) ? databases.shards(transactionManager)
 				: databases.one(queueDataSource, applicationDataSource, jdbcTemplate, queueTransactionManager,
 						transactionManager, notificationConnections);
-		return new EngineParts(properties, queues, handlers, jsonMapper, metrics, observations, inDoubtJobResolver,
+		return new EngineParts(properties, queues, handlers, jsonMapper, observations, inDoubtJobResolver,
 				caller, QueueInfrastructure.workerExecutor(queueWorkerExecutor, workerExecutor), interceptors, events)
 			.configure(builder.settings(properties.toEngineSettings(Threading.VIRTUAL.isActive(environment)))
 				.schedules(properties.toScheduleSettings()))

@@ -16,9 +16,17 @@ import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.schema.QueueMigrator;
 import dev.pgqueue.schema.SchemaName;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.NoSuchBeanDefinitionException;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
+import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.context.annotation.ConditionContext;
+import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
@@ -37,14 +45,45 @@ final class QueueDatabases {
 
 	private final ListableBeanFactory beans;
 
-	QueueDatabases(QueueProperties properties, ListableBeanFactory beans) {
+	private final ObjectProvider<QueueMetrics> metrics;
+
+	private final ObjectProvider<DatabaseMetrics> databaseMetrics;
+
+	/**
+	 * @param metrics the application's own metrics, which every database then shares
+	 * @param databaseMetrics the meters of each database, made where the application has none of its own
+	 */
+	QueueDatabases(QueueProperties properties, ListableBeanFactory beans, ObjectProvider<QueueMetrics> metrics,
+			ObjectProvider<DatabaseMetrics> databaseMetrics) {
 		this.properties = properties;
 		this.beans = beans;
+		this.metrics = metrics;
+		this.databaseMetrics = databaseMetrics;
 	}
 
 	/** Whether {@code pgqueue.shards} names shards. */
 	static boolean sharded(QueueProperties properties) {
 		return !properties.getShards().isEmpty();
+	}
+
+	/**
+	 * Matches where the engine's one database is the application's (or its {@link QueueDataSource}):
+	 * {@code pgqueue.shards} names no shard. The schema migration of that data source is then a bean, which
+	 * Spring Boot's database initialization orders the application's database users after; each shard's
+	 * migration is the engine's, on the pool it is given.
+	 */
+	static final class OnTheApplicationsDataSource extends SpringBootCondition {
+
+		@Override
+		public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
+			boolean sharded = !Binder.get(context.getEnvironment())
+				.bind("pgqueue.shards", Bindable.mapOf(String.class, QueueShardProperties.class))
+				.orElse(Map.of())
+				.isEmpty();
+			return sharded ? ConditionOutcome.noMatch("pgqueue.shards names shards")
+					: ConditionOutcome.match("pgqueue.shards names no shard");
+		}
+
 	}
 
 	/** The builder of an engine on the application's queue data source: its template, transactions and sessions. */
@@ -59,7 +98,8 @@ final class QueueDatabases {
 			.jdbcTemplate(QueueInfrastructure.jdbcTemplate(dataSource, jdbcTemplate))
 			.transactionManager(infrastructure.transactionManager(dataSource,
 					QueueInfrastructure.isDedicated(queueDataSource), queueTransactionManager, transactionManager))
-			.notificationConnections(notificationConnections.getIfUnique());
+			.notificationConnections(notificationConnections.getIfUnique())
+			.metrics(metricsOf(null));
 	}
 
 	/**
@@ -67,8 +107,7 @@ final class QueueDatabases {
 	 * with the engine), schema, migrator, transaction manager (the application's when it manages the
 	 * shard's pool, else one of its own) and meters.
 	 */
-	QueueEngineBuilder shards(ObjectProvider<PlatformTransactionManager> transactionManager,
-			ObjectProvider<QueueMetrics> metrics, ObjectProvider<ShardMetrics> shardMetrics) {
+	QueueEngineBuilder shards(ObjectProvider<PlatformTransactionManager> transactionManager) {
 		boolean startWhileDown = this.properties.getSharding().isStartWhileDown();
 		QueueEngineBuilder builder = QueueEngine.builder()
 			.startWhileDown(startWhileDown)
@@ -97,7 +136,7 @@ final class QueueDatabases {
 						.schema(schema)
 						.jdbcTemplate(new JdbcTemplate(dataSource))
 						.transactionManager(manager)
-						.metrics(metricsOf(name, shardMetrics, metrics))
+						.metrics(metricsOf(name))
 						.migrator(new QueueMigrator(dataSource, schema, this.properties.getSchema().isMigrate(),
 								this.properties.getNotifications().isTrigger()));
 					if (shard.getDataSource() == null) {
@@ -135,11 +174,17 @@ final class QueueDatabases {
 		}
 	}
 
-	/** The shard's own tagged meters; else the application's QueueMetrics bean, shared; else none. */
-	private static QueueMetrics metricsOf(String shard, ObjectProvider<ShardMetrics> shardMetrics,
-			ObjectProvider<QueueMetrics> metrics) {
-		ShardMetrics perShard = shardMetrics.getIfAvailable();
-		return (perShard != null) ? perShard.forShard(shard) : metrics.getIfAvailable(() -> QueueMetrics.NONE);
+	/**
+	 * The application's own metrics, shared by every database; else the database's meters (a shard's
+	 * tagged with its name); else none, without Micrometer.
+	 */
+	private QueueMetrics metricsOf(@Nullable String shard) {
+		QueueMetrics shared = this.metrics.getIfUnique();
+		if (shared != null) {
+			return shared;
+		}
+		DatabaseMetrics meters = this.databaseMetrics.getIfAvailable();
+		return (meters != null) ? meters.of(shard) : QueueMetrics.NONE;
 	}
 
 	private static void closeQuietly(AutoCloseable pool) {

@@ -1,6 +1,5 @@
 package dev.pgqueue.autoconfigure;
 
-import dev.pgqueue.metrics.MicrometerQueueMetrics;
 import dev.pgqueue.metrics.QueueMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
 
@@ -13,7 +12,6 @@ import org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterR
 import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
 import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Conditional;
 
 /**
  * Publishes pgqueue's metrics ({@code pgqueue.*}) to the application's {@link MeterRegistry}.
@@ -27,19 +25,14 @@ import org.springframework.context.annotation.Conditional;
 @EnableConfigurationProperties(QueueProperties.class)
 public final class QueueMetricsAutoConfiguration {
 
+	/**
+	 * The meters of each database the engine runs on: one database's as they are, each shard's tagged
+	 * with its name. An application's own {@link QueueMetrics} replaces them on every database.
+	 */
 	@Bean
-	@ConditionalOnMissingBean(QueueMetrics.class)
-	@Conditional(ShardsCondition.None.class)
-	MicrometerQueueMetrics pgqueueMetrics(MeterRegistry registry, QueueProperties properties) {
-		return new MicrometerQueueMetrics(registry, properties.getQueues().keySet());
-	}
-
-	/** With shards, each shard's engine gets meters of its own, tagged with its name. */
-	@Bean
-	@ConditionalOnMissingBean({ QueueMetrics.class, ShardMetrics.class })
-	@Conditional(ShardsCondition.Configured.class)
-	ShardMetrics pgqueueShardMetrics(MeterRegistry registry, QueueProperties properties) {
-		return new ShardMetrics(registry, properties.getQueues().keySet());
+	@ConditionalOnMissingBean({ QueueMetrics.class, DatabaseMetrics.class })
+	DatabaseMetrics pgqueueMetrics(MeterRegistry registry, QueueProperties properties) {
+		return new DatabaseMetrics(registry, properties.getQueues().keySet());
 	}
 
 }

@@ -8,7 +8,6 @@ import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobListener;
 import dev.pgqueue.JobRequest;
-import dev.pgqueue.metrics.MicrometerQueueMetrics;
 import dev.pgqueue.metrics.QueueMetrics;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
@@ -65,7 +64,9 @@ class QueueMetricsAutoConfigurationTests {
 	@Test
 	void backsOffWithoutAMeterRegistry() {
 		this.contextRunner.withUserConfiguration(ReportListener.class)
-			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(QueueMetrics.class));
+			.run((context) -> assertThat(context).hasNotFailed()
+				.doesNotHaveBean(QueueMetrics.class)
+				.doesNotHaveBean(DatabaseMetrics.class));
 	}
 
 	@Test
@@ -74,7 +75,7 @@ class QueueMetricsAutoConfigurationTests {
 			.withConfiguration(AutoConfigurations.of(MetricsAutoConfiguration.class,
 					CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class))
 			.run((context) -> {
-				assertThat(context).hasSingleBean(MicrometerQueueMetrics.class);
+				assertThat(context).hasSingleBean(DatabaseMetrics.class);
 				MeterRegistry registry = context.getBean(MeterRegistry.class);
 				// Configured queues have their meters before any work happens.
 				assertThat(registry.find("pgqueue.poll.cycle").tag("queue", "metered").timer()).isNotNull();
@@ -96,7 +97,7 @@ class QueueMetricsAutoConfigurationTests {
 			.withBean("customQueueMetrics", QueueMetrics.class, () -> new QueueMetrics() {
 			})
 			.run((context) -> assertThat(context).hasSingleBean(QueueMetrics.class)
-				.doesNotHaveBean(MicrometerQueueMetrics.class));
+				.doesNotHaveBean(DatabaseMetrics.class));
 	}
 
 	@Test

@@ -41,17 +41,19 @@ public final class StatusReading {
 	 * @param stats its stats reader, with the last readings, the pauses and the claim signals
 	 * @param resolver its resolver of prepared transactions, or {@code null} without two-phase queues
 	 * @param services its services, in start order
+	 * @param answers whether the database answers: the rate limits' use is read from it, and left out of
+	 * the status of a database that does not, so that reading a status never waits on one
 	 */
 	public static DatabaseStatus read(@Nullable String shard, boolean processing, boolean deletesCompleted,
-			List<JobPoller> pollers,
-			StatsReader stats, @Nullable InDoubtResolver resolver, List<EngineService> services) {
+			List<JobPoller> pollers, StatsReader stats, @Nullable InDoubtResolver resolver,
+			List<EngineService> services, boolean answers) {
 		Map<String, QueueStats> counted = processing ? stats.lastStats() : Map.of();
 		Set<String> paused = (stats.pauses() != null) ? stats.pauses().current() : Set.of();
 		Map<String, QueueStatus> queues = new TreeMap<>();
 		Map<String, JobPoller> polled = new LinkedHashMap<>();
 		pollers.forEach((poller) -> polled.putIfAbsent(poller.settings().name(), poller));
 		polled.forEach((queue, poller) -> queues.put(queue, new QueueStatus(queue, paused.contains(queue),
-				counted.get(queue), poller(poller), claims(stats.signals().get(queue)))));
+				counted.get(queue), poller(poller, answers), claims(stats.signals().get(queue)))));
 		counted.forEach((queue, queueStats) -> queues.putIfAbsent(queue,
 				new QueueStatus(queue, paused.contains(queue), queueStats, null, null)));
 		paused.forEach((queue) -> queues.putIfAbsent(queue, new QueueStatus(queue, true, null, null, null)));
@@ -63,11 +65,11 @@ public final class StatusReading {
 				services.stream().map((service) -> new ServiceStatus(service.name(), service.isRunning())).toList());
 	}
 
-	private static PollerStatus poller(JobPoller poller) {
+	private static PollerStatus poller(JobPoller poller, boolean answers) {
 		RateGate gate = poller.rate();
-		RateLimit limit = poller.settings().rateLimit();
+		RateLimit limit = answers ? poller.settings().rateLimit() : null;
 		Map<String, RateUse> kindRates = new LinkedHashMap<>();
-		gate.kindLimits(poller.kinds().toArray(String[]::new))
+		(answers ? gate.kindLimits(poller.kinds().toArray(String[]::new)) : Map.<String, RateLimit>of())
 			.forEach((kind, kindLimit) -> kindRates.put(kind,
 					new RateUse(kindLimit, gate.usedOfKind(kind), gate.kindHeldStretch(kind))));
 		BucketShare buckets = (poller.scope() instanceof BucketScope scope)
