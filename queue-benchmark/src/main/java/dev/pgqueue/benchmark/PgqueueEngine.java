@@ -3,6 +3,7 @@ package dev.pgqueue.benchmark;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Consumer;
 
 import javax.sql.DataSource;
@@ -18,6 +19,7 @@ import dev.pgqueue.JobRequest;
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.engine.NotificationListener;
 import dev.pgqueue.engine.QueueEngine;
+import dev.pgqueue.engine.QueueEngineBuilder;
 import dev.pgqueue.engine.job.JobHandler;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.poll.JobPoller;
@@ -240,6 +242,30 @@ final class PgqueueEngine implements AutoCloseable {
 			.build();
 		this.instances.add(engine);
 		return engine.database().newPoller(this.settings.name(), null);
+	}
+
+	/**
+	 * One engine over shards, as a sharded application runs its queues: each shard on its pool and
+	 * schema, with transactions of its own, the queue and handler of this one, no notifications;
+	 * unstarted, closed with this one.
+	 * @param pools each shard's pool, in declared order
+	 * @param schemas each shard's schema
+	 */
+	QueueEngine overShards(Map<String, DataSource> pools, Map<String, SchemaName> schemas) {
+		QueueEngineBuilder builder = QueueEngine.builder()
+			.settings(engineSettings().withNotifications(false, EngineSettings.DEFAULT_NOTIFY_INTERVAL))
+			.queues(catalog())
+			.handlers(this.handlers)
+			.jsonMapper(this.jsonMapper)
+			.metrics(this.metrics)
+			.claimFloors(this.claimFloors)
+			.events(this.events)
+			.interceptors(this.interceptors);
+		pools.forEach((shard, pool) -> builder.shard(shard, pool, (database) -> database.schema(schemas.get(shard))
+			.transactionManager(new DataSourceTransactionManager(pool))));
+		QueueEngine engine = builder.build();
+		this.instances.add(engine);
+		return engine;
 	}
 
 	/**

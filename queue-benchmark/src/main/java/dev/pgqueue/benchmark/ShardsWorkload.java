@@ -8,9 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicLong;
 
 import javax.sql.DataSource;
 
@@ -19,18 +17,21 @@ import dev.pgqueue.JobClient;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.embedded.EmbeddedPostgresServer;
+import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.shards.ShardLayout;
 import dev.pgqueue.engine.shards.ShardWatch;
 import dev.pgqueue.metrics.QueueMetrics;
+import dev.pgqueue.schema.SchemaName;
 
 /**
  * What spreading queues over shards costs each server, and what routing costs the client. Three
  * PostgreSQL servers of the workload's own (embedded clusters on this machine, so that each one's CPU
  * time can be read apart from the others'), each holding a backlog of the same number of no-op jobs:
- * with 1, 2 and then 3 shards, every shard's backlog is drained at once by an engine of its own at the
- * queue defaults (transactional), as the instances of a sharded application run them, and each server's
- * jobs per CPU-second are compared with the one-shard figure; the raw SQL drain of the first server is
+ * with 1, 2 and then 3 shards, every shard's backlog is drained at once by one engine over them, built
+ * as the starter builds a sharded application's ({@code QueueEngine.builder().shard(...)}), at the
+ * queue defaults (transactional), and each server's jobs per CPU-second are compared with the
+ * one-shard figure; the raw SQL drain of the first server is
  * the baseline. The order of the shard counts alternates between rounds.
  *
  * <p>The router: the CPU time a thread spends choosing a shard for a keyed job (its slot, the shard's
@@ -129,35 +130,51 @@ final class ShardsWorkload implements Workload {
 		return drained.finished() / (CpuTimes.serverTree(pid) - before);
 	}
 
-	/** Each server's jobs per CPU-second while every one of them drains its backlog at the same time. */
+	/**
+	 * Each server's jobs per CPU-second while one engine over them all, as a sharded application runs,
+	 * drains every shard's backlog at once; a server's figure is taken when its own backlog is done.
+	 */
 	private static List<Double> drainTogether(List<EmbeddedPostgresServer> servers, List<BenchSchema> schemas,
-			List<HikariDataSource> pools, QueueSettings settings, int jobs, Duration cap) throws Exception {
-		for (BenchSchema schema : schemas) {
-			schema.truncate();
-			schema.loadAvailable(jobs);
+			List<HikariDataSource> pools, QueueSettings settings, int jobs, Duration cap) {
+		Map<String, DataSource> shardPools = new LinkedHashMap<>();
+		Map<String, SchemaName> shardSchemas = new LinkedHashMap<>();
+		Map<String, AtomicLong> handled = new LinkedHashMap<>();
+		for (int i = 0; i < servers.size(); i++) {
+			String shard = "s" + (i + 1);
+			schemas.get(i).truncate();
+			schemas.get(i).loadAvailable(jobs);
+			shardPools.put(shard, pools.get(i));
+			shardSchemas.put(shard, schemas.get(i).name());
+			handled.put(shard, new AtomicLong());
 		}
-		ExecutorService drains = Executors.newFixedThreadPool(servers.size());
-		try {
-			List<Future<Double>> figures = new ArrayList<>();
+		try (PgqueueEngine bench = new PgqueueEngine(pools.get(0), schemas.get(0).name(), settings,
+				DrainWorkload.deletes(QueueMode.TRANSACTIONAL), QueueMetrics.NONE,
+				(job) -> handled.get(job.shard()).incrementAndGet())) {
+			QueueEngine engine = bench.overShards(shardPools, shardSchemas);
+			double[] before = new double[servers.size()];
 			for (int i = 0; i < servers.size(); i++) {
-				long pid = servers.get(i).postmasterPid();
-				BenchSchema schema = schemas.get(i);
-				DataSource pool = pools.get(i);
-				double before = CpuTimes.serverTree(pid);
-				figures.add(drains.submit(() -> {
-					Drains.Drained drained = Drains.pgqueue(schema, pool, settings, DrainWorkload.deletes(QueueMode.TRANSACTIONAL),
-							1, jobs, QueueMetrics.NONE, cap);
-					return drained.finished() / (CpuTimes.serverTree(pid) - before);
-				}));
+				before[i] = CpuTimes.serverTree(servers.get(i).postmasterPid());
 			}
-			List<Double> perServer = new ArrayList<>();
-			for (Future<Double> figure : figures) {
-				perServer.add(figure.get());
+			Double[] perServer = new Double[servers.size()];
+			long deadline = System.nanoTime() + cap.toNanos();
+			engine.start();
+			int left = servers.size();
+			while (left > 0) {
+				for (int i = 0; i < servers.size(); i++) {
+					boolean late = System.nanoTime() > deadline;
+					if (perServer[i] == null && (late || handled.get("s" + (i + 1)).get() >= jobs)) {
+						// The last outcomes commit after their handlers return; only committed ones count.
+						long unfinished = schemas.get(i).unfinished();
+						if (unfinished == 0 || late) {
+							perServer[i] = (jobs - unfinished)
+									/ (CpuTimes.serverTree(servers.get(i).postmasterPid()) - before[i]);
+							left--;
+						}
+					}
+				}
+				Drains.sleep(1);
 			}
-			return perServer;
-		}
-		finally {
-			drains.shutdownNow();
+			return List.of(perServer);
 		}
 	}
 
