@@ -127,6 +127,32 @@ class CancelRunningJobsTests {
 						+ " j ON j.id = c.job_id WHERE j.public_id = ?", Long.class, id) == 0);
 	}
 
+	@ParameterizedTest
+	@EnumSource(QueueMode.class)
+	void aNotificationIsAHintOnlyAndCancelsNothingWithoutItsRequest(QueueMode mode) throws Exception {
+		UUID id = operator.client().enqueue("cancel.blocked." + mode, null);
+		assertThat(started.computeIfAbsent(id, (k) -> new CountDownLatch(1)).await(30, TimeUnit.SECONDS)).isTrue();
+		long internalId = fixture.jdbc().queryForObject("SELECT id FROM " + fixture.table() + " WHERE public_id = ?",
+				Long.class, id);
+
+		// NOTIFY needs no privilege: any role that can connect can announce a cancel nobody asked for.
+		fixture.jdbc().queryForList("SELECT pg_notify(?, ?)", "pgqueue_control:" + fixture.schema().name(),
+				internalId + ":mallory");
+
+		await().during(Duration.ofMillis(1500)).atMost(Duration.ofSeconds(3))
+			.until(() -> operator.admin().find(id).orElseThrow().state() != JobState.CANCELLED);
+		assertThat(operator.admin().attempts(id)).as("attempts cancelled").extracting(JobAttempt::outcome)
+			.doesNotContain(JobAttempt.Outcome.CANCELLED);
+
+		// The request itself still stops it, named after who made it.
+		long asked = System.nanoTime();
+		operator.admin().cancel(id);
+		await().atMost(Duration.ofSeconds(5)).until(() -> operator.admin().find(id).orElseThrow().state() == JobState.CANCELLED);
+		assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - asked)).as("from the request to the cancelled state")
+			.isLessThan(1500);
+		assertThat(operator.admin().find(id).orElseThrow().lastError()).contains("cancelled by test").doesNotContain("mallory");
+	}
+
 	@Test
 	void aListenerThatChecksItsContextStopsCleanlyAndReportsProgress() throws Exception {
 		UUID id = operator.client().enqueue("cancel.cooperative.LEASED", null);

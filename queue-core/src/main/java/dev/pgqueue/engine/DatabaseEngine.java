@@ -252,13 +252,21 @@ public final class DatabaseEngine implements AutoCloseable {
 				this.services.add(resolver);
 			}
 		}
+		this.services.forEach((service) -> service.health().countIn(metrics::serviceFailed));
+		if (this.throttle != null) {
+			this.throttle.health().countIn(metrics::serviceFailed);
+		}
 	}
 
-	/** A cancel request announced on the control channel: stops the job if it runs here. */
+	/**
+	 * A cancel announcement is a hint, never the request: any role that can connect may send a
+	 * {@code NOTIFY}, so the watch reads the request (and who made it) from the controls table at once,
+	 * and a job is cancelled only when its row there says so.
+	 */
 	private void cancelAnnounced(String payload) {
 		Long id = ControlRepository.announcedJob(payload);
-		if (id != null) {
-			this.runningJobs.cancel(id, ControlRepository.announcedBy(payload));
+		if (id != null && this.runningJobs.isRunning(id)) {
+			this.runningJobsWatch.runSoon();
 		}
 	}
 

@@ -16,6 +16,7 @@ import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.service.EngineThreads;
 import dev.pgqueue.engine.service.FailureStreak;
 import dev.pgqueue.engine.service.PooledConnections;
+import dev.pgqueue.engine.service.ServiceHealth;
 import dev.pgqueue.engine.settings.EngineSettings;
 import dev.pgqueue.engine.sql.NotificationRepository;
 import org.jspecify.annotations.Nullable;
@@ -69,6 +70,8 @@ public class NotificationListener implements EngineService {
 	private final NotificationConnectionFactory connections;
 
 	private final @Nullable String controlChannel;
+
+	private final ServiceHealth health = new ServiceHealth("notifications");
 
 	private final @Nullable Consumer<String> controls;
 
@@ -174,7 +177,21 @@ public class NotificationListener implements EngineService {
 		return this.running;
 	}
 
+	@Override
+	public ServiceHealth health() {
+		return this.health;
+	}
+
 	private void listenLoop() {
+		try {
+			listenUntilStopped();
+		}
+		catch (Throwable ex) {
+			this.health.stopped(ex);
+		}
+	}
+
+	private void listenUntilStopped() {
 		FailureStreak failures = new FailureStreak(PooledConnections.NONE);
 		while (this.running) {
 			long started = System.nanoTime();
@@ -193,9 +210,12 @@ public class NotificationListener implements EngineService {
 				listen(con, pg);
 				release(con);
 			}
-			catch (SQLException | RuntimeException ex) {
+			catch (SQLException | RuntimeException | Error ex) {
 				if (!this.running) {
 					return;
+				}
+				if (ex instanceof Error) {
+					this.health.failed(ex, "it listens again on a new session");
 				}
 				// A lost connection is replaced at once; repeated failures space out.
 				FailureStreak.Pause pause = failures.failed(ex, started);
@@ -255,15 +275,25 @@ public class NotificationListener implements EngineService {
 
 	private void dispatch(PGNotification[] notifications) {
 		for (PGNotification notification : notifications) {
-			if (this.controls != null && notification.getName().equals(this.controlChannel)) {
-				this.controls.accept(notification.getParameter());
-				continue;
+			try {
+				dispatch(notification);
 			}
-			if (this.pauses != null && !this.channel.equals(notification.getName())) {
-				this.pauses.changed();
+			catch (Throwable ex) {
+				// One notification whose handling failed costs neither the session nor the next ones.
+				this.health.failed(ex, "it goes on with the next notification");
 			}
-			this.pollers.wake(notification.getParameter());
 		}
+	}
+
+	private void dispatch(PGNotification notification) {
+		if (this.controls != null && notification.getName().equals(this.controlChannel)) {
+			this.controls.accept(notification.getParameter());
+			return;
+		}
+		if (this.pauses != null && !this.channel.equals(notification.getName())) {
+			this.pauses.changed();
+		}
+		this.pollers.wake(notification.getParameter());
 	}
 
 	/**

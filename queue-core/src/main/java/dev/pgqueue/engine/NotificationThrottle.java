@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 
 import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.service.EngineThreads;
+import dev.pgqueue.engine.service.ServiceHealth;
 import dev.pgqueue.engine.sql.JobRepository;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -42,6 +43,8 @@ import org.slf4j.LoggerFactory;
 class NotificationThrottle implements EngineService {
 
 	/** Default shortest time between two notifications of a queue. */
+
+	private final ServiceHealth health = new ServiceHealth("notify");
 
 	private static final Logger logger = LoggerFactory.getLogger(NotificationThrottle.class);
 
@@ -141,11 +144,19 @@ class NotificationThrottle implements EngineService {
 			logger.warn("pgqueue could not notify queue(s) {} of new jobs; their pollers pick them up at the next "
 					+ "poll instead: {}", queueNames, ex.toString());
 		}
+		catch (Error ex) {
+			this.health.failed(ex, "the pollers of " + queueNames + " pick their jobs up at the next poll");
+		}
 	}
 
 	@Override
 	public String name() {
 		return "notify";
+	}
+
+	@Override
+	public ServiceHealth health() {
+		return this.health;
 	}
 
 	/** Arranges notifications to send later again, after a {@link #stop()}. */

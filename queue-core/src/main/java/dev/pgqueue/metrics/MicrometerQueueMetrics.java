@@ -160,6 +160,16 @@ public class MicrometerQueueMetrics implements QueueMetrics {
 	}
 
 	@Override
+	public void serviceFailed(String service) {
+		Counter.builder("pgqueue.service.failures")
+			.description("Iterations of a service's loop (a poller, a completer, the promoter…) that failed, whatever "
+					+ "was thrown; the service goes on")
+			.tag("service", service)
+			.register(this.registry)
+			.increment();
+	}
+
+	@Override
 	public void scheduleFired(String schedule, int ticks, Duration lag) {
 		Counter.builder("pgqueue.schedule.ticks")
 			.description("Ticks of a recurring job fired: one job each")

@@ -144,4 +144,11 @@ public interface QueueMetrics {
 	default void inDoubtResolved(String queue, String decision) {
 	}
 
+	/**
+	 * One iteration of a service's loop (a poller, the completer, the promoter…) failed; the service
+	 * goes on.
+	 */
+	default void serviceFailed(String service) {
+	}
+
 }

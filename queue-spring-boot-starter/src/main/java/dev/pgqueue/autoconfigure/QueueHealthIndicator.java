@@ -46,7 +46,9 @@ import org.springframework.boot.health.contributor.Status;
  * how long this instance's claims have been held by it, naming it once it has held jobs back for two
  * periods and at least a minute ({@code rateLimit}).
  *
- * <p>{@code DOWN} when a queue that has listeners here is not being polled; else {@link #DEGRADED}
+ * <p>{@code DOWN} when a queue that has listeners here is not being polled, or when a service's thread
+ * ended on its own ({@code stoppedServices}, naming each with what ended it: its work, completions
+ * or lease extensions say, is not done until a restart); else {@link #DEGRADED}
  * while a queue's jobs miss its SLA; else {@code UP}. A paused queue changes no status: it was
  * paused on purpose. Neither does the vacuum verdict, nor a transaction that holds back cleanup, nor a
  * queue that no instance polls: they are the deployment's or the database's, the same for every
@@ -199,7 +201,12 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 			prepared.put("inDoubt", last.inDoubt());
 			details.put("preparedTransactions", prepared);
 		}
-		return !allPolling ? Status.DOWN : slaSlipping ? DEGRADED : Status.UP;
+		Map<String, Object> stopped = new LinkedHashMap<>();
+		status.stoppedServices().forEach((service) -> stopped.put(service.name(), service.stoppedBy()));
+		if (!stopped.isEmpty()) {
+			details.put("stoppedServices", stopped);
+		}
+		return (!allPolling || !stopped.isEmpty()) ? Status.DOWN : slaSlipping ? DEGRADED : Status.UP;
 	}
 
 	private static Status worse(Status one, Status other) {

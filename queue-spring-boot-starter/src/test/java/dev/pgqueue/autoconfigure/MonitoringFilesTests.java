@@ -102,6 +102,7 @@ class MonitoringFilesTests {
 		metrics.inDoubtResolved("mail", "committed");
 		metrics.scheduleFired("nightly", 1, Duration.ofMillis(300));
 		metrics.scheduleSkipped("nightly", "missed", 2);
+		metrics.serviceFailed("promoter");
 		metrics.vacuumHealth(new VacuumHealth("public.pgqueue_jobs", true, true, true, 0, 0, null, List.of()));
 		return registry.scrape()
 			.lines()

@@ -15,6 +15,7 @@ import dev.pgqueue.engine.poll.PollSignals;
 import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.service.FailureStreak;
 import dev.pgqueue.engine.service.PooledConnections;
+import dev.pgqueue.engine.service.ServiceHealth;
 import dev.pgqueue.engine.settings.WorkerSettings;
 import dev.pgqueue.engine.sql.CoordinationRepository;
 import dev.pgqueue.engine.sql.CoordinationRepository.BucketOwner;
@@ -52,6 +53,8 @@ public final class BucketCoordinator implements EngineService {
 	public static final int MISSED_HEARTBEATS = 3;
 
 	/** Most stray jobs (outside the bucket range) one leader's turn moves into range. */
+	private final ServiceHealth health;
+
 	private static final int FOLD_LIMIT = 10_000;
 
 	private static final Logger logger = LoggerFactory.getLogger(BucketCoordinator.class);
@@ -103,6 +106,7 @@ public final class BucketCoordinator implements EngineService {
 		this.heartbeat = heartbeat;
 		this.expiry = heartbeat.multipliedBy(MISSED_HEARTBEATS);
 		this.lifecycle = lifecycle;
+		this.health = new ServiceHealth(queue + " buckets");
 	}
 
 	/** The group: the queue and a digest of the kinds its members claim. */
@@ -219,12 +223,23 @@ public final class BucketCoordinator implements EngineService {
 							+ "once the membership could have expired: {}", this.group.queue(), pause.inARow(),
 							pause.cause().tag(), next.toMillis(), ex.toString());
 				}
+				catch (Error ex) {
+					this.health.failed(ex, "it heartbeats again in " + next.toMillis() + " ms");
+				}
 			}
 			while (!this.stopped.await(next.toNanos(), TimeUnit.NANOSECONDS));
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 		}
+		catch (Throwable ex) {
+			this.health.stopped(ex);
+		}
+	}
+
+	@Override
+	public ServiceHealth health() {
+		return this.health;
 	}
 
 	/**

@@ -65,6 +65,11 @@ public final class RunningJobs {
 		return true;
 	}
 
+	/** Whether an attempt of this job runs here now. */
+	public boolean isRunning(long id) {
+		return this.running.containsKey(id);
+	}
+
 	/** The ids of the jobs running here now. */
 	public Long[] ids() {
 		return this.running.keySet().toArray(new Long[0]);

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -16,6 +17,7 @@ import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.service.EngineThreads;
 import dev.pgqueue.engine.service.FailureCause;
 import dev.pgqueue.engine.service.FailureStreak;
+import dev.pgqueue.engine.service.ServiceHealth;
 import dev.pgqueue.engine.settings.WorkerSettings;
 import dev.pgqueue.engine.sql.JobRepository;
 import org.jspecify.annotations.Nullable;
@@ -59,6 +61,8 @@ final class Completer implements EngineService {
 
 	private volatile boolean running;
 
+	private final ServiceHealth health;
+
 	/**
 	 * @param onRecorded called for each outcome once written (or given up on)
 	 */
@@ -80,6 +84,12 @@ final class Completer implements EngineService {
 		this.queue = queue;
 		this.onRecorded = onRecorded;
 		this.threads = workers.threads();
+		this.health = new ServiceHealth(queue + " completer");
+	}
+
+	@Override
+	public ServiceHealth health() {
+		return this.health;
 	}
 
 	@Override
@@ -124,22 +134,33 @@ final class Completer implements EngineService {
 
 	private void run() {
 		List<Finished> batch = new ArrayList<>();
-		while (this.running || !this.pending.isEmpty()) {
-			try {
-				Finished first = this.running ? this.pending.poll(1, TimeUnit.SECONDS) : this.pending.poll();
-				if (first == null) {
-					continue;
+		try {
+			while (this.running || !this.pending.isEmpty()) {
+				try {
+					Finished first = this.running ? this.pending.poll(1, TimeUnit.SECONDS) : this.pending.poll();
+					if (first == null) {
+						continue;
+					}
+					batch.add(first);
+					this.pending.drainTo(batch, MAX_FLUSH - 1);
+					flush(batch);
 				}
-				batch.add(first);
-				this.pending.drainTo(batch, MAX_FLUSH - 1);
-				flush(batch);
+				catch (InterruptedException ex) {
+					// stop() interrupts to end the wait; the loop writes what is left.
+				}
+				catch (Throwable ex) {
+					// What flush could not record is released by it; what it had not reached yet, here.
+					this.health.failed(ex, "its jobs whose outcome was not written run again once their leases "
+							+ "expire; it goes on with the next outcomes");
+					batch.forEach(this::released);
+				}
+				finally {
+					batch.clear();
+				}
 			}
-			catch (InterruptedException ex) {
-				// stop() interrupts to end the wait; the loop writes what is left.
-			}
-			finally {
-				batch.clear();
-			}
+		}
+		catch (Throwable ex) {
+			this.health.stopped(ex);
 		}
 	}
 
@@ -181,10 +202,33 @@ final class Completer implements EngineService {
 						+ "not recorded", finished.job().job().id(), finished.job().job().kind(), this.queue,
 						finished.job().attempt(), finished.outcome().kind().name().toLowerCase(java.util.Locale.ROOT));
 			}
-			this.onRecorded.accept(finished);
+			released(finished);
 			if (recorded.contains(finished.job().id())) {
-				this.onWritten.accept(finished.attempt());
+				try {
+					this.onWritten.accept(finished.attempt());
+				}
+				catch (Throwable ex) {
+					this.health.failed(ex, "the outcome of job " + finished.job().job().id() + " is written; the next "
+							+ "are handled");
+				}
 			}
+		}
+	}
+
+	/**
+	 * Hands the outcome back (its lease no longer kept, its worker's slot free), once: after a failure
+	 * the lease keeper must not keep extending the lease of a job whose outcome was not written, or it
+	 * would stay running until a restart.
+	 */
+	private void released(Finished finished) {
+		if (!finished.release()) {
+			return;
+		}
+		try {
+			this.onRecorded.accept(finished);
+		}
+		catch (Throwable ex) {
+			this.health.failed(ex, "job " + finished.job().job().id() + " was handed back");
 		}
 	}
 
@@ -193,7 +237,13 @@ final class Completer implements EngineService {
 			try {
 				return write.get();
 			}
-			catch (DataAccessException ex) {
+			catch (RuntimeException | Error ex) {
+				if (!(ex instanceof DataAccessException)) {
+					// Not the database away: trying again would fail the same way.
+					this.health.failed(ex, "could not record " + what + "; those jobs run again once their leases "
+							+ "expire");
+					return null;
+				}
 				if (attempt >= ATTEMPTS) {
 					logger.error("Queue '{}': could not record {} after {} tries; those jobs run again once their "
 							+ "leases expire: {}", this.queue, what, attempt, ex.toString());
@@ -214,7 +264,16 @@ final class Completer implements EngineService {
 	}
 
 	/** A leased job whose handler has returned, and what became of it. */
-	public record Finished(ClaimedJob job, Attempt attempt) {
+	public record Finished(ClaimedJob job, Attempt attempt, AtomicBoolean handedBack) {
+
+		public Finished(ClaimedJob job, Attempt attempt) {
+			this(job, attempt, new AtomicBoolean());
+		}
+
+		/** Whether this call is the first to hand the outcome back. */
+		boolean release() {
+			return this.handedBack.compareAndSet(false, true);
+		}
 
 		public Outcome outcome() {
 			return this.attempt.outcome();

@@ -9,6 +9,7 @@ import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.service.EngineThreads;
 import dev.pgqueue.engine.service.FailureStreak;
 import dev.pgqueue.engine.service.PooledConnections;
+import dev.pgqueue.engine.service.ServiceHealth;
 import dev.pgqueue.engine.settings.QueueSettings;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -39,12 +40,20 @@ final class LeaseKeeper implements EngineService {
 
 	private @Nullable ScheduledExecutorService timer;
 
+	private final ServiceHealth health;
+
 	LeaseKeeper(LeasedJobs jobs, QueueSettings settings, EngineThreads threads, PooledConnections connections) {
 		this.jobs = jobs;
 		this.failures = new FailureStreak(connections);
 		this.queue = settings.name();
 		this.period = settings.leaseDuration().dividedBy(3);
 		this.threads = threads;
+		this.health = new ServiceHealth(this.queue + " lease keeper");
+	}
+
+	@Override
+	public ServiceHealth health() {
+		return this.health;
 	}
 
 	@Override
@@ -93,6 +102,11 @@ final class LeaseKeeper implements EngineService {
 			next = (pause.compareTo(RETRY) < 0) ? pause : RETRY;
 			logger.warn("Queue '{}': could not extend the leases of {} held jobs; retrying in {} ms: {}", this.queue,
 					this.jobs.heldCount(), next.toMillis(), ex.toString());
+		}
+		catch (Throwable ex) {
+			// Thrown out of the timer's task, an Error would end every later extension without a word.
+			next = RETRY;
+			this.health.failed(ex, "it tries again in " + RETRY.toMillis() + " ms");
 		}
 		schedule(next);
 	}

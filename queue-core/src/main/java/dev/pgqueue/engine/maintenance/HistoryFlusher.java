@@ -7,6 +7,7 @@ import java.util.TreeMap;
 import dev.pgqueue.engine.job.CountedMinute;
 import dev.pgqueue.engine.run.QueueHistoryRecorder;
 import dev.pgqueue.engine.service.PeriodicService;
+import dev.pgqueue.engine.service.ServiceHealth;
 import dev.pgqueue.engine.sql.HistoryRepository;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -63,7 +64,7 @@ public final class HistoryFlusher extends PeriodicService {
 		catch (RuntimeException ex) {
 			int dropped = dropOldest();
 			logger.warn("pgqueue could not write the queues' history ({} queue-minutes kept for the next flush{}): {}",
-					this.pending.size(), (dropped > 0) ? ", " + dropped + " oldest dropped" : "", PeriodicService.describe(ex));
+					this.pending.size(), (dropped > 0) ? ", " + dropped + " oldest dropped" : "", ServiceHealth.describe(ex));
 			return 0;
 		}
 		int written = this.pending.size();
@@ -95,7 +96,7 @@ public final class HistoryFlusher extends PeriodicService {
 				flush();
 			}
 			catch (RuntimeException ex) {
-				logger.warn("pgqueue could not write the queues' history at shutdown: {}", PeriodicService.describe(ex));
+				logger.warn("pgqueue could not write the queues' history at shutdown: {}", ServiceHealth.describe(ex));
 			}
 		}
 	}

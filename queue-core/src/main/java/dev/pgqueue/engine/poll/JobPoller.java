@@ -15,8 +15,10 @@ import java.util.function.BooleanSupplier;
 import dev.pgqueue.engine.limits.RateGate;
 import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.service.EngineThreads;
+import dev.pgqueue.engine.service.ServiceHealth;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.settings.WorkerSettings;
+import dev.pgqueue.metrics.QueueMetrics;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -71,6 +73,10 @@ public class JobPoller implements EngineService {
 
 	private volatile boolean running;
 
+	private final ServiceHealth health;
+
+	private final QueueMetrics metrics;
+
 	private volatile @Nullable Workers workers;
 
 	private Thread pollThread;
@@ -100,6 +106,9 @@ public class JobPoller implements EngineService {
 		this.lifecycle = context.workers();
 		this.sharedExecutor = sharedExecutor;
 		this.signals = new PollSignals(queuePaused, new ClaimFailures(context.queue(), context.metrics(), context.connections()));
+		this.health = new ServiceHealth(this.settings.name() + " poller");
+		this.metrics = context.metrics();
+		this.health.countIn(this.metrics::serviceFailed);
 	}
 
 	@Override
@@ -156,6 +165,7 @@ public class JobPoller implements EngineService {
 		List<EngineService> services = new ArrayList<>(this.scope.prepare(this.signals));
 		services.addAll(this.strategy.prepare(this.workers, this.signals));
 		this.services = List.copyOf(services);
+		this.services.forEach((service) -> service.health().countIn(this.metrics::serviceFailed));
 		EngineService.startAll(this.services);
 		this.pollThread = this.lifecycle.threads().newThread(this.settings.name(), "poller", this::pollLoop);
 		this.pollThread.start();
@@ -197,6 +207,16 @@ public class JobPoller implements EngineService {
 		}).start();
 	}
 
+	@Override
+	public ServiceHealth health() {
+		return this.health;
+	}
+
+	/** The services of the poller's scope and strategy while it runs (a completer, a lease keeper…). */
+	public List<EngineService> services() {
+		return this.services;
+	}
+
 	/** The queue's rate limit as this poller's claims meet it ({@link RateGate#NONE} without one). */
 	public RateGate rate() {
 		return this.rate;
@@ -209,6 +229,15 @@ public class JobPoller implements EngineService {
 
 
 	private void pollLoop() {
+		try {
+			loop();
+		}
+		catch (Throwable ex) {
+			this.health.stopped(ex);
+		}
+	}
+
+	private void loop() {
 		while (this.running) {
 			long started = System.nanoTime();
 			try {
@@ -241,6 +270,10 @@ public class JobPoller implements EngineService {
 			}
 			catch (RuntimeException ex) {
 				// Pauses the loop (checked at its top) for as long as the queue's failures call for.
+				this.signals.claimFailed(ex, started, "claiming");
+			}
+			catch (Error ex) {
+				this.health.failed(ex, "it claims again after a pause");
 				this.signals.claimFailed(ex, started, "claiming");
 			}
 		}

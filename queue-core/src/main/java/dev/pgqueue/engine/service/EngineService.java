@@ -14,6 +14,9 @@ import java.util.List;
  * <p>A service whose thread is made only when work comes and ends when idle (the claim checks, the
  * notifications sent later) is ready as soon as it is made, so that what uses it before the engine
  * starts finds it working; its {@link #stop()} ends the thread and turns later work away.
+ *
+ * <p>A service's loop survives any failure of one iteration, an {@link Error} too, and reports it to
+ * its {@link #health()}: no thread of the engine ends without a word.
  */
 public interface EngineService {
 
@@ -25,6 +28,14 @@ public interface EngineService {
 	void stop();
 
 	boolean isRunning();
+
+	/**
+	 * How the service's loop fares: failures of its iterations, survived, and what ended its thread if
+	 * it ended on its own. A service whose work runs on others' threads has none to report.
+	 */
+	default ServiceHealth health() {
+		return ServiceHealth.NOT_WATCHED;
+	}
 
 	/** Starts the services in the order given. */
 	static void startAll(List<? extends EngineService> services) {

@@ -1,29 +1,32 @@
 package dev.pgqueue.engine.service;
 
 import java.time.Duration;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
-import org.springframework.core.NestedExceptionUtils;
 
 /**
  * A service that runs one short task on a thread of its own: at start, then each interval after the
- * last run ended. A failing run is logged and the next one comes on time: a database that is away
- * for a while costs a warning per interval, never the service.
+ * last run ended. A failing run, whatever it threw, is logged and counted ({@link #health()}) and the
+ * next one comes on time: a database that is away for a while costs a warning per interval, never
+ * the service.
  */
 public abstract class PeriodicService implements EngineService {
-
-	private static final Logger logger = LoggerFactory.getLogger(PeriodicService.class);
 
 	private final String name;
 
 	private final Duration interval;
 
-	private @Nullable ScheduledThreadPoolExecutor scheduler;
+	private final ServiceHealth health;
+
+	private volatile @Nullable ScheduledThreadPoolExecutor scheduler;
+
+	/** Whether a run asked for by {@link #runSoon()} is waiting for the thread. */
+	private final AtomicBoolean soon = new AtomicBoolean();
 
 	/**
 	 * @param name what the service does, which names its thread ({@code pgqueue-<name>})
@@ -32,6 +35,7 @@ public abstract class PeriodicService implements EngineService {
 	protected PeriodicService(String name, Duration interval) {
 		this.name = name;
 		this.interval = interval;
+		this.health = new ServiceHealth(name);
 	}
 
 	/** One run of the task, on the service's thread (or on the caller's, when called directly). */
@@ -40,6 +44,11 @@ public abstract class PeriodicService implements EngineService {
 	@Override
 	public String name() {
 		return this.name;
+	}
+
+	@Override
+	public ServiceHealth health() {
+		return this.health;
 	}
 
 	/** Time between the end of one run and the start of the next. */
@@ -56,23 +65,36 @@ public abstract class PeriodicService implements EngineService {
 		this.scheduler.scheduleWithFixedDelay(this::runLogged, 0, this.interval.toNanos(), TimeUnit.NANOSECONDS);
 	}
 
+	/**
+	 * Runs the task once more as soon as the service's thread is free, besides its schedule; asks made
+	 * before that run starts are all served by it. Does nothing while the service is stopped. Never
+	 * blocks: a caller on another service's thread (the notification listener) is not held up.
+	 */
+	public void runSoon() {
+		ScheduledThreadPoolExecutor current = this.scheduler;
+		if (current == null || !this.soon.compareAndSet(false, true)) {
+			return;
+		}
+		try {
+			current.execute(() -> {
+				this.soon.set(false);
+				runLogged();
+			});
+		}
+		catch (RejectedExecutionException ex) {
+			// Stopping: the service runs no more.
+			this.soon.set(false);
+		}
+	}
+
 	private void runLogged() {
 		try {
 			runOnce();
 		}
-		catch (RuntimeException ex) {
-			logger.warn("pgqueue {} failed; it runs again in {}: {}", this.name, this.interval, describe(ex));
+		catch (Throwable ex) {
+			// An Error too: thrown out of a scheduled task, it would end every later run without a word.
+			this.health.failed(ex, "it runs again in " + this.interval);
 		}
-	}
-
-	/**
-	 * A failure as a log line shows it: the exception, and the database's own words when Spring's
-	 * translation leaves them out (a {@code BadSqlGrammarException} for a refused permission says
-	 * only "bad SQL grammar []"; its cause says "permission denied for table …").
-	 */
-	public static String describe(Throwable ex) {
-		Throwable cause = NestedExceptionUtils.getMostSpecificCause(ex);
-		return (cause == ex) ? ex.toString() : ex + " (" + cause + ")";
 	}
 
 	@Override

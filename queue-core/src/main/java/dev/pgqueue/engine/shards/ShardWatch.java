@@ -9,6 +9,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -19,6 +20,7 @@ import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.service.EngineThreads;
+import dev.pgqueue.engine.service.ServiceHealth;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,6 +33,8 @@ import org.slf4j.LoggerFactory;
 public final class ShardWatch implements ShardHealth, EngineService, AutoCloseable {
 
 	private static final Logger logger = LoggerFactory.getLogger(ShardWatch.class);
+
+	private final ServiceHealth health = new ServiceHealth("shard-watch");
 
 	private final Map<String, DataSource> shards;
 
@@ -77,6 +81,11 @@ public final class ShardWatch implements ShardHealth, EngineService, AutoCloseab
 		return "shard-watch";
 	}
 
+	@Override
+	public ServiceHealth health() {
+		return this.health;
+	}
+
 	/** Starts probing; {@link #stop()} stops. */
 	@Override
 	public synchronized void start() {
@@ -91,19 +100,36 @@ public final class ShardWatch implements ShardHealth, EngineService, AutoCloseab
 		Map<String, AtomicBoolean> probing = new LinkedHashMap<>();
 		this.shards.keySet().forEach((shard) -> probing.put(shard, new AtomicBoolean()));
 		ExecutorService pool = this.probes;
-		this.ticker.scheduleWithFixedDelay(() -> probing.forEach((shard, busy) -> {
-			// A probe still hanging on a shard is not joined by another: its age already says enough.
-			if (busy.compareAndSet(false, true)) {
-				pool.execute(() -> {
-					try {
-						probe(shard);
-					}
-					finally {
-						busy.set(false);
-					}
-				});
+		this.ticker.scheduleWithFixedDelay(() -> {
+			try {
+				probing.forEach((shard, busy) -> probeUnlessBusy(pool, shard, busy));
 			}
-		}), 0, this.interval.toNanos(), TimeUnit.NANOSECONDS);
+			catch (Throwable ex) {
+				// Thrown out of the ticker's task, it would end every later probe without a word.
+				this.health.failed(ex, "it probes again in " + this.interval.toMillis() + " ms");
+			}
+		}, 0, this.interval.toNanos(), TimeUnit.NANOSECONDS);
+	}
+
+	/** A probe still hanging on a shard is not joined by another: its age already says enough. */
+	private void probeUnlessBusy(ExecutorService pool, String shard, AtomicBoolean busy) {
+		if (!busy.compareAndSet(false, true)) {
+			return;
+		}
+		try {
+			pool.execute(() -> {
+				try {
+					probe(shard);
+				}
+				finally {
+					busy.set(false);
+				}
+			});
+		}
+		catch (RejectedExecutionException ex) {
+			// Stopping.
+			busy.set(false);
+		}
 	}
 
 	/**
@@ -125,7 +151,7 @@ public final class ShardWatch implements ShardHealth, EngineService, AutoCloseab
 						+ " ms");
 			}
 		}
-		catch (Exception ex) {
+		catch (Exception | Error ex) {
 			failure = ex;
 		}
 		if (failure != null && connection != null) {

@@ -99,7 +99,10 @@ public class ControlRepository {
 		return this.jdbc.update(this.sql.pruneEnded);
 	}
 
-	/** The id of the job whose cancel a notification announces, or {@code null} if it names none. */
+	/**
+	 * The id of the job whose cancel a notification announces, or {@code null} if it names none. The
+	 * rest of the payload (who asked) is not read: a notification is a hint to read the request.
+	 */
 	public static @Nullable Long announcedJob(String payload) {
 		int colon = payload.indexOf(':');
 		try {
@@ -108,12 +111,6 @@ public class ControlRepository {
 		catch (NumberFormatException ex) {
 			return null;
 		}
-	}
-
-	/** Who asked, as a notification announces it. */
-	public static String announcedBy(String payload) {
-		int colon = payload.indexOf(':');
-		return (colon < 0) ? "an operator" : payload.substring(colon + 1);
 	}
 
 }

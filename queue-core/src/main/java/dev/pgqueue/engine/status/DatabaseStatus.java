@@ -3,6 +3,8 @@ package dev.pgqueue.engine.status;
 import java.util.List;
 import java.util.Map;
 
+import dev.pgqueue.engine.service.EngineService;
+import dev.pgqueue.engine.service.ServiceHealth;
 import dev.pgqueue.engine.sql.MaintenanceRepository.LockWaits;
 import dev.pgqueue.metrics.OldestTransaction;
 import dev.pgqueue.metrics.PreparedTransactions;
@@ -39,10 +41,24 @@ public record DatabaseStatus(@Nullable String shard, @Nullable String whyDown, i
 	}
 
 	/**
-	 * A long-running part and whether it runs.
+	 * A long-running part: whether it runs, how its loop fares.
 	 * @param name what it does, as its threads are named
+	 * @param failures iterations of its loop that failed, each survived
+	 * @param stoppedBy what ended its thread on its own, or {@code null}: a service so stopped does
+	 * not do its work until the application restarts
 	 */
-	public record ServiceStatus(String name, boolean running) {
+	public record ServiceStatus(String name, boolean running, long failures, @Nullable String stoppedBy) {
+
+		static ServiceStatus of(EngineService service) {
+			ServiceHealth health = service.health();
+			return new ServiceStatus(service.name(), service.isRunning(), health.failures(), health.stoppedBy());
+		}
+
+	}
+
+	/** The services that ended on their own: their work is not done. */
+	public List<ServiceStatus> stoppedServices() {
+		return this.services.stream().filter((service) -> service.stoppedBy() != null).toList();
 	}
 
 }

@@ -1,5 +1,6 @@
 package dev.pgqueue.engine.status;
 
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -62,7 +63,18 @@ public final class StatusReading {
 				processing ? stats.lastOldestTransaction() : OldestTransaction.NONE,
 				processing ? stats.lastUnpolledQueues() : Map.of(), processing ? stats.lastVacuumHealth() : null,
 				(resolver != null) ? resolver.last() : null,
-				services.stream().map((service) -> new ServiceStatus(service.name(), service.isRunning())).toList());
+				services(services, pollers));
+	}
+
+	/** The database's services, then each poller and the services it runs (completer, lease keeper…). */
+	private static List<ServiceStatus> services(List<EngineService> services, List<JobPoller> pollers) {
+		List<ServiceStatus> statuses = new ArrayList<>();
+		services.forEach((service) -> statuses.add(ServiceStatus.of(service)));
+		for (JobPoller poller : pollers) {
+			statuses.add(ServiceStatus.of(poller));
+			poller.services().forEach((service) -> statuses.add(ServiceStatus.of(service)));
+		}
+		return statuses;
 	}
 
 	private static PollerStatus poller(JobPoller poller, boolean answers) {
