@@ -12,6 +12,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 
+import dev.pgqueue.engine.EngineInternals;
+import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.service.EngineThreads;
 import dev.pgqueue.engine.settings.QueueCatalog;
@@ -128,12 +130,12 @@ class ClaimAheadTests {
 		JobPoller poller = fixture.poller("stuck");
 		poller.start();
 		// A second instance of the queue that never claims ahead, free to run what the first returns.
-		JobPoller other = fixture.engineBuilder()
+		QueueEngine second = fixture.engineBuilder()
 			.settings(fixture.engineSettings().withWorkers(new WorkerSettings(Duration.ofSeconds(10), false, false)))
 			.queues(new QueueCatalog(QueueSettings.defaults("default"), List.of(leased("stuck").withClaimAhead(false))))
 			.metrics(QueueMetrics.NONE)
-			.build()
-			.database().newPoller("stuck", null);
+			.build();
+		JobPoller other = EngineInternals.of(second).newPoller("stuck", null);
 		try {
 			blocked.awaitHeldAhead(poller);
 			other.start();

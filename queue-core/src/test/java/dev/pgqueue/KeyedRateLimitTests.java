@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
+import dev.pgqueue.engine.EngineInternals;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.settings.KindSettings;
 import dev.pgqueue.engine.settings.QueueSettings;
@@ -174,7 +175,7 @@ class KeyedRateLimitTests {
 		windows.reserve("key:q:busy", 5, 60_000_000, 1);
 		// The idle key's window (a period of 100 ms) is deleted once a whole period passed without a grant.
 		await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(50))
-			.until(() -> this.fixture.engine().database().cleaner().pruneIdleRateKeys() == 1);
+			.until(() -> EngineInternals.of(this.fixture.engine()).cleaner().pruneIdleRateKeys() == 1);
 		JdbcTemplate jdbc = new JdbcTemplate(this.fixture.schema().dataSource());
 		assertThat(jdbc.queryForList("SELECT name FROM " + this.fixture.schema().name()
 				+ ".pgqueue_rate_windows ORDER BY name", String.class)).containsExactly("key:q:busy", "queue:q");

@@ -16,6 +16,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
+import dev.pgqueue.engine.EngineInternals;
+import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.job.ClaimedJob;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.run.JobRunner;
@@ -280,12 +282,12 @@ class LeasedModeTests {
 		});
 		// The first instance has lost the database for its lease extensions (a partition, a long
 		// pause) while its handler goes on: its lease expires although the handler is alive.
-		JobPoller hung = fixture.engineBuilder()
+		QueueEngine lost = fixture.engineBuilder()
 			.settings(fixture.engineSettings().withWorkers(DEFAULT_WORKERS))
 			.jobs(new LeaseExtensionsLost(fixture))
 			.metrics(QueueMetrics.NONE)
-			.build()
-			.database().newPoller(queue, null);
+			.build();
+		JobPoller hung = EngineInternals.of(lost).newPoller(queue, null);
 		UUID id = fixture.client().enqueue(queue + ".job", null);
 		hung.start();
 		JobPoller other = null;

@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.pgqueue.engine.EngineInternals;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.settings.EngineSettings;
@@ -115,7 +116,7 @@ class NotificationTests {
 			.settings(fixture.engineSettings().withWorkers(WORKERS))
 			.metrics(countingPolls)
 			.build();
-		JobPoller poller = engine.database().newPoller("wake", null);
+		JobPoller poller = EngineInternals.of(engine).newPoller("wake", null);
 		JobClient client = engine.client();
 		poller.start();
 		try {

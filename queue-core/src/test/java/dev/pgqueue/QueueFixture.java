@@ -10,6 +10,7 @@ import java.util.function.UnaryOperator;
 
 import javax.sql.DataSource;
 
+import dev.pgqueue.engine.EngineInternals;
 import dev.pgqueue.engine.JdbcJobAdmin;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.QueueEngineBuilder;
@@ -327,7 +328,7 @@ public final class QueueFixture implements AutoCloseable {
 	}
 
 	public JobRunner runner() {
-		return engine().database().runner();
+		return EngineInternals.of(engine()).runner();
 	}
 
 	/** Creates (does not start) a poller for the queue with its registered kinds. */
@@ -340,7 +341,7 @@ public final class QueueFixture implements AutoCloseable {
 	 * {@code pauses} whether the queue is paused before it claims (as an instance's pollers do).
 	 */
 	public JobPoller poller(String queue, QueuePauses pauses) {
-		JobPoller poller = (pauses != null) ? engine().database().newPoller(queue, pauses) : engine().database().newPoller(queue, null);
+		JobPoller poller = EngineInternals.of(engine()).newPoller(queue, pauses);
 		this.pollers.add(poller);
 		return poller;
 	}
@@ -495,39 +496,39 @@ public final class QueueFixture implements AutoCloseable {
 		}
 
 		public int promote() {
-			return this.engine.database().promoter().promote();
+			return EngineInternals.of(this.engine).promoter().promote();
 		}
 
 		public int rescue() {
-			return this.engine.database().rescuer().rescue();
+			return EngineInternals.of(this.engine).rescuer().rescue();
 		}
 
 		public int clean() {
-			return this.engine.database().cleaner().clean();
+			return EngineInternals.of(this.engine).cleaner().clean();
 		}
 
 		public int pruneEndedKeys() {
-			return this.engine.database().cleaner().pruneEndedKeys();
+			return EngineInternals.of(this.engine).cleaner().pruneEndedKeys();
 		}
 
 		public Map<String, QueueStats> readStats() {
-			return this.engine.database().statsReader().readStats();
+			return EngineInternals.of(this.engine).statsReader().readStats();
 		}
 
 		public Map<String, QueueStats> lastStats() {
-			return this.engine.database().statsReader().lastStats();
+			return EngineInternals.of(this.engine).statsReader().lastStats();
 		}
 
 		public LockWaits readLockWaits() {
-			return this.engine.database().statsReader().readLockWaits();
+			return EngineInternals.of(this.engine).statsReader().readLockWaits();
 		}
 
 		public OldestTransaction readOldestTransaction() {
-			return this.engine.database().statsReader().readOldestTransaction();
+			return EngineInternals.of(this.engine).statsReader().readOldestTransaction();
 		}
 
 		public void assessPollCycles() {
-			this.engine.database().statsReader().assessPollCycles();
+			EngineInternals.of(this.engine).statsReader().assessPollCycles();
 		}
 
 		/** Starts promoter, rescuer, cleaner and stats reader on their own threads. */
@@ -540,8 +541,8 @@ public final class QueueFixture implements AutoCloseable {
 		}
 
 		private List<EngineService> services() {
-			return List.of(this.engine.database().promoter(), this.engine.database().rescuer(), this.engine.database().cleaner(),
-					this.engine.database().statsReader());
+			EngineInternals internals = EngineInternals.of(this.engine);
+			return List.of(internals.promoter(), internals.rescuer(), internals.cleaner(), internals.statsReader());
 		}
 
 	}

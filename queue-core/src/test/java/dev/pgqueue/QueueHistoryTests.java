@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 
 import dev.pgqueue.QueueHistory.Point;
+import dev.pgqueue.engine.EngineInternals;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.settings.HistorySettings;
 import dev.pgqueue.engine.settings.QueueSettings;
@@ -68,7 +69,7 @@ class QueueHistoryTests {
 			client.enqueue(JobRequest.of("hist.flaky", Map.of()).queue("hist_main").maxAttempts(2));
 
 			await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
-				engine.database().historyFlusher().flush();
+				EngineInternals.of(engine).historyFlusher().flush();
 				Totals totals = Totals.of(history(engine.admin(), "hist_main"));
 				assertThat(totals.completed).as("completed").isEqualTo(3);
 				assertThat(totals.failed).as("failed for good").isEqualTo(2);
@@ -100,8 +101,8 @@ class QueueHistoryTests {
 			assertThat(second.runDueHere("hist_pair", 3)).hasSize(3);
 
 			// The instance with the longer runs flushes first: the second flush must not lower its maximum.
-			assertThat(second.database().historyFlusher().flush()).isEqualTo(1);
-			assertThat(first.database().historyFlusher().flush()).isEqualTo(1);
+			assertThat(EngineInternals.of(second).historyFlusher().flush()).isEqualTo(1);
+			assertThat(EngineInternals.of(first).historyFlusher().flush()).isEqualTo(1);
 
 			List<Map<String, Object>> rows = fixture.jdbc()
 				.queryForList("SELECT completed, runs, run_ms_max FROM " + fixture.schema().name()
@@ -125,8 +126,8 @@ class QueueHistoryTests {
 				+ "('hist_old', date_trunc('minute', now()) - interval '47 hours', 8), "
 				+ "('hist_old', date_trunc('minute', now()) - interval '1 minute', 9)");
 		try (QueueEngine engine = fixture.engine()) {
-			assertThat(engine.database().historySettings().retention()).isEqualTo(Duration.ofDays(2));
-			engine.database().cleaner().start();
+			assertThat(EngineInternals.of(engine).historySettings().retention()).isEqualTo(Duration.ofDays(2));
+			EngineInternals.of(engine).cleaner().start();
 			await().atMost(Duration.ofSeconds(10))
 				.untilAsserted(() -> assertThat(fixture.jdbc()
 					.queryForList("SELECT completed FROM " + table + " WHERE queue = 'hist_old' ORDER BY minute",
@@ -141,10 +142,11 @@ class QueueHistoryTests {
 			engine.client().enqueue(JobRequest.of("off.ok", Map.of()).queue("hist_off"));
 			assertThat(engine.runDueHere("hist_off", 1)).hasSize(1);
 
-			assertThat(engine.database().historyRecorder().enabled()).isFalse();
-			assertThat(engine.database().historyRecorder().drain()).isEmpty();
-			assertThat(engine.database().historyFlusher().flush()).isZero();
-			assertThat(engine.database().services()).doesNotContain(engine.database().historyFlusher());
+			EngineInternals internals = EngineInternals.of(engine);
+			assertThat(internals.historyRecorder().enabled()).isFalse();
+			assertThat(internals.historyRecorder().drain()).isEmpty();
+			assertThat(internals.historyFlusher().flush()).isZero();
+			assertThat(internals.services()).doesNotContain(internals.historyFlusher());
 			assertThat(fixture.jdbc()
 				.queryForObject("SELECT count(*) FROM " + fixture.schema().name()
 						+ ".pgqueue_queue_history WHERE queue = 'hist_off'", Long.class)).isZero();

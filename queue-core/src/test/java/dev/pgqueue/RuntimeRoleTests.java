@@ -25,6 +25,7 @@ import ch.qos.logback.classic.spi.IThrowableProxy;
 import ch.qos.logback.core.AppenderBase;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.pgqueue.engine.EngineInternals;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.QueueEngineBuilder;
 import dev.pgqueue.engine.job.JobHandler;
@@ -41,6 +42,7 @@ import dev.pgqueue.engine.settings.WorkerSettings;
 import dev.pgqueue.engine.shards.ShardLayout;
 import dev.pgqueue.engine.sql.RateRepository;
 import dev.pgqueue.engine.sql.RateRepository.Grant;
+import dev.pgqueue.engine.twophase.InDoubtResolver;
 import dev.pgqueue.engine.twophase.TransactionIds;
 import dev.pgqueue.metrics.OldestTransaction;
 import dev.pgqueue.schema.QueueMigrator;
@@ -196,7 +198,8 @@ class RuntimeRoleTests {
 			assertThat(maintenance.rescue()).isZero();
 			assertThat(maintenance.readStats()).containsKeys("tx", "leased", "bucketed");
 			assertThat(ids).hasSize(3);
-			assertThat(engine.database().pollingHeartbeat().refresh().polled()).contains("tx", "leased", "bucketed");
+			assertThat(EngineInternals.of(engine).pollingHeartbeat().refresh().polled()).contains("tx", "leased",
+					"bucketed");
 			assertThat(jdbc.queryForList("SELECT DISTINCT queue FROM " + schema.qualify("pgqueue_pollers"), String.class))
 				.as("heartbeats written as the runtime role")
 				.contains("tx", "leased", "bucketed");
@@ -231,7 +234,7 @@ class RuntimeRoleTests {
 			// The period ends: the cleaner, as the runtime role, deletes its key.
 			admin.jdbc().update("UPDATE pgqueue_unique_periods SET period_start = now() - interval '2 hours', "
 					+ "period_end = now() - interval '1 hour' WHERE unique_key = 'once'");
-			assertThat(engine.database().cleaner().pruneEndedKeys()).isEqualTo(1);
+			assertThat(EngineInternals.of(engine).cleaner().pruneEndedKeys()).isEqualTo(1);
 			assertThat(admin.jdbc().queryForObject("SELECT count(*) FROM pgqueue_unique_periods WHERE unique_key = 'once'",
 					Long.class)).isZero();
 		}
@@ -248,7 +251,7 @@ class RuntimeRoleTests {
 			engine.schedules().save(Schedule.of("runtime", "0 0 * * * *", "tick.job").queue("ticks"));
 			admin.jdbc().update("UPDATE pgqueue_schedules SET next_tick = now() - interval '1 second' WHERE name = 'runtime'");
 			// Fired by this pass or by the engine's own ticker, both as the runtime role.
-			engine.database().scheduleTicker().pass();
+			EngineInternals.of(engine).scheduleTicker().pass();
 			await().atMost(TIMEOUT).until(() -> engine.schedules().get("runtime").orElseThrow().lastTick() != null);
 			assertThat(ran.await(TIMEOUT.toSeconds(), TimeUnit.SECONDS)).as("the tick's job ran").isTrue();
 			assertThat(engine.schedules().pause("runtime")).isTrue();
@@ -291,7 +294,7 @@ class RuntimeRoleTests {
 			windows.giveBack("runtime:back", grant, 2);
 			assertThat(windows.reserve("runtime:back", 5, 60_000_000, 5).granted()).isEqualTo(2);
 			// A key idle for a whole period: its window is deleted by the cleaner.
-			await().atMost(TIMEOUT).until(() -> engine.database().cleaner().pruneIdleRateKeys() > 0);
+			await().atMost(TIMEOUT).until(() -> EngineInternals.of(engine).cleaner().pruneIdleRateKeys() > 0);
 		}
 	}
 
@@ -344,7 +347,7 @@ class RuntimeRoleTests {
 					JobRequest.of("hist.job", 3)));
 			await().atMost(TIMEOUT).until(() -> completed(ids) == 3);
 			await().atMost(TIMEOUT).untilAsserted(() -> {
-				engine.database().historyFlusher().flush();
+				EngineInternals.of(engine).historyFlusher().flush();
 				assertThat(admin.jdbc().queryForObject("SELECT coalesce(sum(completed), 0) FROM pgqueue_queue_history "
 						+ "WHERE queue = 'hist'", Long.class)).isEqualTo(3);
 			});
@@ -356,7 +359,7 @@ class RuntimeRoleTests {
 
 			admin.jdbc().update("INSERT INTO pgqueue_queue_history (queue, minute, completed) "
 					+ "VALUES ('hist_old', date_trunc('minute', now()) - interval '30 days', 1)");
-			assertThat(engine.database().cleaner().pruneHistory()).isGreaterThanOrEqualTo(1);
+			assertThat(EngineInternals.of(engine).cleaner().pruneHistory()).isGreaterThanOrEqualTo(1);
 			assertThat(admin.jdbc().queryForObject("SELECT count(*) FROM pgqueue_queue_history WHERE queue = 'hist_old'",
 					Long.class)).isZero();
 
@@ -364,7 +367,7 @@ class RuntimeRoleTests {
 					+ "WHERE public_id = ANY(?::uuid[])", (Object) ids.stream().map(UUID::toString).toArray(String[]::new));
 			// The cleaner's own thread may take the turn; either way the runtime role deletes them.
 			await().atMost(TIMEOUT).until(() -> {
-				engine.database().cleaner().clean();
+				EngineInternals.of(engine).cleaner().clean();
 				return jobsLeft(ids) == 0;
 			});
 		}
@@ -455,8 +458,9 @@ class RuntimeRoleTests {
 				sql.execute("PREPARE TRANSACTION '" + TransactionIds.of(schema, "pay", orphan) + "'");
 				worker.setAutoCommit(true);
 			}
-			assertThat(engine.database().inDoubtResolver()).isNotNull();
-			assertThat(engine.database().inDoubtResolver().resolve().count()).as("prepared transactions left").isZero();
+			InDoubtResolver resolver = EngineInternals.of(engine).inDoubtResolver();
+			assertThat(resolver).isNotNull();
+			assertThat(resolver.resolve().count()).as("prepared transactions left").isZero();
 			assertThat(engine.admin().find(orphan).orElseThrow().state()).isEqualTo(JobState.COMPLETED);
 			assertThat(admin.jdbc().queryForObject("SELECT count(*) FROM pg_prepared_xacts WHERE starts_with(gid, ?)",
 					Long.class, TransactionIds.prefix(schema))).isZero();

@@ -16,6 +16,7 @@ import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
+import dev.pgqueue.engine.EngineInternals;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.schedules.ScheduleTicker;
 import dev.pgqueue.engine.settings.ScheduleSettings;
@@ -54,7 +55,7 @@ class ScheduledJobBirthTests {
 		schedules.save(Schedule.of("hourly", "0 0 * * * *", "report.build").payload(Map.of("n", 1)));
 		shards.get("s1").jdbc().update("UPDATE " + shards.get("s1").schema().name()
 				+ ".pgqueue_schedules SET next_tick = now() - interval '10 seconds' WHERE name = 'hourly'");
-		ScheduleTicker ticker = engine.database("s1").scheduleTicker();
+		ScheduleTicker ticker = EngineInternals.of(engine, "s1").scheduleTicker();
 
 		assertThat(ticker.pass().fired()).isEqualTo(1);
 		UUID ticked = schedules.get("hourly").orElseThrow().lastJob();
@@ -79,7 +80,7 @@ class ScheduledJobBirthTests {
 		schedules.save(Schedule.of("hourly", "0 0 * * * *", "report.build").queue("reports"));
 		dueNow(fixture, "hourly");
 
-		assertThat(engine.database().scheduleTicker().pass().fired()).isEqualTo(1);
+		assertThat(EngineInternals.of(engine).scheduleTicker().pass().fired()).isEqualTo(1);
 		UUID ticked = schedules.get("hourly").orElseThrow().lastJob();
 		UUID ranNow = schedules.runNow("hourly");
 
@@ -106,7 +107,8 @@ class ScheduledJobBirthTests {
 		Logger logger = (Logger) LoggerFactory.getLogger(ScheduleTicker.class);
 		logger.addAppender(logs);
 		try {
-			assertThat(limited.database().scheduleTicker().pass().fired()).as("the small schedule's tick").isEqualTo(1);
+			assertThat(EngineInternals.of(limited).scheduleTicker().pass().fired()).as("the small schedule's tick")
+				.isEqualTo(1);
 		}
 		finally {
 			logger.detachAppender(logs);

@@ -12,6 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
+import dev.pgqueue.engine.EngineInternals;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.schedules.JdbcJobSchedules;
@@ -62,8 +63,8 @@ class SchedulesTests {
 		engine = fixture.engineBuilder()
 			.schedules(new ScheduleSettings(List.of(), Duration.ofSeconds(1), Duration.ofSeconds(2)))
 			.build();
-		schedules = engine.database().schedules();
-		ticker = engine.database().scheduleTicker();
+		schedules = EngineInternals.of(engine).schedules();
+		ticker = EngineInternals.of(engine).scheduleTicker();
 	}
 
 	@AfterAll
@@ -300,7 +301,7 @@ class SchedulesTests {
 			passes.add(CompletableFuture.supplyAsync(() -> {
 				int fired = 0;
 				while (System.nanoTime() < end) {
-					fired += instance.database().scheduleTicker().pass().fired();
+					fired += EngineInternals.of(instance).scheduleTicker().pass().fired();
 				}
 				return fired;
 			}));

@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.pgqueue.engine.EngineInternals;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.settings.MaintenanceSettings;
@@ -476,11 +477,11 @@ class TwoPhaseCommitTests {
 	}
 
 	private static JobPoller pollerOn(DataSource pool, String queue, QueueMetrics metrics) {
-		return fixture.engineBuilder(pool)
+		QueueEngine engine = fixture.engineBuilder(pool)
 			.settings(fixture.engineSettings().withWorkers(new WorkerSettings(Duration.ofSeconds(5), false, false)))
 			.metrics(metrics)
-			.build()
-			.database().newPoller(queue, null);
+			.build();
+		return EngineInternals.of(engine).newPoller(queue, null);
 	}
 
 	private static List<UUID> enqueue(String kind, String queue, int count) {

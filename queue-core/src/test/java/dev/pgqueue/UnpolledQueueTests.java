@@ -11,8 +11,10 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.pgqueue.engine.EngineInternals;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
+import dev.pgqueue.engine.maintenance.PollingHeartbeat;
 import dev.pgqueue.engine.maintenance.StatsReader;
 import dev.pgqueue.metrics.MicrometerQueueMetrics;
 import dev.pgqueue.metrics.QueueStats;
@@ -78,7 +80,7 @@ class UnpolledQueueTests {
 
 	@Test
 	void warnsOnceWhenAKindNobodyHandlesGoesToAQueueNobodyPollsAndStillEnqueuesIt() {
-		this.producer.database().pollingHeartbeat().refresh();
+		producersHeartbeat().refresh();
 		JobClient client = this.producer.client();
 
 		UUID first = client.enqueue("report.slwo", Map.of("month", "2026-10"));
@@ -98,7 +100,7 @@ class UnpolledQueueTests {
 	@Test
 	void staysQuietForAKindNobodyHandlesInAQueueAnotherInstancePolls() throws Exception {
 		worker("reports", "report.monthly");
-		await().atMost(WAIT).until(() -> this.producer.database().pollingHeartbeat().refresh().isPolled("reports"));
+		await().atMost(WAIT).until(() -> producersHeartbeat().refresh().isPolled("reports"));
 		JobClient client = this.producer.client();
 
 		client.enqueue(JobRequest.of("report.slwo", 1).queue("reports"));
@@ -113,7 +115,7 @@ class UnpolledQueueTests {
 	@Test
 	void namesTheQueueWhereAnotherInstanceHandlesTheKind() throws Exception {
 		worker("reports", "report.monthly");
-		await().atMost(WAIT).until(() -> this.producer.database().pollingHeartbeat().refresh().isPolled("reports"));
+		await().atMost(WAIT).until(() -> producersHeartbeat().refresh().isPolled("reports"));
 
 		// No listener here, no queue named: the job goes to 'default', which nobody polls.
 		UUID id = this.producer.client().enqueue("report.monthly", Map.of("month", "2026-10"));
@@ -130,9 +132,9 @@ class UnpolledQueueTests {
 	@Test
 	void staysQuietForAKindSeenHandledWhileTheInstancesPollingItsQueueAreAway() throws Exception {
 		QueueEngine worker = worker("reports", "report.monthly");
-		await().atMost(WAIT).until(() -> this.producer.database().pollingHeartbeat().refresh().isPolled("reports"));
+		await().atMost(WAIT).until(() -> producersHeartbeat().refresh().isPolled("reports"));
 		worker.close();
-		await().atMost(WAIT).until(() -> !this.producer.database().pollingHeartbeat().refresh().isPolled("reports"));
+		await().atMost(WAIT).until(() -> !producersHeartbeat().refresh().isPolled("reports"));
 		JobClient client = this.producer.client();
 
 		client.enqueue(JobRequest.of("report.monthly", 1).queue("reports"));
@@ -147,13 +149,13 @@ class UnpolledQueueTests {
 	@Test
 	void listsWaitingJobsOfAQueueNobodyPollsUntilAnInstancePollsIt() throws Exception {
 		worker("reports", "report.monthly");
-		await().atMost(WAIT).until(() -> this.producer.database().pollingHeartbeat().refresh().isPolled("reports"));
+		await().atMost(WAIT).until(() -> producersHeartbeat().refresh().isPolled("reports"));
 		JobClient client = this.producer.client();
 		client.enqueue(JobRequest.of("report.slwo", 1).queue("nowhere").runAt(Instant.now().minusSeconds(120)));
 		client.enqueue(JobRequest.of("report.slwo", 2).queue("nowhere").delay(Duration.ofHours(1)));
 		// A kind the worker does not handle, in the queue it polls: waiting, but the queue is polled.
 		client.enqueue(JobRequest.of("report.slwo", 3).queue("reports"));
-		StatsReader stats = this.producer.database().statsReader();
+		StatsReader stats = EngineInternals.of(this.producer).statsReader();
 
 		stats.readStats();
 
@@ -170,7 +172,7 @@ class UnpolledQueueTests {
 					"Start an instance with a @JobListener in queue 'nowhere'"));
 
 		worker("nowhere", "report.slwo");
-		await().atMost(WAIT).until(() -> this.producer.database().pollingHeartbeat().refresh().isPolled("nowhere"));
+		await().atMost(WAIT).until(() -> producersHeartbeat().refresh().isPolled("nowhere"));
 		stats.readStats();
 
 		assertThat(stats.lastUnpolledQueues()).isEmpty();
@@ -181,6 +183,11 @@ class UnpolledQueueTests {
 	 * Starts another instance, with a pool of its own, whose one listener handles {@code kind} in
 	 * {@code queue} (and leaves every job waiting, so that the queue's depth stays as the test made it).
 	 */
+	/** The producer's record of which queues any instance polls. */
+	private PollingHeartbeat producersHeartbeat() {
+		return EngineInternals.of(this.producer).pollingHeartbeat();
+	}
+
 	private QueueEngine worker(String queue, String kind) {
 		HikariDataSource pool = this.fixture.schema().newPool(4);
 		this.closing.add(pool);

@@ -10,6 +10,7 @@ import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
+import dev.pgqueue.engine.EngineInternals;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.maintenance.VacuumWatch;
 import dev.pgqueue.engine.settings.EngineSettings;
@@ -64,7 +65,7 @@ class VacuumHealthTests {
 
 	@Test
 	void reportsTheServersAutovacuumAsShowSaysIt() {
-		VacuumHealth health = engine(MaintenanceSettings.DEFAULT).database().statsReader().checkVacuum();
+		VacuumHealth health = EngineInternals.of(engine(MaintenanceSettings.DEFAULT)).statsReader().checkVacuum();
 
 		boolean autovacuum = show("autovacuum");
 		boolean trackCounts = show("track_counts");
@@ -80,16 +81,16 @@ class VacuumHealthTests {
 		QueueEngine engine = engine(MaintenanceSettings.DEFAULT);
 		this.fixture.jdbc().execute("ALTER TABLE " + this.table + " SET (autovacuum_enabled = false)");
 
-		VacuumHealth off = engine.database().statsReader().checkVacuum();
+		VacuumHealth off = EngineInternals.of(engine).statsReader().checkVacuum();
 		assertThat(off.tableAutovacuum()).isFalse();
 		assertThat(off.findings()).contains(Verdict.TABLE_AUTOVACUUM_OFF);
 		assertThat(off.message()).contains("ALTER TABLE " + this.table + " RESET (autovacuum_enabled);");
 		assertThat(gauge("pgqueue.table.autovacuum.off")).isEqualTo(1);
-		assertThat(engine.database().statsReader().lastVacuumHealth()).isEqualTo(off);
+		assertThat(EngineInternals.of(engine).statsReader().lastVacuumHealth()).isEqualTo(off);
 
 		this.fixture.jdbc().execute("ALTER TABLE " + this.table + " RESET (autovacuum_enabled)");
 
-		VacuumHealth reset = engine.database().statsReader().checkVacuum();
+		VacuumHealth reset = EngineInternals.of(engine).statsReader().checkVacuum();
 		assertThat(reset.tableAutovacuum()).isTrue();
 		assertThat(reset.findings()).doesNotContain(Verdict.TABLE_AUTOVACUUM_OFF);
 		assertThat(reset.message()).doesNotContain("RESET (autovacuum_enabled)");
@@ -105,20 +106,20 @@ class VacuumHealthTests {
 		makeDeadRows(2_000);
 
 		await().atMost(WAIT).untilAsserted(() -> {
-			VacuumHealth health = engine.database().statsReader().checkVacuum();
+			VacuumHealth health = EngineInternals.of(engine).statsReader().checkVacuum();
 			assertThat(health.deadRows()).isGreaterThanOrEqualTo(2_000);
 			assertThat(health.findings()).contains(Verdict.DEAD_ROWS_GROWING);
 			assertThat(health.message()).contains("VACUUM " + this.table + ";");
 		});
 		assertThat(gauge("pgqueue.table.dead.rows")).isGreaterThanOrEqualTo(2_000);
-		assertThat(this.fixture.engine().database().statsReader().checkVacuum().findings())
+		assertThat(EngineInternals.of(this.fixture.engine()).statsReader().checkVacuum().findings())
 			.as("below the default threshold")
 			.doesNotContain(Verdict.DEAD_ROWS_GROWING);
 
 		this.fixture.jdbc().execute("VACUUM " + this.table);
 
 		await().atMost(WAIT).untilAsserted(() -> {
-			VacuumHealth health = engine.database().statsReader().checkVacuum();
+			VacuumHealth health = EngineInternals.of(engine).statsReader().checkVacuum();
 			assertThat(health.lastVacuum()).isNotNull();
 			assertThat(health.findings()).doesNotContain(Verdict.DEAD_ROWS_GROWING);
 		});
@@ -174,7 +175,7 @@ class VacuumHealthTests {
 
 		assertThatNoException().isThrownBy(engine::start);
 		assertThat(engine.isRunning()).isTrue();
-		assertThat(engine.database().statsReader().lastVacuumHealth()).isNull();
+		assertThat(EngineInternals.of(engine).statsReader().lastVacuumHealth()).isNull();
 		assertThat(warnings()).isEmpty();
 		engine.stop();
 	}

@@ -72,7 +72,11 @@ import org.springframework.transaction.support.TransactionTemplate;
  * {@link JobClient} and {@link JobAdmin}, and, when it processes jobs, one {@link JobPoller} per queue
  * that has listeners, the background services and the notification listener. An engine on one
  * database has one; an engine over shards has one per shard. Built and run only by its
- * {@link QueueEngine}; tests reach its parts through {@link QueueEngine#database()}.
+ * {@link QueueEngine}, which gives it through {@link QueueEngine#database()}. Public are only the
+ * parts that code outside this package reads: the starter (admin, schedules, handlers), the test kit
+ * (settings, jobs table, running jobs on the calling thread) and the benchmark (pollers, wake-ups,
+ * maintenance services, schedule ticker). Tests reach the others through a gateway of their own
+ * sources in this package ({@code EngineInternals}), which never ships.
  *
  * <p>{@link #start()} checks the configuration against the registered listeners, creates the pollers
  * and starts everything: the polling heartbeat and the notification listener first, then the
@@ -81,7 +85,7 @@ import org.springframework.transaction.support.TransactionTemplate;
  * order, the pollers of every queue at once (each gets the shutdown timeout to let its running jobs
  * finish).
  */
-public final class DatabaseEngine implements AutoCloseable {
+public final class DatabaseEngine {
 
 	private static final Logger logger = LoggerFactory.getLogger(DatabaseEngine.class);
 
@@ -271,27 +275,27 @@ public final class DatabaseEngine implements AutoCloseable {
 	}
 
 	/** The attempts running in this application. */
-	public RunningJobs runningJobs() {
+	RunningJobs runningJobs() {
 		return this.runningJobs;
 	}
 
 	/** Stops running jobs an operator cancelled, writes their progress. */
-	public RunningJobsWatch runningJobsWatch() {
+	RunningJobsWatch runningJobsWatch() {
 		return this.runningJobsWatch;
 	}
 
 	/** The shard this database is, or {@code null} when the engine runs on this one database alone. */
-	public @Nullable String shard() {
+	@Nullable String shard() {
 		return this.shard;
 	}
 
 	/** The pool of connections to this database. */
-	public DataSource dataSource() {
+	DataSource dataSource() {
 		return this.dataSource;
 	}
 
 	/** Enqueues jobs; wakes this application's pollers after commit. */
-	public JobClient client() {
+	JobClient client() {
 		return this.client;
 	}
 
@@ -310,7 +314,7 @@ public final class DatabaseEngine implements AutoCloseable {
 		return this.handlers;
 	}
 
-	public QueueCatalog queues() {
+	QueueCatalog queues() {
 		return this.queues;
 	}
 
@@ -319,12 +323,12 @@ public final class DatabaseEngine implements AutoCloseable {
 	}
 
 	/** Which queues operators paused. */
-	public QueuePauses pauses() {
+	QueuePauses pauses() {
 		return this.pauses;
 	}
 
 	/** What the pollers' claims recorded: the degradation signals of each polled queue. */
-	public QueueSignals signals() {
+	QueueSignals signals() {
 		return this.signals;
 	}
 
@@ -334,7 +338,7 @@ public final class DatabaseEngine implements AutoCloseable {
 	}
 
 	/** Runs one attempt of a job and records its outcome. */
-	public JobRunner runner() {
+	JobRunner runner() {
 		return this.runner;
 	}
 
@@ -382,7 +386,7 @@ public final class DatabaseEngine implements AutoCloseable {
 	 * Counts each queue's attempts, waits and run times per minute, in memory; records nothing unless
 	 * this engine processes jobs with the history enabled.
 	 */
-	public QueueHistoryRecorder historyRecorder() {
+	QueueHistoryRecorder historyRecorder() {
 		return this.historyRecorder;
 	}
 
@@ -390,12 +394,12 @@ public final class DatabaseEngine implements AutoCloseable {
 	 * Writes what the {@link #historyRecorder() recorder} counted to the queues' history; started only
 	 * when this engine processes jobs with the history enabled.
 	 */
-	public HistoryFlusher historyFlusher() {
+	HistoryFlusher historyFlusher() {
 		return this.historyFlusher;
 	}
 
 	/** Whether the queues' history is recorded, and how long it is kept. */
-	public HistorySettings historySettings() {
+	HistorySettings historySettings() {
 		return this.historySettings;
 	}
 
@@ -413,12 +417,12 @@ public final class DatabaseEngine implements AutoCloseable {
 	 * Records which queues this engine polls and reads which queues any instance polls; started
 	 * whether or not this engine processes jobs.
 	 */
-	public PollingHeartbeat pollingHeartbeat() {
+	PollingHeartbeat pollingHeartbeat() {
 		return this.pollingHeartbeat;
 	}
 
 	/** Finishes prepared transactions dead workers left; {@code null} unless a queue has two-phase commit. */
-	public @Nullable InDoubtResolver inDoubtResolver() {
+	@Nullable InDoubtResolver inDoubtResolver() {
 		return this.inDoubtResolver;
 	}
 
@@ -429,12 +433,12 @@ public final class DatabaseEngine implements AutoCloseable {
 	 * in-doubt resolver; only the polling heartbeat when this engine does not process
 	 * jobs. The pollers come after them.
 	 */
-	public List<EngineService> services() {
+	List<EngineService> services() {
 		return List.copyOf(this.services);
 	}
 
 	/** What this database's part knows of itself now, read from memory. */
-	public DatabaseStatus status() {
+	DatabaseStatus status() {
 		return status(true);
 	}
 
@@ -457,7 +461,7 @@ public final class DatabaseEngine implements AutoCloseable {
 	 * Stopped by {@link #stop()} if started. For tests and benchmarks that run several pollers of one
 	 * queue, as several instances would.
 	 */
-	public JobPoller newPoller(String queue) {
+	JobPoller newPoller(String queue) {
 		return newPoller(queue, this.pauses);
 	}
 
@@ -533,7 +537,7 @@ public final class DatabaseEngine implements AutoCloseable {
 	 * @throws InvalidQueueConfigurationException when a configured queue has no listener here, or a
 	 * queue with two-phase commit has no {@link InDoubtJobResolver}
 	 */
-	public synchronized void start() {
+	synchronized void start() {
 		if (this.running) {
 			return;
 		}
@@ -560,7 +564,7 @@ public final class DatabaseEngine implements AutoCloseable {
 		this.running = true;
 	}
 
-	public void stop() {
+	void stop() {
 		CountDownLatch stopped = new CountDownLatch(1);
 		stop(stopped::countDown);
 		try {
@@ -575,7 +579,7 @@ public final class DatabaseEngine implements AutoCloseable {
 	 * Stops the pollers, all at once, then the services and the notification listener; calls
 	 * {@code callback} when all have stopped.
 	 */
-	public void stop(Runnable callback) {
+	void stop(Runnable callback) {
 		List<JobPoller> running;
 		synchronized (this) {
 			if (!this.running) {
@@ -623,13 +627,12 @@ public final class DatabaseEngine implements AutoCloseable {
 		}
 	}
 
-	public boolean isRunning() {
+	boolean isRunning() {
 		return this.running;
 	}
 
 	/** Stops everything, including pollers started outside {@link #start()}, and the notification throttle. */
-	@Override
-	public void close() {
+	void close() {
 		stop();
 		pollers().stream().filter(JobPoller::isRunning).forEach(JobPoller::stop);
 		stopServices();

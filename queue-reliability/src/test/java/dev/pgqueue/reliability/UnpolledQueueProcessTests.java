@@ -12,8 +12,10 @@ import ch.qos.logback.core.read.ListAppender;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.QueueMode;
+import dev.pgqueue.engine.EngineInternals;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.maintenance.PollingHeartbeat;
+import dev.pgqueue.engine.maintenance.StatsReader;
 import dev.pgqueue.engine.settings.EngineSettings;
 import dev.pgqueue.schema.SchemaName;
 import org.junit.jupiter.api.Test;
@@ -50,7 +52,8 @@ class UnpolledQueueProcessTests {
 					.processing(false)
 					.pollingHeartbeat(HEARTBEAT)
 					.build()) {
-			PollingHeartbeat polling = producer.database().pollingHeartbeat();
+			PollingHeartbeat polling = EngineInternals.of(producer).pollingHeartbeat();
+			StatsReader stats = EngineInternals.of(producer).statsReader();
 			JobClient client = producer.client();
 			Worker first = fleet.start("w1").awaitReady();
 			await().atMost(Duration.ofSeconds(30)).until(() -> polling.refresh().isPolled(WorkerProcess.QUEUE));
@@ -72,14 +75,14 @@ class UnpolledQueueProcessTests {
 				.satisfies((message) -> assertThat(message).contains("kind 'report.never' was enqueued into queue '"
 						+ WorkerProcess.QUEUE + "', which no instance polls, and no instance has been seen handling "
 						+ "that kind"));
-			producer.database().statsReader().readStats();
-			assertThat(producer.database().statsReader().lastUnpolledQueues()).containsOnlyKeys(WorkerProcess.QUEUE, "nowhere");
-			assertThat(producer.database().statsReader().lastUnpolledQueues().get(WorkerProcess.QUEUE).available()).isEqualTo(3);
+			stats.readStats();
+			assertThat(stats.lastUnpolledQueues()).containsOnlyKeys(WorkerProcess.QUEUE, "nowhere");
+			assertThat(stats.lastUnpolledQueues().get(WorkerProcess.QUEUE).available()).isEqualTo(3);
 
 			fleet.start("w2").awaitReady();
 			await().atMost(Duration.ofSeconds(30)).until(() -> polling.refresh().isPolled(WorkerProcess.QUEUE));
-			producer.database().statsReader().readStats();
-			assertThat(producer.database().statsReader().lastUnpolledQueues()).containsOnlyKeys("nowhere");
+			stats.readStats();
+			assertThat(stats.lastUnpolledQueues()).containsOnlyKeys("nowhere");
 			await().atMost(Duration.ofSeconds(30))
 				.until(() -> workload.jdbc().queryForObject("SELECT count(*) FROM ledger WHERE job_id = ?", Long.class,
 						waiting) == 1);

@@ -26,6 +26,7 @@ import dev.pgqueue.MissedTicks;
 import dev.pgqueue.QueueAssignment;
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.Schedule;
+import dev.pgqueue.engine.EngineInternals;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.buckets.BucketScope;
 import dev.pgqueue.engine.job.JobHandler;
@@ -246,7 +247,7 @@ public final class WorkerProcess {
 			System.out.println(SUMMARY + " " + counters.summary());
 		}, "worker-shutdown"));
 		engine.start();
-		JobPoller poller = engine.database().pollers().get(0);
+		JobPoller poller = EngineInternals.of(engine).pollers().get(0);
 		if (poller.scope() instanceof BucketScope buckets) {
 			System.out.println(BUCKET_MEMBER + buckets.coordinator().member());
 			reportBuckets(buckets);

@@ -21,6 +21,7 @@ import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.QueueMode;
+import dev.pgqueue.engine.EngineInternals;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.schedules.JdbcJobSchedules;
 import dev.pgqueue.engine.settings.EngineSettings;
@@ -93,7 +94,7 @@ final class Workload implements AutoCloseable {
 
 	/** The schedules of this workload's table, as an application that does not process jobs manages them. */
 	JdbcJobSchedules schedules() {
-		return this.engines.get(0).database().schedules();
+		return EngineInternals.of(this.engines.get(0)).schedules();
 	}
 
 	/** The admin API of this workload's table, as an operator's application has it (notifications on). */
@@ -102,7 +103,7 @@ final class Workload implements AutoCloseable {
 	}
 
 	JobRepository repository() {
-		return this.engines.get(0).database().jobs();
+		return EngineInternals.of(this.engines.get(0)).jobs();
 	}
 
 	TestSchema schema() {

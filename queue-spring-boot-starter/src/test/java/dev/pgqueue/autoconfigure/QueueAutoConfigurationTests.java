@@ -29,6 +29,7 @@ import dev.pgqueue.JobRequest;
 import dev.pgqueue.QueueAssignment;
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.RetryPolicy;
+import dev.pgqueue.engine.EngineInternals;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.buckets.BucketScope;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
@@ -104,7 +105,7 @@ class QueueAutoConfigurationTests {
 				.hasSingleBean(QueueMigrator.class)
 				.hasSingleBean(JobHandlerRegistry.class)
 				.doesNotHaveBean(Flyway.class);
-			assertThat(context.getBean(QueueEngine.class).database().services()).extracting(EngineService::name)
+			assertThat(internals(context).services()).extracting(EngineService::name)
 				.containsExactly("polling heartbeat", "notifications", "promoter", "rescuer", "cleaner",
 						"stats reader", "statistics refresher", "schedule ticker", "running-jobs watch", "history flusher");
 			assertThat(SCHEMA.tables(jdbc(context))).contains("pgqueue_jobs", "pgqueue_schema_history",
@@ -182,7 +183,7 @@ class QueueAutoConfigurationTests {
 	void startsAPollerForEachQueueThatHasListeners() {
 		this.contextRunner.withUserConfiguration(GreetingListenerConfiguration.class, MailListenerConfiguration.class)
 			.run((context) -> {
-				assertThat(context.getBean(QueueEngine.class).database().pollers()).extracting((poller) -> poller.settings().name())
+				assertThat(internals(context).pollers()).extracting((poller) -> poller.settings().name())
 					.containsExactlyInAnyOrder("default", "mail");
 				JobPoller mail = poller(context, "mail");
 				assertThat(mail.isRunning()).isTrue();
@@ -349,8 +350,9 @@ class QueueAutoConfigurationTests {
 					.doesNotHaveBean(QueueHealthIndicator.class);
 				QueueEngine engine = context.getBean(QueueEngine.class);
 				assertThat(engine.processing()).isFalse();
-				assertThat(engine.database().pollers()).isEmpty();
-				assertThat(engine.database().services()).extracting(EngineService::name).containsExactly("polling heartbeat");
+				assertThat(internals(context).pollers()).isEmpty();
+				assertThat(internals(context).services()).extracting(EngineService::name)
+					.containsExactly("polling heartbeat");
 				UUID id = context.getBean(JobClient.class).enqueue("producer-only.greeting", new Greeting("Linus", 1));
 				assertThat(SCHEMA.stateOf(jdbc(context), id)).isEqualTo("available");
 			});
@@ -359,14 +361,12 @@ class QueueAutoConfigurationTests {
 	@Test
 	void recordsTheQueuesHistoryUnlessDisabledAndKeepsItForTheConfiguredRetention() {
 		this.contextRunner.withPropertyValues("pgqueue.history.retention=3h").run((context) -> {
-			QueueEngine engine = context.getBean(QueueEngine.class);
-			assertThat(engine.database().historySettings().retention()).isEqualTo(Duration.ofHours(3));
-			assertThat(engine.database().historyRecorder().enabled()).isTrue();
+			assertThat(internals(context).historySettings().retention()).isEqualTo(Duration.ofHours(3));
+			assertThat(internals(context).historyRecorder().enabled()).isTrue();
 		});
 		this.contextRunner.withPropertyValues("pgqueue.history.enabled=false").run((context) -> {
-			QueueEngine engine = context.getBean(QueueEngine.class);
-			assertThat(engine.database().historyRecorder().enabled()).isFalse();
-			assertThat(engine.database().services()).extracting(EngineService::name).doesNotContain("history flusher");
+			assertThat(internals(context).historyRecorder().enabled()).isFalse();
+			assertThat(internals(context).services()).extracting(EngineService::name).doesNotContain("history flusher");
 		});
 		this.contextRunner.withPropertyValues("pgqueue.history.retention=0s")
 			.run((context) -> assertThat(context).hasFailed()
@@ -378,24 +378,23 @@ class QueueAutoConfigurationTests {
 	@Test
 	void throttlesNotificationsByDefaultAndNeitherNotifiesNorListensWhenTheyAreOff() {
 		this.contextRunner.run((context) -> {
-			QueueEngine engine = context.getBean(QueueEngine.class);
-			assertThat(engine.database().settings().notifications()).isTrue();
-			assertThat(engine.database().jobs().notifies()).isTrue();
+			assertThat(internals(context).settings().notifications()).isTrue();
+			assertThat(internals(context).jobs().notifies()).isTrue();
 		});
 		this.contextRunner.withPropertyValues("pgqueue.notifications.enabled=false").run((context) -> {
 			assertThat(context).hasNotFailed()
 				.hasSingleBean(QueueEngine.class);
-			assertThat(context.getBean(QueueEngine.class).database().settings().notifications()).isFalse();
-			assertThat(context.getBean(QueueEngine.class).database().jobs().notifies()).isFalse();
+			assertThat(internals(context).settings().notifications()).isFalse();
+			assertThat(internals(context).jobs().notifies()).isFalse();
 		});
 	}
 
 	@Test
 	void bindsTheLivenessTimeoutAndFailsStartupOnOneTooShortNamingTheSetting() {
-		this.contextRunner.run((context) -> assertThat(context.getBean(QueueEngine.class).database().settings().livenessTimeout())
+		this.contextRunner.run((context) -> assertThat(internals(context).settings().livenessTimeout())
 			.isEqualTo(EngineSettings.DEFAULT_LIVENESS_TIMEOUT));
 		this.contextRunner.withPropertyValues("pgqueue.notifications.liveness-timeout=3s")
-			.run((context) -> assertThat(context.getBean(QueueEngine.class).database().settings().livenessTimeout())
+			.run((context) -> assertThat(internals(context).settings().livenessTimeout())
 				.isEqualTo(Duration.ofSeconds(3)));
 		this.contextRunner.withPropertyValues("pgqueue.notifications.liveness-timeout=0s")
 			.run((context) -> assertThat(failureMessages(context)).contains("pgqueue.notifications.liveness-timeout"));
@@ -963,10 +962,14 @@ class QueueAutoConfigurationTests {
 	}
 
 
+	/** The parts of the context's engine that its public API does not show. */
+	static EngineInternals internals(org.springframework.context.ApplicationContext context) {
+		return EngineInternals.of(context.getBean(QueueEngine.class));
+	}
+
 	/** The started poller of the queue in the engine of the context. */
 	static JobPoller poller(org.springframework.context.ApplicationContext context, String queue) {
-		return context.getBean(QueueEngine.class)
-			.database().pollers()
+		return internals(context).pollers()
 			.stream()
 			.filter((poller) -> poller.settings().name().equals(queue))
 			.findFirst()

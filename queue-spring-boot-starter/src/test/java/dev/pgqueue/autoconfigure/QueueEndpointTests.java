@@ -12,6 +12,7 @@ import dev.pgqueue.Job;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobListener;
 import dev.pgqueue.JobRequest;
+import dev.pgqueue.engine.EngineInternals;
 import dev.pgqueue.engine.QueueEngine;
 import jakarta.servlet.Filter;
 import jakarta.servlet.http.HttpServletRequest;
@@ -127,7 +128,7 @@ class QueueEndpointTests {
 	void readsEachQueuesHistoryInSteps() {
 		UUID id = this.jobs.enqueue(JobRequest.of("endpoint.work", "history").queue("endpoint"));
 		await().atMost(TIMEOUT).until(() -> "completed".equals(SCHEMA.stateOf(this.jdbc, id)));
-		this.engine.database().historyFlusher().flush();
+		EngineInternals.of(this.engine).historyFlusher().flush();
 
 		Map<String, Object> body = get("/history?hours=1&step=1").expectStatus()
 			.isOk()

@@ -11,6 +11,7 @@ import javax.sql.DataSource;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobListener;
 import dev.pgqueue.JobRequest;
+import dev.pgqueue.engine.EngineInternals;
 import dev.pgqueue.engine.QueueEngine;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -258,7 +259,8 @@ class QueueHealthIndicatorTests {
 	@Test
 	void showsWhetherTheJobsTableGetsVacuumedAndStaysUpWhenItIsNot() {
 		this.contextRunner.withPropertyValues("pgqueue.maintenance.dead-rows-warning=5000").run((context) -> {
-			assertThat(context.getBean(QueueEngine.class).database().settings().maintenance().deadRowsWarning()).isEqualTo(5000);
+			assertThat(EngineInternals.of(context.getBean(QueueEngine.class)).settings().maintenance().deadRowsWarning())
+				.isEqualTo(5000);
 			JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
 			String table = SCHEMA.name() + ".pgqueue_jobs";
 			boolean serverAutovacuum = "on".equals(jdbc.queryForObject("SHOW autovacuum", String.class));

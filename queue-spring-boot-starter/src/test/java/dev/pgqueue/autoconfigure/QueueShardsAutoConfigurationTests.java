@@ -28,6 +28,7 @@ import dev.pgqueue.ShardUnavailableException;
 import dev.pgqueue.ShardsPartlyFailedException;
 import dev.pgqueue.autoconfigure.QueuesDescriptor.ShardDescriptor;
 import dev.pgqueue.autoconfigure.QueuesDescriptor.ShardQueueDescriptor;
+import dev.pgqueue.engine.EngineInternals;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.test.TestDatabase;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -403,7 +404,9 @@ class QueueShardsAutoConfigurationTests {
 				JobClient client = context.getBean(JobClient.class);
 				Map<UUID, String> expected = new ConcurrentHashMap<>();
 				for (String shard : shards.names()) {
-					assertThat(context.getBean(QueueEngine.class).database(shard).inDoubtResolver()).as("in-doubt resolver of %s", shard).isNotNull();
+					assertThat(EngineInternals.of(context.getBean(QueueEngine.class), shard).inDoubtResolver())
+						.as("in-doubt resolver of %s", shard)
+						.isNotNull();
 					for (int i = 0; i < 2; i++) {
 						UUID id = client.enqueue(JobRequest.of("payment.capture", new TwoPhaseCommitAutoConfigurationTests.Capture(i))
 							.queue("payments").shard(shard));
@@ -455,7 +458,7 @@ class QueueShardsAutoConfigurationTests {
 			.run((context) -> {
 				assertThat(context).hasSingleBean(JobSchedules.class);
 				JobSchedules schedules = context.getBean(JobSchedules.class);
-				assertThat(schedules).isSameAs(context.getBean(QueueEngine.class).database("s1").schedules());
+				assertThat(schedules).isSameAs(EngineInternals.of(context.getBean(QueueEngine.class), "s1").schedules());
 				assertThat(schedules.list()).extracting(ScheduleDetails::name).containsExactly("nightly");
 				UUID fired = schedules.runNow("nightly");
 				assertThat(shardHolding(context, fired)).isEqualTo("s1");

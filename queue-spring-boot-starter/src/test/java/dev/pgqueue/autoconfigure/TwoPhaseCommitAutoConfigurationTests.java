@@ -10,6 +10,7 @@ import dev.pgqueue.InDoubtJobResolver;
 import dev.pgqueue.Job;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobListener;
+import dev.pgqueue.engine.EngineInternals;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.settings.TwoPhaseSettings;
@@ -81,7 +82,7 @@ class TwoPhaseCommitAutoConfigurationTests {
 			.withPropertyValues("pgqueue.two-phase-commit.resolve-interval=200ms",
 					"pgqueue.two-phase-commit.in-doubt-after=5s", "pgqueue.two-phase-commit.roll-back-after=10m")
 			.run((context) -> {
-				InDoubtResolver resolver = context.getBean(QueueEngine.class).database().inDoubtResolver();
+				InDoubtResolver resolver = EngineInternals.of(context.getBean(QueueEngine.class)).inDoubtResolver();
 				assertThat(resolver).isNotNull();
 				assertThat(resolver.isRunning()).isTrue();
 				assertThat(resolver.settings()).isEqualTo(new TwoPhaseSettings(
@@ -107,7 +108,7 @@ class TwoPhaseCommitAutoConfigurationTests {
 			.withPropertyValues(SCHEMA.properties())
 			.withUserConfiguration(PlainListener.class)
 			.run((context) -> {
-				assertThat(context.getBean(QueueEngine.class).database().inDoubtResolver()).isNull();
+				assertThat(EngineInternals.of(context.getBean(QueueEngine.class)).inDoubtResolver()).isNull();
 				Health health = context.getBean("pgqueueHealthIndicator", HealthIndicator.class).health(true);
 				assertThat(health.getDetails()).doesNotContainKey("preparedTransactions");
 			});

@@ -18,6 +18,7 @@ import javax.sql.DataSource;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.ShardUnavailableException;
 import dev.pgqueue.QueueFixture;
+import dev.pgqueue.engine.EngineInternals;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.test.TestDatabase;
 import dev.pgqueue.test.TestSchema;
@@ -62,7 +63,8 @@ class ShardedJobClientTests {
 		QueueEngine engine = QueueFixture.shardsBuilder(fixtures).build();
 		List<ShardedJobClient.Shard> shards = new ArrayList<>();
 		for (String name : NAMES) {
-			shards.add(new ShardedJobClient.Shard(name, fixtures.get(name).dataSource(), engine.database(name).client()));
+			shards.add(new ShardedJobClient.Shard(name, fixtures.get(name).dataSource(),
+					EngineInternals.of(engine, name).client()));
 		}
 		client = new ShardedJobClient(shards, SLOTS, (shard) -> up.get().contains(shard) ? null : "marked down by the test",
 				false);
@@ -191,7 +193,7 @@ class ShardedJobClientTests {
 		QueueEngine engine = QueueFixture.shardsBuilder(fixtures, pools).build();
 		List<ShardedJobClient.Shard> shards = new ArrayList<>();
 		for (String name : NAMES) {
-			shards.add(new ShardedJobClient.Shard(name, pools.apply(name), engine.database(name).client()));
+			shards.add(new ShardedJobClient.Shard(name, pools.apply(name), EngineInternals.of(engine, name).client()));
 		}
 		ShardedJobClient spilling = new ShardedJobClient(shards, SLOTS, (shard) -> null, true);
 		ShardedJobClient strict = new ShardedJobClient(shards, SLOTS, (shard) -> null, false);

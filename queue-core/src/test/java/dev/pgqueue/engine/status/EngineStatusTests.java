@@ -19,6 +19,7 @@ import javax.sql.DataSource;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.QueueMode;
 import dev.pgqueue.QueueFixture;
+import dev.pgqueue.engine.EngineInternals;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.settings.RateLimit;
@@ -81,7 +82,7 @@ class EngineStatusTests {
 		this.engine.start();
 
 		await().atMost(WAIT).until(() -> busy(this.engine.status()) == 2);
-		this.engine.database().statsReader().readStats();
+		EngineInternals.of(this.engine).statsReader().readStats();
 		EngineStatus status = this.engine.status();
 
 		assertThat(status.sharded()).isFalse();

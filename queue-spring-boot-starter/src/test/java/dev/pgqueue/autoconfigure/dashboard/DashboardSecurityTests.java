@@ -32,6 +32,7 @@ import dev.pgqueue.JobRequest;
 import dev.pgqueue.JobSchedules;
 import dev.pgqueue.Schedule;
 import dev.pgqueue.ScheduleDetails;
+import dev.pgqueue.engine.EngineInternals;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.test.TestDatabase;
 import dev.pgqueue.test.TestSchema;
@@ -192,7 +193,7 @@ class DashboardSecurityTests {
 	void showsEachQueuesHistoryAsThreeChartsOverTheWindowTheUserPicks() throws Exception {
 		UUID id = this.jobs.enqueue(JobRequest.of("dashboard.fail-once", "history").queue("dashboard"));
 		await().atMost(TIMEOUT).until(() -> "completed".equals(stateOf(id)));
-		this.engine.database().historyFlusher().flush();
+		EngineInternals.of(this.engine).historyFlusher().flush();
 
 		HttpResponse<String> page = send(request("/pgqueue", "viewer").GET());
 		assertThat(page.statusCode()).isEqualTo(200);

@@ -1,0 +1,112 @@
+package dev.pgqueue.engine;
+
+import java.util.List;
+
+import dev.pgqueue.JobClient;
+import dev.pgqueue.engine.maintenance.Cleaner;
+import dev.pgqueue.engine.maintenance.HistoryFlusher;
+import dev.pgqueue.engine.maintenance.PollingHeartbeat;
+import dev.pgqueue.engine.maintenance.Promoter;
+import dev.pgqueue.engine.maintenance.Rescuer;
+import dev.pgqueue.engine.maintenance.StatsReader;
+import dev.pgqueue.engine.poll.JobPoller;
+import dev.pgqueue.engine.poll.QueuePauses;
+import dev.pgqueue.engine.run.JobRunner;
+import dev.pgqueue.engine.run.QueueHistoryRecorder;
+import dev.pgqueue.engine.schedules.JdbcJobSchedules;
+import dev.pgqueue.engine.schedules.ScheduleTicker;
+import dev.pgqueue.engine.service.EngineService;
+import dev.pgqueue.engine.settings.HistorySettings;
+import dev.pgqueue.engine.twophase.InDoubtResolver;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * How the tests reach the parts of a {@link QueueEngine} that its public API does not show: one
+ * database's services, runner and pollers, through the package-private accessors of its
+ * {@link DatabaseEngine}. It lives in the tests' sources, so it never ships.
+ */
+public final class EngineInternals {
+
+	private final DatabaseEngine database;
+
+	private EngineInternals(DatabaseEngine database) {
+		this.database = database;
+	}
+
+	/** The parts of the engine's one database; over shards, those of the first shard. */
+	public static EngineInternals of(QueueEngine engine) {
+		return new EngineInternals(engine.database());
+	}
+
+	/** The parts of one shard of the engine. */
+	public static EngineInternals of(QueueEngine engine, String shard) {
+		return new EngineInternals(engine.database(shard));
+	}
+
+	/** This database's own client, which enqueues into it alone. */
+	public JobClient client() {
+		return this.database.client();
+	}
+
+	public JobRunner runner() {
+		return this.database.runner();
+	}
+
+	/**
+	 * A new, unstarted poller of the queue, as another instance would run it: it asks {@code pauses}
+	 * whether its queue is paused, or never when {@code null}.
+	 */
+	public JobPoller newPoller(String queue, @Nullable QueuePauses pauses) {
+		return this.database.newPoller(queue, pauses);
+	}
+
+	/** The services the database's part starts, in their start order. */
+	public List<EngineService> services() {
+		return this.database.services();
+	}
+
+	public Promoter promoter() {
+		return this.database.promoter();
+	}
+
+	public Rescuer rescuer() {
+		return this.database.rescuer();
+	}
+
+	public Cleaner cleaner() {
+		return this.database.cleaner();
+	}
+
+	public StatsReader statsReader() {
+		return this.database.statsReader();
+	}
+
+	public PollingHeartbeat pollingHeartbeat() {
+		return this.database.pollingHeartbeat();
+	}
+
+	public JdbcJobSchedules schedules() {
+		return this.database.schedules();
+	}
+
+	public ScheduleTicker scheduleTicker() {
+		return this.database.scheduleTicker();
+	}
+
+	public HistorySettings historySettings() {
+		return this.database.historySettings();
+	}
+
+	public QueueHistoryRecorder historyRecorder() {
+		return this.database.historyRecorder();
+	}
+
+	public HistoryFlusher historyFlusher() {
+		return this.database.historyFlusher();
+	}
+
+	public @Nullable InDoubtResolver inDoubtResolver() {
+		return this.database.inDoubtResolver();
+	}
+
+}
