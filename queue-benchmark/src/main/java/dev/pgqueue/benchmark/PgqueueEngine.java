@@ -247,7 +247,7 @@ final class PgqueueEngine implements AutoCloseable {
 	/**
 	 * One engine over shards, as a sharded application runs its queues: each shard on its pool and
 	 * schema, with transactions of its own, the queue and handler of this one, no notifications;
-	 * unstarted, closed with this one.
+	 * unstarted (a workload starts what it measures), closed with this one.
 	 * @param pools each shard's pool, in declared order
 	 * @param schemas each shard's schema
 	 */
