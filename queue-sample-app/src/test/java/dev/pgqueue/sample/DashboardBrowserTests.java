@@ -1,5 +1,7 @@
 package dev.pgqueue.sample;
 
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -7,6 +9,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 
+import com.sun.net.httpserver.HttpServer;
 import dev.pgqueue.Job;
 import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobClient;
@@ -214,6 +217,38 @@ class DashboardBrowserTests {
 		click(mail + " button.resume");
 		await().atMost(TIMEOUT).ignoreExceptions().until(() -> text(mail + " td.status").equals("active"));
 		await().atMost(TIMEOUT).until(() -> "completed".equals(stateOf(id)));
+	}
+
+	@Test
+	void aFormOnAnotherSitePausesNothing() throws Exception {
+		// A page of another origin (and site) that posts a form to the dashboard as soon as it loads: no
+		// script reaches the dashboard, the browser sends the form with whatever the user has.
+		HttpServer evil = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+		String attack = "<!doctype html><html><body><form method=\"post\" action=\"" + dashboard()
+				+ "/queues/mail/pause\"></form><script>document.forms[0].submit()</script></body></html>";
+		evil.createContext("/", (exchange) -> {
+			byte[] body = attack.getBytes(StandardCharsets.UTF_8);
+			exchange.getResponseHeaders().set("Content-Type", "text/html; charset=utf-8");
+			exchange.sendResponseHeaders(200, body.length);
+			try (var out = exchange.getResponseBody()) {
+				out.write(body);
+			}
+		});
+		evil.start();
+		try {
+			browser.get("http://127.0.0.1:" + evil.getAddress().getPort() + "/");
+			await().atMost(TIMEOUT).until(() -> browser.getCurrentUrl().endsWith("/pgqueue/queues/mail/pause"));
+			assertThat(browser.getPageSource()).contains("403");
+			await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(3))
+				.until(() -> !this.admin.pausedQueues().contains("mail"));
+		}
+		finally {
+			evil.stop(0);
+		}
+		// The dashboard's own button still pauses it.
+		browser.get(dashboard());
+		click("tr[data-queue='mail'] button.pause");
+		await().atMost(TIMEOUT).until(() -> this.admin.pausedQueues().contains("mail"));
 	}
 
 	@Test

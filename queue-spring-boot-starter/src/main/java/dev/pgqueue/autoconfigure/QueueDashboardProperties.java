@@ -2,6 +2,8 @@ package dev.pgqueue.autoconfigure;
 
 import java.time.Duration;
 
+import org.jspecify.annotations.Nullable;
+
 /** The dashboard. */
 public class QueueDashboardProperties {
 
@@ -25,9 +27,17 @@ public class QueueDashboardProperties {
 	private String writeRole = "PGQUEUE_ADMIN";
 
 	/**
+	 * Role a user needs, with Spring Security, to look at the dashboard (its jobs' payloads,
+	 * errors, tags and keys), given without the 'ROLE_' prefix; users with the write role look
+	 * too. Unset, every signed-in user may look.
+	 */
+	private @Nullable String readRole;
+
+	/**
 	 * Whether anyone who reaches the dashboard may act in it (retry, cancel, pause, resume, run
-	 * now, delete) when the application has no Spring Security. Nothing then guards these actions, cross-site requests
-	 * included: only for an application on a trusted network or a developer's machine.
+	 * now, delete) when the application has no Spring Security. Nothing then guards these actions but
+	 * the refusal of cross-site forms: only for an application on a trusted network or a developer's
+	 * machine.
 	 */
 	private boolean allowWritesWithoutSecurity;
 
@@ -58,6 +68,14 @@ public class QueueDashboardProperties {
 
 	public void setWriteRole(String writeRole) {
 		this.writeRole = writeRole;
+	}
+
+	public @Nullable String getReadRole() {
+		return this.readRole;
+	}
+
+	public void setReadRole(@Nullable String readRole) {
+		this.readRole = readRole;
 	}
 
 	public boolean isAllowWritesWithoutSecurity() {

@@ -219,6 +219,23 @@ class QueueEndpointTests {
 	}
 
 	@Test
+	void refusesAWriteACrossSiteFormOrAPageOfAnotherSiteCouldSend() {
+		// What a cross-site form or a no-cors fetch can carry: a form's content type, text, or none at all.
+		for (String type : List.of("application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
+				"text/plain")) {
+			this.client.post().uri("/queues/endpoint/pause").header("Content-Type", type).body("a=b").exchange()
+				.expectStatus().isEqualTo(415);
+		}
+		this.client.post().uri("/queues/endpoint/pause").exchange().expectStatus().isEqualTo(415);
+		// A browser that says the page is of another site is refused whatever it sends.
+		this.client.post().uri("/queues/endpoint/pause").contentType(org.springframework.http.MediaType.APPLICATION_JSON)
+			.header("Sec-Fetch-Site", "cross-site").exchange().expectStatus().isForbidden();
+		assertThat(this.engine.admin().pausedQueues()).doesNotContain("endpoint");
+		// Reads are not touched.
+		get("").expectStatus().isOk();
+	}
+
+	@Test
 	void pausesAndResumesAQueueNamingWhoAsked() {
 		Map<String, Object> paused = post("/queues/endpoint/pause", "ops-lead").expectStatus()
 			.isOk()
@@ -390,7 +407,12 @@ class QueueEndpointTests {
 	}
 
 	private RestTestClient.ResponseSpec post(String path, String user) {
-		return this.client.post().uri(path).header("X-User", user).exchange();
+		// As the docs tell operators: a write carries a JSON content type, a body or not.
+		return this.client.post()
+			.uri(path)
+			.header("X-User", user)
+			.contentType(org.springframework.http.MediaType.APPLICATION_JSON)
+			.exchange();
 	}
 
 	@SuppressWarnings("unchecked")

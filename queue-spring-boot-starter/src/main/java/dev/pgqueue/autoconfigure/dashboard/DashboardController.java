@@ -26,6 +26,7 @@ import dev.pgqueue.autoconfigure.AdminAction.Target;
 import dev.pgqueue.autoconfigure.dashboard.DashboardPages.ScheduleNotice;
 import dev.pgqueue.autoconfigure.dashboard.DashboardPages.ScheduleOutcome;
 import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.core.io.ClassPathResource;
@@ -60,6 +61,10 @@ class DashboardController {
 
 	private static final CacheControl ASSET_CACHE = CacheControl.maxAge(Duration.ofHours(1)).cachePrivate();
 
+	/** Its own script and stylesheet only; charts are inline SVG; forms post to itself; no frame. */
+	static final String CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; "
+			+ "img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
 	private final JobAdmin admin;
 
 	private final @Nullable JobSchedules schedules;
@@ -87,6 +92,67 @@ class DashboardController {
 		this.access = access;
 		this.pages = pages;
 		this.path = path;
+	}
+
+	/**
+	 * Headers on every answer of the dashboard: its pages load only their own script and stylesheet
+	 * (they have no inline script or style), are never framed, and their types are not sniffed.
+	 */
+	@ModelAttribute
+	void securityHeaders(HttpServletResponse response) {
+		response.setHeader("Content-Security-Policy", CONTENT_SECURITY_POLICY);
+		response.setHeader("X-Content-Type-Options", "nosniff");
+		response.setHeader("X-Frame-Options", "DENY");
+		response.setHeader("Referrer-Policy", "same-origin");
+	}
+
+	/**
+	 * Refuses an action a page of another site sent (a cross-site form needs no script and carries
+	 * the user's cookies): the browser says where a request comes from in {@code Sec-Fetch-Site}, or,
+	 * where it does not send that, in {@code Origin}. A request with neither is not a browser's
+	 * cross-site form (a script, curl) and goes on to the access rules.
+	 */
+	static void checkSameOrigin(HttpServletRequest request) {
+		String site = request.getHeader("Sec-Fetch-Site");
+		if (site != null) {
+			if (!site.equals("same-origin")) {
+				throw new ResponseStatusException(HttpStatus.FORBIDDEN, "The pgqueue dashboard acts only on forms of its "
+						+ "own pages; this one came from " + site.replaceAll("[^a-z-]", "?"));
+			}
+			return;
+		}
+		String origin = request.getHeader("Origin");
+		if (origin != null && !sameAuthority(origin, request)) {
+			throw new ResponseStatusException(HttpStatus.FORBIDDEN, "The pgqueue dashboard acts only on forms of its "
+					+ "own pages; this one came from another origin");
+		}
+	}
+
+	/** Whether {@code origin} names the host (and port) the request was sent to, or a proxy forwarded. */
+	private static boolean sameAuthority(String origin, HttpServletRequest request) {
+		URI parsed;
+		try {
+			parsed = URI.create(origin);
+		}
+		catch (IllegalArgumentException ex) {
+			return false;
+		}
+		if (parsed.getRawAuthority() == null) {
+			// "null": a sandboxed frame, a redirect across origins, a file.
+			return false;
+		}
+		String authority = parsed.getRawAuthority().toLowerCase(Locale.ROOT);
+		for (String header : List.of("X-Forwarded-Host", "Host")) {
+			String host = request.getHeader(header);
+			if (host != null && authority.equals(host.split(",")[0].trim().toLowerCase(Locale.ROOT))) {
+				return true;
+			}
+		}
+		int port = request.getServerPort();
+		boolean defaultPort = (port == 80 && "http".equals(request.getScheme()))
+				|| (port == 443 && "https".equals(request.getScheme()));
+		String server = request.getServerName() + (defaultPort ? "" : ":" + port);
+		return authority.equals(server.toLowerCase(Locale.ROOT));
 	}
 
 	@GetMapping({ "", "/" })
@@ -143,6 +209,7 @@ class DashboardController {
 	@PostMapping("/jobs/bulk")
 	ResponseEntity<Void> actOnAll(@RequestParam String action, @ModelAttribute Search search,
 			HttpServletRequest request) {
+		checkSameOrigin(request);
 		this.access.checkWrite(request);
 		JobQuery query = search.query();
 		JobsSection.Action bulk = bulkAction(action, query);
@@ -201,6 +268,7 @@ class DashboardController {
 	/** Retries or cancels one job, then shows it with the outcome. */
 	@PostMapping("/jobs/{id}/{action}")
 	ResponseEntity<Void> actOnJob(@PathVariable UUID id, @PathVariable String action, HttpServletRequest request) {
+		checkSameOrigin(request);
 		AdminAction offered = offered(Target.JOB, action);
 		this.access.checkWrite(request);
 		Done done = offered.apply(this.admin, this.schedules, Subject.job(id));
@@ -213,6 +281,7 @@ class DashboardController {
 	@PostMapping("/queues/{queue}/{action}")
 	ResponseEntity<Void> actOnQueue(@PathVariable String queue, @PathVariable String action,
 			HttpServletRequest request) {
+		checkSameOrigin(request);
 		AdminAction offered = offered(Target.QUEUE, action);
 		this.access.checkWrite(request);
 		offered.apply(this.admin, this.schedules, Subject.named(queue));
@@ -226,6 +295,7 @@ class DashboardController {
 	@PostMapping("/schedules/{name}/{action}")
 	ResponseEntity<Void> actOnSchedule(@PathVariable String name, @PathVariable String action,
 			HttpServletRequest request) {
+		checkSameOrigin(request);
 		AdminAction offered = offered(Target.SCHEDULE, action);
 		this.access.checkWrite(request);
 		Done done = offered.apply(this.admin, this.schedules, Subject.named(name));

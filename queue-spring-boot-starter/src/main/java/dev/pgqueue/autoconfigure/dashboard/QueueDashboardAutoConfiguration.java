@@ -109,7 +109,8 @@ public final class QueueDashboardAutoConfiguration {
 		@Bean
 		DashboardAccess pgqueueDashboardAccess(QueueProperties properties, ListableBeanFactory beans) {
 			if (beans.containsBean(SECURITY_FILTER_CHAIN_BEAN_NAME)) {
-				return new SecuredDashboardAccess(properties.getDashboard().getWriteRole());
+				return new SecuredDashboardAccess(properties.getDashboard().getReadRole(),
+						properties.getDashboard().getWriteRole());
 			}
 			return new OpenDashboardAccess(properties.getDashboard().isAllowWritesWithoutSecurity());
 		}

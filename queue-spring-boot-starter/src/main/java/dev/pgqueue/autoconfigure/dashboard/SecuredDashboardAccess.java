@@ -3,6 +3,7 @@ package dev.pgqueue.autoconfigure.dashboard;
 import java.util.Map;
 
 import jakarta.servlet.http.HttpServletRequest;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.HttpStatus;
 import org.springframework.security.access.AccessDeniedException;
@@ -15,8 +16,8 @@ import org.springframework.web.server.ResponseStatusException;
 
 /**
  * Access with Spring Security, on top of whatever the application's own filter chain demands of
- * the dashboard's path: a signed-in user sees it, a user with the write role acts, and forms carry
- * the CSRF token.
+ * the dashboard's path: a signed-in user sees it (with {@code pgqueue.dashboard.read-role}, only one
+ * with that role or the write role), a user with the write role acts, and forms carry the CSRF token.
  *
  * <p>Refusals are thrown as {@link AccessDeniedException} so that the filter chain answers them as
  * it answers its own: an anonymous user is sent to sign in, a signed-in one gets 403.
@@ -25,14 +26,34 @@ final class SecuredDashboardAccess implements DashboardAccess {
 
 	private final AuthenticationTrustResolver trustResolver = new AuthenticationTrustResolverImpl();
 
+	private final @Nullable String readRole;
+
 	private final String writeRole;
 
 	private final String writeAuthority;
 
 	/** @param writeRole role that may act, with or without the {@code ROLE_} prefix */
 	SecuredDashboardAccess(String writeRole) {
-		this.writeRole = writeRole.startsWith("ROLE_") ? writeRole.substring("ROLE_".length()) : writeRole;
+		this(null, writeRole);
+	}
+
+	/**
+	 * @param readRole role that may look, with or without the {@code ROLE_} prefix; {@code null} for
+	 * every signed-in user
+	 * @param writeRole role that may act (and look), with or without the {@code ROLE_} prefix
+	 */
+	SecuredDashboardAccess(@Nullable String readRole, String writeRole) {
+		this.readRole = (readRole != null && !readRole.isBlank()) ? withoutPrefix(readRole.trim()) : null;
+		this.writeRole = withoutPrefix(writeRole);
 		this.writeAuthority = "ROLE_" + this.writeRole;
+	}
+
+	private static String withoutPrefix(String role) {
+		return role.startsWith("ROLE_") ? role.substring("ROLE_".length()) : role;
+	}
+
+	private static boolean has(Authentication authentication, String authority) {
+		return authentication.getAuthorities().stream().anyMatch((granted) -> authority.equals(granted.getAuthority()));
 	}
 
 	@Override
@@ -47,14 +68,17 @@ final class SecuredDashboardAccess implements DashboardAccess {
 		if (!this.trustResolver.isAuthenticated(authentication)) {
 			throw new AccessDeniedException("The pgqueue dashboard needs a signed-in user");
 		}
+		if (this.readRole != null && !has(authentication, "ROLE_" + this.readRole)
+				&& !has(authentication, this.writeAuthority)) {
+			throw new AccessDeniedException("Looking at the pgqueue dashboard needs role " + this.readRole
+					+ " (pgqueue.dashboard.read-role) or " + this.writeRole + " (pgqueue.dashboard.write-role)");
+		}
 	}
 
 	@Override
 	public boolean mayWrite(HttpServletRequest request) {
 		Authentication authentication = SecurityContextHolder.getContext().getAuthentication();
-		return this.trustResolver.isAuthenticated(authentication) && authentication.getAuthorities()
-			.stream()
-			.anyMatch((granted) -> this.writeAuthority.equals(granted.getAuthority()));
+		return this.trustResolver.isAuthenticated(authentication) && has(authentication, this.writeAuthority);
 	}
 
 	@Override
@@ -82,7 +106,9 @@ final class SecuredDashboardAccess implements DashboardAccess {
 
 	@Override
 	public String rules() {
-		return "behind Spring Security; signed-in users may look, users with role " + this.writeRole + " may act";
+		String lookers = (this.readRole != null) ? "users with role " + this.readRole + " or " + this.writeRole
+				: "signed-in users";
+		return "behind Spring Security; " + lookers + " may look, users with role " + this.writeRole + " may act";
 	}
 
 }

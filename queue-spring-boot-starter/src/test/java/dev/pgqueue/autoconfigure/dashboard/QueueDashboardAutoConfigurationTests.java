@@ -200,6 +200,58 @@ class QueueDashboardAutoConfigurationTests {
 	}
 
 	@Test
+	void refusesAnActionAPageOfAnotherSiteSentAndActsOnItsOwnPagesForms() {
+		this.contextRunner
+			.withPropertyValues("pgqueue.dashboard.enabled=true", "pgqueue.dashboard.allow-writes-without-security=true")
+			.run((context) -> {
+				// A cross-site form: what a browser sends with it, without any script.
+				mvc(context).perform(post("/pgqueue/queues/reports/pause").header("Sec-Fetch-Site", "cross-site")
+					.header("Origin", "http://evil.example")
+					.contentType("application/x-www-form-urlencoded"))
+					.andExpect(status().isForbidden());
+				mvc(context).perform(post("/pgqueue/jobs/" + FAILED_JOB + "/retry").header("Sec-Fetch-Site", "same-site"))
+					.andExpect(status().isForbidden());
+				// A browser that sends no Sec-Fetch-Site still sends the origin of the page.
+				mvc(context).perform(post("/pgqueue/schedules/nightly/pause").header("Origin", "http://evil.example"))
+					.andExpect(status().isForbidden());
+				mvc(context).perform(post("/pgqueue/jobs/bulk").param("action", "retry").param("state", "failed")
+					.header("Origin", "null"))
+					.andExpect(status().isForbidden());
+				assertThat(((RecordingJobAdmin) context.getBean(JobAdmin.class)).operations).isEmpty();
+
+				mvc(context).perform(post("/pgqueue/queues/reports/pause").header("Sec-Fetch-Site", "same-origin")
+					.header("Origin", "http://localhost"))
+					.andExpect(status().isSeeOther());
+				mvc(context).perform(post("/pgqueue/queues/reports/resume").header("Origin", "http://localhost"))
+					.andExpect(status().isSeeOther());
+				assertThat(((RecordingJobAdmin) context.getBean(JobAdmin.class)).operations)
+					.containsExactly("pause reports", "resume reports");
+			});
+	}
+
+	@Test
+	void sendsAStrictContentSecurityPolicyAndForbidsFramingAndSniffing() {
+		this.contextRunner.withPropertyValues("pgqueue.dashboard.enabled=true").run((context) -> {
+			for (String path : List.of("/pgqueue", "/pgqueue/dashboard.js", "/pgqueue/jobs/" + FAILED_JOB)) {
+				mvc(context).perform(get(path))
+					.andExpect(status().isOk())
+					.andExpect(header().string("Content-Security-Policy", org.hamcrest.Matchers
+						.allOf(org.hamcrest.Matchers.containsString("script-src 'self'"),
+								org.hamcrest.Matchers.containsString("frame-ancestors 'none'"),
+								org.hamcrest.Matchers.not(org.hamcrest.Matchers.containsString("unsafe-inline")))))
+					.andExpect(header().string("X-Content-Type-Options", "nosniff"))
+					.andExpect(header().string("X-Frame-Options", "DENY"));
+			}
+			String page = mvc(context).perform(get("/pgqueue")).andReturn().getResponse().getContentAsString();
+			assertThat(page).as("no inline script or style, which the policy would block").doesNotContain("<script>")
+				.doesNotContainPattern("<script(?![^>]*\\bsrc=)")
+				.doesNotContain("<style")
+				.doesNotContain(" style=")
+				.doesNotContainPattern(" on[a-z]+=");
+		});
+	}
+
+	@Test
 	void worksWithoutSchedulesWhereTheApplicationHasNoJobSchedules() {
 		this.contextRunner
 			.withPropertyValues("pgqueue.dashboard.enabled=true", "pgqueue.dashboard.allow-writes-without-security=true")
