@@ -231,6 +231,7 @@ public final class JobRequest {
 						+ "' job is " + tag.length() + " characters, over the " + MAX_TAG_LENGTH + " a tag may have; "
 						+ "shorten it, and keep long data in the payload");
 			}
+			requireNoNul("A tag of a '" + this.kind + "' job", tag);
 			distinct.add(tag);
 		}
 		if (distinct.size() > MAX_TAGS) {
@@ -373,7 +374,19 @@ public final class JobRequest {
 			throw new IllegalArgumentException("Job " + what + " '" + value.substring(0, 40) + "…' is longer than "
 					+ MAX_NAME_LENGTH + " characters");
 		}
+		requireNoNul("Job " + what, value);
 		return value;
+	}
+
+	/**
+	 * Refuses U+0000, which PostgreSQL's text cannot hold: sent to the database, it would fail the
+	 * statement and abort the caller's transaction.
+	 */
+	static void requireNoNul(String what, String value) {
+		if (value.indexOf(0) >= 0) {
+			throw new IllegalArgumentException(what + " holds the character U+0000 (NUL), which PostgreSQL cannot "
+					+ "store in text; remove it");
+		}
 	}
 
 	@Override

@@ -20,6 +20,9 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.awaitility.Awaitility.await;
@@ -150,6 +153,39 @@ class BadInputTests {
 		assertThat(fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table(), Long.class))
 			.isEqualTo(before);
 		assertThat(small.enqueue("payment.capture", new Payment("acme", 1))).isNotNull();
+	}
+
+	@Test
+	void aNulCharacterIsRefusedAtEnqueueAndTheCallersTransactionGoesOn() {
+		String nul = String.valueOf((char) 0);
+		assertThatIllegalArgumentException().isThrownBy(() -> JobRequest.of("payment" + nul + "capture", null))
+			.withMessageContaining("kind")
+			.withMessageContaining("U+0000");
+		assertThatIllegalArgumentException().isThrownBy(() -> JobRequest.of("payment.capture", null).queue("b" + nul))
+			.withMessageContaining("queue");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> JobRequest.of("payment.capture", null).tags("eu" + nul))
+			.withMessageContaining("tag");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> JobRequest.of("payment.capture", null).concurrencyKey("k" + nul))
+			.withMessageContaining("concurrency key");
+
+		// In the caller's transaction: the refusal comes before any statement, so the transaction goes on.
+		long before = fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table(), Long.class);
+		UUID kept = new TransactionTemplate(new DataSourceTransactionManager(fixture.dataSource())).execute((status) -> {
+			assertThatIllegalArgumentException()
+				.isThrownBy(() -> fixture.client().enqueue("payment.capture", new Payment("ac" + nul + "me", 1)))
+				.withMessageContaining("'payment.capture'")
+				.withMessageContaining("U+0000");
+			return fixture.client().enqueue("payment.capture", new Payment("acme", 2));
+		});
+		assertThat(fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table(), Long.class))
+			.isEqualTo(before + 1);
+		assertThat(fixture.admin().find(kept)).isPresent();
+		// The text backslash-u-0000 is no NUL: it is stored as it is.
+		UUID text = fixture.client().enqueue("payment.capture", new Payment("C:\\u0000", 3));
+		await().atMost(WAIT).until(() -> received.containsKey(text.toString()));
+		assertThat(received.get(text.toString())).isEqualTo(new Payment("C:\\u0000", 3));
 	}
 
 	@Test

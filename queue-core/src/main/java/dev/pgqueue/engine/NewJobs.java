@@ -93,6 +93,12 @@ final class NewJobs {
 					+ "') cannot be serialized to JSON: " + ex.getOriginalMessage()
 					+ ". Pass a record, bean, map or other value Jackson can write.", ex);
 		}
+		if (holdsNul(payload)) {
+			// Jackson writes U+0000 as an escape that PostgreSQL's jsonb refuses, failing the caller's transaction.
+			throw new IllegalArgumentException("Payload of a '" + request.kind() + "' job (queue '" + queue
+					+ "') holds the character U+0000 (NUL), which PostgreSQL's jsonb cannot store; remove it or "
+					+ "encode the value (Base64 for binary data)");
+		}
 		// A char is at most 3 bytes in UTF-8: only long payloads need counting.
 		if ((long) payload.length() * 3 > this.maxPayloadBytes) {
 			long bytes = payload.getBytes(StandardCharsets.UTF_8).length;
@@ -174,6 +180,23 @@ final class NewJobs {
 					+ "delay. Use OnConflict.KEEP, or uniqueKey(key) without a period.");
 		}
 		return new Uniqueness(key, period.getSeconds(), null, OnConflict.KEEP);
+	}
+
+	/**
+	 * Whether JSON text holds the escape of U+0000: a backslash-u-0000 that its own backslash starts,
+	 * not one that follows an escaped backslash (the text {@code \\u0000}).
+	 */
+	static boolean holdsNul(String json) {
+		for (int at = json.indexOf("\\u0000"); at >= 0; at = json.indexOf("\\u0000", at + 1)) {
+			int backslashes = 0;
+			for (int i = at - 1; i >= 0 && json.charAt(i) == '\\'; i--) {
+				backslashes++;
+			}
+			if (backslashes % 2 == 0) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 }

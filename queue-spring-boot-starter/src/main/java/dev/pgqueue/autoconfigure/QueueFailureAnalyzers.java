@@ -72,7 +72,7 @@ final class QueueFailureAnalyzers {
 			for (ConfigurationProperty property : unbound) {
 				Explanation explanation = KnownKeys.explain(property.getName());
 				description.append(String.format("%n%n    Property: %s", property.getName()));
-				description.append(String.format("%n    Value: \"%s\"", property.getValue()));
+				// No value: a misspelt key may hold a password.
 				if (property.getOrigin() != null) {
 					description.append(String.format("%n    Origin: %s", property.getOrigin()));
 				}

@@ -71,7 +71,7 @@ class UnknownKeysTests {
 		this.contextRunner.withInitializer(yaml("misspelt-queue-setting.yml")).run((context) -> {
 			FailureAnalysis analysis = analysisOf(context);
 			assertThat(analysis.getDescription()).isEqualTo(lines("Unknown pgqueue key:", "",
-					"    Property: pgqueue.queues.orders.concurency", "    Value: \"8\"",
+					"    Property: pgqueue.queues.orders.concurency",
 					"    Origin: class path resource [keys/misspelt-queue-setting.yml] - 5:19",
 					"    Reason: pgqueue.queues.orders has no key 'concurency'; did you mean "
 							+ "pgqueue.queues.orders.concurrency?"));
@@ -81,15 +81,24 @@ class UnknownKeysTests {
 	}
 
 	@Test
+	void theReportNeverShowsTheValueOfTheUnknownKeyWhichMayBeASecret() {
+		this.contextRunner.withPropertyValues("pgqueue.schema.pasword=hunter2-secret").run((context) -> {
+			FailureAnalysis analysis = analysisOf(context);
+			assertThat(analysis.getDescription()).contains("pgqueue.schema.pasword").doesNotContain("hunter2");
+			assertThat(analysis.getAction()).doesNotContain("hunter2");
+		});
+	}
+
+	@Test
 	void misspeltTopLevelAndGroupKeysAreReportedTogether() {
 		this.contextRunner.withInitializer(yaml("misspelt-group-keys.yml")).run((context) -> {
 			FailureAnalysis analysis = analysisOf(context);
 			assertThat(analysis.getDescription()).isEqualTo(lines("Unknown pgqueue keys:", "",
-					"    Property: pgqueue.maintenance.stats-intervall", "    Value: \"1s\"",
+					"    Property: pgqueue.maintenance.stats-intervall",
 					"    Origin: class path resource [keys/misspelt-group-keys.yml] - 4:22",
 					"    Reason: pgqueue.maintenance has no key 'stats-intervall'; did you mean "
 							+ "pgqueue.maintenance.stats-interval?",
-					"", "    Property: pgqueue.shutdown-timout", "    Value: \"5s\"",
+					"", "    Property: pgqueue.shutdown-timout",
 					"    Origin: class path resource [keys/misspelt-group-keys.yml] - 2:20",
 					"    Reason: pgqueue has no key 'shutdown-timout'; did you mean pgqueue.shutdown-timeout?"));
 			assertThat(analysis.getAction()).isEqualTo(lines(
@@ -189,7 +198,7 @@ class UnknownKeysTests {
 		assertThatException()
 			.isThrownBy(() -> application.run("--spring.config.location=classpath:/keys/misspelt-queue-setting.yml"));
 		assertThat(output).contains("APPLICATION FAILED TO START", lines("Description:", "", "Unknown pgqueue key:", "",
-				"    Property: pgqueue.queues.orders.concurency", "    Value: \"8\"",
+				"    Property: pgqueue.queues.orders.concurency",
 				"    Origin: class path resource [keys/misspelt-queue-setting.yml] - 5:19",
 				"    Reason: pgqueue.queues.orders has no key 'concurency'; did you mean "
 						+ "pgqueue.queues.orders.concurrency?",
