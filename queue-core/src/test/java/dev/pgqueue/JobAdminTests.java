@@ -13,6 +13,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import dev.pgqueue.AdminResult.Outcome;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.settings.QueueSettings;
@@ -22,6 +25,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.slf4j.LoggerFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
@@ -365,6 +369,28 @@ class JobAdminTests {
 		assertThat(admin.resume("paused-once")).isTrue();
 		assertThat(admin.resume("paused-once")).isFalse();
 		assertThat(admin.pausedQueues()).doesNotContain("paused-once");
+	}
+
+	@Test
+	void valuesFromARequestCannotForgeALogLine() {
+		ListAppender<ILoggingEvent> logs = new ListAppender<>();
+		logs.start();
+		Logger logger = (Logger) LoggerFactory.getLogger(dev.pgqueue.engine.JdbcJobAdmin.class);
+		logger.addAppender(logs);
+		String forged = "mail\n12:00:00.000 INFO  [main] everything is fine";
+		try {
+			fixture.admin().pause(forged);
+			fixture.admin().resume(forged);
+			fixture.admin().cancelAll(JobQuery.all().kind("kind\r\nforged").state(JobState.AVAILABLE));
+		}
+		finally {
+			logger.detachAppender(logs);
+		}
+		assertThat(logs.list).hasSize(3).allSatisfy((event) -> assertThat(event.getFormattedMessage())
+			.doesNotContain("\n")
+			.doesNotContain("\r"));
+		assertThat(logs.list.get(0).getFormattedMessage()).contains("queue 'mail\\n12:00:00.000 INFO");
+		assertThat(logs.list.get(2).getFormattedMessage()).contains("kind 'kind\\r\\nforged'");
 	}
 
 }

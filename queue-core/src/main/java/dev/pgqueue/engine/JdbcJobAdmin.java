@@ -37,6 +37,8 @@ import org.slf4j.LoggerFactory;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
+import static dev.pgqueue.engine.service.LogValues.printable;
+
 /**
  * The {@link JobAdmin} on the jobs table, through {@link AdminRepository}. Each operation logs who
  * asked ({@link AdminCaller}) and what came of it. Jobs made available again are announced as new
@@ -124,8 +126,8 @@ public class JdbcJobAdmin implements JobAdmin {
 	@Override
 	public Optional<JobDetails> findWithPayload(UUID id) {
 		Optional<JobDetails> job = find(id, true);
-		job.ifPresent((found) -> logger.info("{} read the payload of job {} (kind '{}', queue '{}')", who(), id,
-				found.kind(), found.queue()));
+		job.ifPresent((found) -> logger.info("{} read the payload of job {} (kind '{}', queue '{}')", printable(who()),
+				id, printable(found.kind()), printable(found.queue())));
 		return job;
 	}
 
@@ -230,8 +232,8 @@ public class JdbcJobAdmin implements JobAdmin {
 		if (total > 0) {
 			announce(retried.keySet());
 		}
-		logger.info("{} retried the failed jobs that match {}{}: {} made available again{}", who, query.describe(),
-				describe(options), total, retried.isEmpty() ? "" : " " + retried);
+		logger.info("{} retried the failed jobs that match {}{}: {} made available again{}", printable(who),
+				printable(query.describe()), describe(options), total, retried.isEmpty() ? "" : " " + printable(retried));
 		return total;
 	}
 
@@ -248,7 +250,8 @@ public class JdbcJobAdmin implements JobAdmin {
 			.stream()
 			.map((job) -> (JobEvent) new JobEvent.Cancelled(job.id(), job.kind(), job.queue()))
 			.toList()));
-		logger.info("{} cancelled the waiting jobs that match {}: {} cancelled", who, query.describe(), total);
+		logger.info("{} cancelled the waiting jobs that match {}: {} cancelled", printable(who),
+				printable(query.describe()), total);
 		return total;
 	}
 
@@ -281,7 +284,7 @@ public class JdbcJobAdmin implements JobAdmin {
 		AdminResult result = result(id, change, JobState.CANCELLED);
 		if (result.outcome() == Outcome.RUNNING && this.controls != null && this.controls.requestCancel(id, who())) {
 			logger.info("{} asked to cancel running job {}: requested; the instance running it stops it within a "
-					+ "second, unless it finishes first", who(), id);
+					+ "second, unless it finishes first", printable(who()), id);
 			return new AdminResult(id, Outcome.CANCEL_REQUESTED, result.state());
 		}
 		log("cancel", id, change, result);
@@ -310,7 +313,7 @@ public class JdbcJobAdmin implements JobAdmin {
 				this.pauses.changed();
 			}
 		});
-		logger.info("{} paused queue '{}'{}", who, queue, paused ? "" : " (it was paused already)");
+		logger.info("{} paused queue '{}'{}", printable(who), printable(queue), paused ? "" : " (it was paused already)");
 		return paused;
 	}
 
@@ -327,7 +330,7 @@ public class JdbcJobAdmin implements JobAdmin {
 				this.wakeUps.wake(queue);
 			}
 		});
-		logger.info("{} resumed queue '{}'{}", who, queue, resumed ? "" : " (it was not paused)");
+		logger.info("{} resumed queue '{}'{}", printable(who), printable(queue), resumed ? "" : " (it was not paused)");
 		return resumed;
 	}
 
@@ -349,14 +352,15 @@ public class JdbcJobAdmin implements JobAdmin {
 	}
 
 	private void log(String operation, UUID id, Change change, AdminResult result) {
-		String job = (change.kind() != null)
-				? "job " + id + " (kind '" + change.kind() + "', queue '" + change.queue() + "')" : "job " + id;
+		String job = printable((change.kind() != null)
+				? "job " + id + " (kind '" + change.kind() + "', queue '" + change.queue() + "')" : "job " + id);
+		String who = printable(who());
 		switch (result.outcome()) {
-			case APPLIED -> logger.info("{} asked to {} {}: done", who(), operation, job);
-			case NOT_FOUND -> logger.info("{} asked to {} {}: no such job", who(), operation, job);
+			case APPLIED -> logger.info("{} asked to {} {}: done", who, operation, job);
+			case NOT_FOUND -> logger.info("{} asked to {} {}: no such job", who, operation, job);
 			case RUNNING -> logger.info("{} asked to {} {}: refused, a worker has it (its row is held by another "
-					+ "transaction or it runs under a lease)", who(), operation, job);
-			case NOT_ALLOWED -> logger.info("{} asked to {} {}: refused, it is {}", who(), operation, job,
+					+ "transaction or it runs under a lease)", who, operation, job);
+			case NOT_ALLOWED -> logger.info("{} asked to {} {}: refused, it is {}", who, operation, job,
 					change.state().sqlValue());
 		}
 	}
