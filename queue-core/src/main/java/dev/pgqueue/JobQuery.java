@@ -67,6 +67,12 @@ public record JobQuery(@Nullable String queue, @Nullable String kind, @Nullable 
 	private static boolean isCursor(String value) {
 		// A list across shards carries one position per shard ("s.<id>.x.", say).
 		if (value.length() <= 4096 && value.matches("s(\\.(x|[0-9]{0,19}))+")) {
+			// Each position a shard's own cursor: none past the largest id, or a shard would fail on it.
+			for (String position : value.substring(2).split("\\.", -1)) {
+				if (!position.isEmpty() && !position.equals("x") && !isCursor(position)) {
+					return false;
+				}
+			}
 			return true;
 		}
 		if (!value.matches("[0-9]{1,19}")) {

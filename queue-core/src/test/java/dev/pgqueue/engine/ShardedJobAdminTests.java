@@ -206,6 +206,11 @@ class ShardedJobAdminTests {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> engines.get("s1").admin().list(new JobQuery(null, null, null, "s.1.2.x", 5)))
 			.withMessageContaining("the cursor of a list across shards");
+		// A position no shard could read (past the largest id) is refused before any shard is asked, as a
+		// bad argument, not as every shard failing.
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> admin.list(new JobQuery(null, null, null, "s.9223372036854775808.1.x", 5)))
+			.withMessageContaining("is not a cursor");
 	}
 
 	private static JobClient client(String shard) {
