@@ -84,7 +84,7 @@ final class ShardLatecomers extends PeriodicService {
 
 	private static String notMigrated(RuntimeException why) {
 		return "it did not answer at start-up, so its tables are not migrated and its pollers not started yet ("
-				+ why.getMessage() + ")";
+				+ ShardWatch.describe(why) + ")";
 	}
 
 }

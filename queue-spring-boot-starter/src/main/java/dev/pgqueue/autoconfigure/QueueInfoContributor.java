@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.TreeMap;
 
 import dev.pgqueue.engine.QueueEngine;
+import dev.pgqueue.engine.shards.ShardWatch;
 import dev.pgqueue.engine.status.DatabaseStatus;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.schema.QueueMigrator;
@@ -92,7 +93,8 @@ class QueueInfoContributor implements InfoContributor {
 				return of(migrator);
 			}
 			catch (DataAccessException ex) {
-				return new SchemaInfo(migrator.schema().value(), null, ex.getMessage());
+				// Its kind, never the driver's words, which name the server's host and the user.
+				return new SchemaInfo(migrator.schema().value(), null, ShardWatch.describe(ex));
 			}
 		}
 

@@ -20,6 +20,7 @@ import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.service.EngineThreads;
+import dev.pgqueue.engine.service.FailureCause;
 import dev.pgqueue.engine.service.ServiceHealth;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -147,8 +148,7 @@ public final class ShardWatch implements ShardHealth, EngineService, AutoCloseab
 				this.held.put(shard, connection);
 			}
 			if (!connection.isValid((int) Math.max(1, this.timeout.toSeconds()))) {
-				failure = new IllegalStateException("its connection did not answer within " + this.timeout.toMillis()
-						+ " ms");
+				failure = new Unanswered("its connection did not answer within " + this.timeout.toMillis() + " ms");
 			}
 		}
 		catch (Exception | Error ex) {
@@ -222,7 +222,7 @@ public final class ShardWatch implements ShardHealth, EngineService, AutoCloseab
 			return null;
 		}
 		if (state.failure() != null) {
-			return "its last probe failed: " + state.failure().getMessage();
+			return "its last probe failed: " + describe(state.failure());
 		}
 		long silent = this.nanoTime.getAsLong() - state.answered();
 		if (silent > this.timeout.toNanos()) {
@@ -271,6 +271,42 @@ public final class ShardWatch implements ShardHealth, EngineService, AutoCloseab
 	 * @param failure why its last probe failed, or {@code null} when it answered
 	 */
 	private record State(long answered, long probed, @Nullable Throwable failure) {
+	}
+
+	/**
+	 * A failure as operators see it where others may read it too (the endpoint, the dashboard, info,
+	 * health): its kind, its class and SQLState, never the driver's message, which names the server's
+	 * host and the user; the log's warning has that.
+	 */
+	public static String describe(Throwable failure) {
+		if (failure instanceof Unanswered) {
+			return failure.getMessage();
+		}
+		String sqlState = null;
+		for (Throwable cause = failure; cause != null && sqlState == null; cause = cause.getCause()) {
+			if (cause instanceof java.sql.SQLException sql) {
+				sqlState = sql.getSQLState();
+			}
+			if (cause.getCause() == cause) {
+				break;
+			}
+		}
+		String kind = switch (FailureCause.of(failure)) {
+			case CONNECTION -> "no connection";
+			case CONFLICT -> "a conflict";
+			case ERROR -> "an error";
+		};
+		return kind + " (" + failure.getClass().getSimpleName() + ((sqlState != null) ? ", SQLState " + sqlState : "")
+				+ "; the application's log has the driver's message)";
+	}
+
+	/** A probe's connection that did not answer in time: the watch's own words, safe to show. */
+	private static final class Unanswered extends IllegalStateException {
+
+		Unanswered(String message) {
+			super(message);
+		}
+
 	}
 
 }
