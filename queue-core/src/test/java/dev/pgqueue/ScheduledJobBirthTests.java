@@ -27,6 +27,7 @@ import org.slf4j.LoggerFactory;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
  * A schedule's jobs, a tick's and one run now, are born as an enqueue's are: with the engine's ids (on
@@ -121,6 +122,35 @@ class ScheduledJobBirthTests {
 		assertThat(limited.schedules().get("small").orElseThrow().lastJob()).isNotNull();
 		assertThat(limited.schedules().get("large").orElseThrow().lastJob()).as("not fired, not moved on").isNull();
 		assertThat(limited.schedules().get("large").orElseThrow().nextTick()).isBefore(Instant.now());
+	}
+
+	@Test
+	void aScheduleWhoseJobsCouldNeverBeBornIsRefusedAtSaveNamingIt() {
+		QueueFixture fixture = fixture("birth_save");
+		JobSchedules schedules = fixture.engineBuilder()
+			.settings(fixture.engineSettings().withMaxPayloadBytes(100))
+			.processing(false)
+			.build()
+			.schedules();
+
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> schedules.save(Schedule.of("large", "0 0 * * * *", "report.build")
+				.payload(Map.of("text", "x".repeat(200)))))
+			.withMessageContaining("schedule 'large'")
+			.withMessageContaining("over the limit of 100 bytes");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> schedules.save(Schedule.of("long-kind", "0 0 * * * *", "k".repeat(201))))
+			.withMessageContaining("Schedule 'long-kind'")
+			.withMessageContaining("longer than 200 characters");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> schedules.save(Schedule.of("long-queue", "0 0 * * * *", "report.build")
+				.queue("q".repeat(201))))
+			.withMessageContaining("Schedule 'long-queue'");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> schedules.save(Schedule.of("nul", "0 0 * * * *", "report.build")
+				.payload(Map.of("text", "a" + (char) 0))))
+			.withMessageContaining("U+0000");
+		assertThat(schedules.list()).isEmpty();
 	}
 
 	private QueueFixture fixture(String prefix) {

@@ -118,6 +118,11 @@ final class JobBirths implements ScheduleJobs {
 	}
 
 	@Override
+	public void check(String schedule, String kind, String queue, String payload) {
+		this.newJobs.check(schedule, kind, queue, payload);
+	}
+
+	@Override
 	public List<Enqueued> insert(List<NewJob> jobs) {
 		if (jobs.isEmpty()) {
 			return List.of();

@@ -129,13 +129,7 @@ final class NewJobs {
 	 * @throws IllegalArgumentException naming the schedule when its payload is over the size limit
 	 */
 	NewJob of(ScheduleDetails schedule, @Nullable Instant runAt, @Nullable Uniqueness unique) {
-		long bytes = schedule.payload().getBytes(StandardCharsets.UTF_8).length;
-		if (bytes > this.maxPayloadBytes) {
-			throw new IllegalArgumentException("Payload of schedule '" + schedule.name() + "' (kind '" + schedule.kind()
-					+ "', queue '" + schedule.queue() + "') is " + bytes + " bytes of JSON, over the limit of "
-					+ this.maxPayloadBytes + " bytes (pgqueue.max-payload-size). Save the schedule with a smaller "
-					+ "payload (the key of data stored elsewhere), or raise the limit.");
-		}
+		checkPayload(schedule.name(), schedule.kind(), schedule.queue(), schedule.payload());
 		QueueSettings settings = this.queues.settings(schedule.queue());
 		return new NewJob(this.publicIds.get(), schedule.kind(), schedule.queue(), schedule.payload(), 0, runAt, null,
 				settings.maxAttempts(), Duration.ZERO, Buckets.of(null, settings.buckets()), null, Map.of(), unique,
@@ -180,6 +174,36 @@ final class NewJobs {
 					+ "delay. Use OnConflict.KEEP, or uniqueKey(key) without a period.");
 		}
 		return new Uniqueness(key, period.getSeconds(), null, OnConflict.KEEP);
+	}
+
+	/**
+	 * What a schedule's jobs will be checked for, checked when it is saved: the names of its kind and
+	 * queue, as a request's, and its payload.
+	 * @throws IllegalArgumentException naming the schedule
+	 */
+	void check(String schedule, String kind, String queue, String payload) {
+		try {
+			JobRequest.of(kind, null).queue(queue);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalArgumentException("Schedule '" + schedule + "' cannot make its jobs: " + ex.getMessage(),
+					ex);
+		}
+		checkPayload(schedule, kind, queue, payload);
+	}
+
+	private void checkPayload(String schedule, String kind, String queue, String payload) {
+		long bytes = payload.getBytes(StandardCharsets.UTF_8).length;
+		if (bytes > this.maxPayloadBytes) {
+			throw new IllegalArgumentException("Payload of schedule '" + schedule + "' (kind '" + kind + "', queue '"
+					+ queue + "') is " + bytes + " bytes of JSON, over the limit of " + this.maxPayloadBytes
+					+ " bytes (pgqueue.max-payload-size). Save the schedule with a smaller payload (the key of data "
+					+ "stored elsewhere), or raise the limit.");
+		}
+		if (holdsNul(payload)) {
+			throw new IllegalArgumentException("Payload of schedule '" + schedule + "' (kind '" + kind + "', queue '"
+					+ queue + "') holds the character U+0000 (NUL), which PostgreSQL's jsonb cannot store; remove it");
+		}
 	}
 
 	/**

@@ -83,6 +83,7 @@ public final class JdbcJobSchedules implements JobSchedules {
 					+ "to JSON: " + ex.getOriginalMessage() + ". Pass a record, bean, map or other value Jackson can write.",
 					ex);
 		}
+		this.jobs.check(schedule.name(), schedule.kind(), queue, payload);
 		CronTicks ticks = new CronTicks(schedule.expression(), schedule.zone());
 		Instant now = this.repository.now();
 		Instant first = ticks.next(now);

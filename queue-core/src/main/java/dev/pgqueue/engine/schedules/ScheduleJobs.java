@@ -25,6 +25,14 @@ public interface ScheduleJobs {
 	NewJob of(ScheduleDetails schedule, @Nullable Instant runAt, @Nullable Uniqueness unique);
 
 	/**
+	 * Checks, before a schedule is saved, what each of its jobs will be checked for: its kind's and
+	 * queue's names and its payload's size, so that a schedule that could never fire is refused at once.
+	 * @param payload the payload as JSON
+	 * @throws IllegalArgumentException naming the schedule and what to change
+	 */
+	void check(String schedule, String kind, String queue, String payload);
+
+	/**
 	 * Inserts the jobs in the caller's transaction, observed as an enqueue; once it commits, publishes
 	 * their events and wakes this application's pollers of their queues.
 	 * @return what became of each job, in order: inserted, or its unique key held by another job
