@@ -148,8 +148,9 @@ public interface JobAdmin {
 	/**
 	 * Cancels every waiting job ({@link JobState#AVAILABLE} or {@link JobState#SCHEDULED}) the query
 	 * matches (its cursor and limit ignored), in batches of 1,000, each its own statement, publishing
-	 * a cancelled event for each. Jobs that pollers are claiming at that moment are left to run;
-	 * running jobs are not touched (cancel those one by one with {@link #cancel(UUID)}).
+	 * a cancelled event for each. Only jobs enqueued before it starts are cancelled: a producer that
+	 * keeps enqueueing matching jobs cannot keep it going. Jobs that pollers are claiming at that moment
+	 * are left to run; running jobs are not touched (cancel those one by one with {@link #cancel(UUID)}).
 	 * @param query the jobs to cancel: it must name a queue, a kind, a tag or an error text, and its
 	 * state, if any, must be available or scheduled
 	 * @return how many jobs were cancelled

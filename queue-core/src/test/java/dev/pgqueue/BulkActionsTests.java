@@ -133,6 +133,31 @@ class BulkActionsTests {
 	}
 
 	@Test
+	void aCancelOfEveryMatchingJobStopsAtTheJobsThatExistedWhenItStarted() {
+		List<UUID> enqueuedMeanwhile = new java.util.concurrent.CopyOnWriteArrayList<>();
+		// A producer that keeps enqueueing matching jobs: here, five more as the first batch's events arrive.
+		this.fixture = QueueFixture.create("bulk_cancel_bounded").events((event) -> {
+			if (event instanceof JobEvent.Cancelled && enqueuedMeanwhile.isEmpty()) {
+				for (int i = 0; i < 5; i++) {
+					enqueuedMeanwhile.add(this.fixture.client().enqueue(JobRequest.of("mail.send", "late " + i)
+						.tags("campaign-9")));
+				}
+			}
+		});
+		JobAdmin admin = this.fixture.engine().admin();
+		List<JobRequest> requests = new ArrayList<>();
+		for (int i = 0; i < 1_500; i++) {
+			requests.add(JobRequest.of("mail.send", i).tags("campaign-9"));
+		}
+		this.fixture.client().enqueueAll(requests);
+
+		assertThat(admin.cancelAll(JobQuery.all().tag("campaign-9"))).as("the jobs there when it started")
+			.isEqualTo(1_500);
+		assertThat(enqueuedMeanwhile).hasSize(5)
+			.allSatisfy((id) -> assertThat(state(id)).as("enqueued after it started").isEqualTo(JobState.AVAILABLE));
+	}
+
+	@Test
 	void cancelsTheWaitingJobsOfATagAndPublishesAnEventForEach() {
 		this.fixture = QueueFixture.create("bulk_cancel").events(this.events::add);
 		JobAdmin admin = this.fixture.engine().admin();

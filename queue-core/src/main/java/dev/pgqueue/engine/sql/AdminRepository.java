@@ -199,7 +199,12 @@ public class AdminRepository {
 	 * on). Returns how many were cancelled.
 	 */
 	public int cancelMatching(JobQuery query, Consumer<List<Cancelled>> cancelled) {
-		AdminStatements.Statement cancel = this.sql.cancelMatching(query, BULK_BATCH);
+		// Only jobs that exist as it starts: a producer that keeps enqueueing matching jobs cannot keep it going.
+		Long upTo = this.jdbc.queryForObject(this.sql.largestId, Long.class);
+		if (upTo == null) {
+			return 0;
+		}
+		AdminStatements.Statement cancel = this.sql.cancelMatching(query, BULK_BATCH, upTo);
 		int total = 0;
 		while (true) {
 			List<Cancelled> batch = this.jdbc.query(cancel.sql(),

@@ -44,6 +44,9 @@ public final class AdminStatements {
 	/** The output a job's listener returned, as JSON text (null for none). Parameter: public id. */
 	public final String jobOutput;
 
+	/** The largest id given so far, or null on an empty table: the bound of a bulk action. */
+	public final String largestId;
+
 	private final String table;
 
 	/**
@@ -111,6 +114,7 @@ public final class AdminStatements {
 		this.findJob = "SELECT " + DETAIL_COLUMNS + " FROM " + table + " WHERE public_id = ?";
 		this.findJobWithPayload = "SELECT " + DETAIL_COLUMNS + ", payload::text FROM " + table + " WHERE public_id = ?";
 		this.jobOutput = "SELECT output::text FROM " + table + " WHERE public_id = ?";
+		this.largestId = "SELECT max(id) FROM " + table;
 		this.jobAttempts = """
 				SELECT (a.e->>'attempt')::int, (a.e->>'startedAt')::timestamptz, (a.e->>'finishedAt')::timestamptz,
 				       a.e->>'outcome', a.e->>'error', a.e->>'message', 0 AS part, a.o
@@ -213,13 +217,14 @@ public final class AdminStatements {
 	 * another transaction holds (a poller claiming them). Returns each cancelled job's public id,
 	 * kind and queue.
 	 */
-	public Statement cancelMatching(JobQuery query, int batch) {
+	public Statement cancelMatching(JobQuery query, int batch, long upTo) {
 		List<Object> arguments = new ArrayList<>();
 		String where = conditions(query, arguments);
+		arguments.add(upTo);
 		arguments.add(batch);
 		return new Statement("""
 				WITH target AS MATERIALIZED (
-				         SELECT id FROM %1$s WHERE state IN ('available', 'scheduled')%2$s
+				         SELECT id FROM %1$s WHERE state IN ('available', 'scheduled')%2$s AND id <= ?
 				         LIMIT ? FOR UPDATE SKIP LOCKED)
 				UPDATE %1$s j SET state = 'cancelled', finished_at = clock_timestamp()
 				FROM target

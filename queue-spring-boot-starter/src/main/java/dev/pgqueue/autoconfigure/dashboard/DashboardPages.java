@@ -382,8 +382,13 @@ final class DashboardPages {
 		return builder.build().encode().toUriString().replace("+", "%2B");
 	}
 
+	/**
+	 * A name as one path segment. A {@code ;} is encoded too, though a path segment may hold it: the
+	 * server reads what follows a raw {@code ;} as the segment's parameters and drops it, so that an
+	 * action on queue {@code mail;eu} would reach queue {@code mail}.
+	 */
 	static String encode(String segment) {
-		return UriUtils.encodePathSegment(segment, StandardCharsets.UTF_8);
+		return UriUtils.encodePathSegment(segment, StandardCharsets.UTF_8).replace(";", "%3B");
 	}
 
 	static String escape(String text) {

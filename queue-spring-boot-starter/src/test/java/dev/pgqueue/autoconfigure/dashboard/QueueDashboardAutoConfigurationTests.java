@@ -230,6 +230,23 @@ class QueueDashboardAutoConfigurationTests {
 	}
 
 	@Test
+	void actsOnANameHoldingASemicolonAndNeverOnTheNameItWouldBeCutTo() {
+		this.contextRunner
+			.withPropertyValues("pgqueue.dashboard.enabled=true", "pgqueue.dashboard.allow-writes-without-security=true")
+			.run((context) -> {
+				// The server reads what follows a raw ';' as the segment's parameters: "reports;eu" would be "reports".
+				mvc(context).perform(post("/pgqueue/queues/reports;eu/pause")).andExpect(status().isBadRequest());
+				assertThat(((RecordingJobAdmin) context.getBean(JobAdmin.class)).operations).isEmpty();
+				// The dashboard's own forms encode it, and the whole name arrives.
+				assertThat(DashboardPages.encode("reports;eu")).isEqualTo("reports%3Beu");
+				mvc(context).perform(post(java.net.URI.create("/pgqueue/queues/reports%3Beu/pause")))
+					.andExpect(status().isSeeOther());
+				assertThat(((RecordingJobAdmin) context.getBean(JobAdmin.class)).operations)
+					.containsExactly("pause reports;eu");
+			});
+	}
+
+	@Test
 	void sendsAStrictContentSecurityPolicyAndForbidsFramingAndSniffing() {
 		this.contextRunner.withPropertyValues("pgqueue.dashboard.enabled=true").run((context) -> {
 			for (String path : List.of("/pgqueue", "/pgqueue/dashboard.js", "/pgqueue/jobs/" + FAILED_JOB)) {
