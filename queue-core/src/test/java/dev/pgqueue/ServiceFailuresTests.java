@@ -10,6 +10,8 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.pgqueue.engine.QueueEngine;
@@ -156,7 +158,7 @@ class ServiceFailuresTests {
 	}
 
 	@Test
-	void theLeaseKeeperSurvivesAnErrorAndTheRunningJobKeepsItsLease() {
+	void theLeaseKeeperSurvivesAnErrorAndTheRunningJobKeepsItsLease() throws Exception {
 		// Extended every 2 s: after the two failures the keeper extends it by 4 s at the latest, 2 s before it ends.
 		Duration lease = Duration.ofSeconds(6);
 		this.fixture.configure(QueueSettings.defaults("faults")
@@ -164,14 +166,20 @@ class ServiceFailuresTests {
 			.withPollInterval(Duration.ofMillis(100))
 			.withLeaseDuration(lease));
 		AtomicInteger runs = new AtomicInteger();
+		CountDownLatch release = new CountDownLatch(1);
 		this.fixture.handle("faults.long", "faults", (job) -> {
 			runs.incrementAndGet();
-			Thread.sleep(lease.plusSeconds(2).toMillis());
+			release.await(WAIT.toSeconds(), TimeUnit.SECONDS);
 		});
 		breakTwice("pgqueue-faults-leases");
 		start(false);
 
 		UUID id = this.fixture.client().enqueue("faults.long", null);
+		await().atMost(WAIT).until(() -> runs.get() == 1);
+		// Past its first lease, and then some: still running once, never rescued while it runs.
+		await().during(lease.plusSeconds(1)).atMost(lease.plusSeconds(5))
+			.until(() -> runs.get() == 1 && state(id) == JobState.RUNNING);
+		release.countDown();
 
 		await().atMost(WAIT).until(() -> state(id) == JobState.COMPLETED);
 		assertThat(runs.get()).as("runs of a job whose lease was kept while it ran").isEqualTo(1);
