@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.IntStream;
 
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
@@ -153,6 +154,27 @@ class BadInputTests {
 		assertThat(fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table(), Long.class))
 			.isEqualTo(before);
 		assertThat(small.enqueue("payment.capture", new Payment("acme", 1))).isNotNull();
+	}
+
+	@Test
+	void anEnqueueAllLargerThanTheLimitIsRefusedWholeNamingTheSetting() {
+		JobClient small = fixture.engineBuilder()
+			.settings(fixture.engineSettings().withMaxJobsPerEnqueue(5))
+			.processing(false)
+			.build()
+			.client();
+		long before = fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table(), Long.class);
+		List<JobRequest> six = IntStream.range(0, 6)
+			.mapToObj((i) -> JobRequest.of("payment.capture", new Payment("acme", i)))
+			.toList();
+		assertThatIllegalArgumentException().isThrownBy(() -> small.enqueueAll(six))
+			.withMessageContaining("6 jobs")
+			.withMessageContaining("'payment.capture'")
+			.withMessageContaining("pgqueue.max-jobs-per-enqueue (5)");
+		assertThat(fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table(), Long.class))
+			.as("jobs of the refused call").isEqualTo(before);
+		assertThat(small.enqueueAll(six.subList(0, 5))).hasSize(5);
+		assertThat(fixture.engineSettings().maxJobsPerEnqueue()).as("the default").isEqualTo(10_000);
 	}
 
 	@Test

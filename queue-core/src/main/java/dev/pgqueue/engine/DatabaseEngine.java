@@ -19,6 +19,7 @@ import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobDetails;
 import dev.pgqueue.JobRequest;
+import dev.pgqueue.engine.job.EnqueueSize;
 import dev.pgqueue.engine.job.JobEvents;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.maintenance.Cleaner;
@@ -187,7 +188,8 @@ public final class DatabaseEngine {
 		this.births = new JobBirths(this.jobs, sql.unique(), parts.jsonMapper(), this.queues, this.handlers,
 				this.settings.maxPayloadBytes(), this.wakeUps, this.throttle, parts.observations(), events,
 				database.publicIds, this.shard);
-		this.client = new JdbcJobClient(this.births, new UnpolledQueueWarnings(this.pollingHeartbeat::view));
+		this.client = new JdbcJobClient(this.births, new UnpolledQueueWarnings(this.pollingHeartbeat::view),
+				new EnqueueSize(this.settings.maxJobsPerEnqueue()));
 		ControlRepository controls = new ControlRepository(jdbc, schema, notify);
 		this.historySettings = parts.history();
 		HistoryRepository history = new HistoryRepository(jdbc, schema);

@@ -2,11 +2,11 @@ package dev.pgqueue.engine;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
 import java.util.UUID;
 
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobRequest;
+import dev.pgqueue.engine.job.EnqueueSize;
 import dev.pgqueue.engine.job.NewJob;
 
 /**
@@ -27,13 +27,17 @@ class JdbcJobClient implements JobClient {
 
 	private final UnpolledQueueWarnings unpolled;
 
+	private final EnqueueSize size;
+
 	/**
 	 * @param births where the jobs are made from the requests, inserted and announced
 	 * @param unpolled warns about jobs that no instance will run
+	 * @param size the largest {@code enqueueAll} taken
 	 */
-	JdbcJobClient(JobBirths births, UnpolledQueueWarnings unpolled) {
+	JdbcJobClient(JobBirths births, UnpolledQueueWarnings unpolled, EnqueueSize size) {
 		this.births = births;
 		this.unpolled = unpolled;
+		this.size = size;
 	}
 
 	@Override
@@ -46,7 +50,7 @@ class JdbcJobClient implements JobClient {
 
 	@Override
 	public List<UUID> enqueueAll(List<JobRequest> requests) {
-		Objects.requireNonNull(requests, "requests must not be null");
+		this.size.check(requests);
 		List<NewJob> jobs = new ArrayList<>(requests.size());
 		for (JobRequest request : requests) {
 			jobs.add(this.births.of(request));

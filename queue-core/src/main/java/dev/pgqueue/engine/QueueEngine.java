@@ -17,6 +17,7 @@ import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobSchedules;
 import dev.pgqueue.QueueShards;
+import dev.pgqueue.engine.job.EnqueueSize;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.run.Attempt;
 import dev.pgqueue.engine.settings.QueueCatalog;
@@ -102,7 +103,8 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		this.migrators = Map.copyOf(migrators);
 		this.latecomers = away.isEmpty() ? null : new ShardLatecomers(this.databases, migrators, away, watch);
 		this.client = layout.client((shard) -> database(shard).dataSource(), (shard) -> database(shard).client(),
-				watch, spillUnkeyed);
+				watch, spillUnkeyed,
+				new EnqueueSize(databases.values().iterator().next().settings().maxJobsPerEnqueue()));
 		Map<String, JdbcJobAdmin> admins = new LinkedHashMap<>();
 		this.databases.forEach((shard, database) -> admins.put(shard, database.jdbcAdmin()));
 		this.admin = new ShardedJobAdmin(layout, admins, watch::whyDown);

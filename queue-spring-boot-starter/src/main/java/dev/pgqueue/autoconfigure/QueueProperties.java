@@ -59,6 +59,13 @@ public class QueueProperties {
 	private DataSize maxPayloadSize = DataSize.ofBytes(EngineSettings.DEFAULT_MAX_PAYLOAD_BYTES);
 
 	/**
+	 * Most jobs one JobClient.enqueueAll call may carry; a larger call is refused whole. One call is one
+	 * insert in one transaction: enqueue more in several calls, in one transaction if they must commit
+	 * together.
+	 */
+	private int maxJobsPerEnqueue = EngineSettings.DEFAULT_MAX_JOBS_PER_ENQUEUE;
+
+	/**
 	 * How many attempts each job keeps in its history (start, end, outcome, error class and message):
 	 * the newest this many, read oldest first; 0 keeps none.
 	 */
@@ -166,6 +173,14 @@ public class QueueProperties {
 
 	public void setMaxPayloadSize(DataSize maxPayloadSize) {
 		this.maxPayloadSize = maxPayloadSize;
+	}
+
+	public int getMaxJobsPerEnqueue() {
+		return this.maxJobsPerEnqueue;
+	}
+
+	public void setMaxJobsPerEnqueue(int maxJobsPerEnqueue) {
+		this.maxJobsPerEnqueue = maxJobsPerEnqueue;
 	}
 
 	public int getAttemptHistory() {
@@ -312,7 +327,7 @@ public class QueueProperties {
 		return new EngineSettings(SchemaName.of(this.schema.getName()), workers, maintenance, toTwoPhaseSettings(),
 				this.notifications.isEnabled(), this.notifications.getMinInterval(),
 				this.notifications.getLivenessTimeout(), this.buckets.getHeartbeatInterval(),
-				(this.maxPayloadSize != null) ? this.maxPayloadSize.toBytes() : 0,
+				(this.maxPayloadSize != null) ? this.maxPayloadSize.toBytes() : 0, this.maxJobsPerEnqueue,
 				// A queue counts as slipping its SLA for two stats intervals after a job missed it, so that
 				// the health component shows it between two reads.
 				maintenance.statsInterval().multipliedBy(2));

@@ -70,6 +70,7 @@ import org.springframework.transaction.annotation.Transactional;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.awaitility.Awaitility.await;
 
@@ -387,6 +388,19 @@ class QueueAutoConfigurationTests {
 			assertThat(internals(context).settings().notifications()).isFalse();
 			assertThat(internals(context).jobs().notifies()).isFalse();
 		});
+	}
+
+	@Test
+	void bindsTheLargestEnqueueAllAndFailsStartupOnNoneNamingTheSetting() {
+		this.contextRunner.withPropertyValues("pgqueue.max-jobs-per-enqueue=2").run((context) -> {
+			JobClient client = context.getBean(JobClient.class);
+			assertThatIllegalArgumentException()
+				.isThrownBy(() -> client.enqueueAll(List.of(JobRequest.of("a", null), JobRequest.of("b", null),
+						JobRequest.of("c", null))))
+				.withMessageContaining("pgqueue.max-jobs-per-enqueue (2)");
+		});
+		this.contextRunner.withPropertyValues("pgqueue.max-jobs-per-enqueue=0")
+			.run((context) -> assertThat(failureMessages(context)).contains("pgqueue.max-jobs-per-enqueue"));
 	}
 
 	@Test

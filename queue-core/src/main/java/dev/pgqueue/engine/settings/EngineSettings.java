@@ -7,7 +7,7 @@ import dev.pgqueue.schema.SchemaName;
 
 /**
  * Settings of one engine that are not a queue's own: where its tables are, how its workers start
- * and stop, its background services, notifications, bucket coordination and the payload limit. The
+ * and stop, its background services, notifications, bucket coordination and the enqueue's limits. The
  * one place that holds their defaults and validates them; {@link QueueSettings} does the same for
  * each queue.
  *
@@ -24,11 +24,12 @@ import dev.pgqueue.schema.SchemaName;
  * else it is closed and a new one opened
  * @param heartbeatInterval how often members of a bucket coordinator heartbeat
  * @param maxPayloadBytes largest serialized payload accepted, in bytes of UTF-8 JSON
+ * @param maxJobsPerEnqueue most jobs one {@code enqueueAll} call may carry
  * @param slaWindow how long a queue counts as slipping its latency target after a job missed it
  */
 public record EngineSettings(SchemaName schema, WorkerSettings workers, MaintenanceSettings maintenance,
 		TwoPhaseSettings twoPhase, boolean notifications, Duration notifyInterval, Duration livenessTimeout, Duration heartbeatInterval,
-		long maxPayloadBytes, Duration slaWindow) {
+		long maxPayloadBytes, int maxJobsPerEnqueue, Duration slaWindow) {
 
 	/** Least time between two notifications of one queue, unless configured. */
 	public static final Duration DEFAULT_NOTIFY_INTERVAL = Duration.ofMillis(2);
@@ -43,6 +44,12 @@ public record EngineSettings(SchemaName schema, WorkerSettings workers, Maintena
 	public static final long DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
 
 	/**
+	 * Most jobs one {@code enqueueAll} call may carry unless configured: a larger call is one insert and
+	 * one transaction that holds its arrays in memory twice, and its locks and WAL all at once.
+	 */
+	public static final int DEFAULT_MAX_JOBS_PER_ENQUEUE = 10_000;
+
+	/**
 	 * A queue counts as slipping its latency target for two stats intervals after a job missed it,
 	 * so that health shows it between two reads.
 	 */
@@ -52,7 +59,7 @@ public record EngineSettings(SchemaName schema, WorkerSettings workers, Maintena
 	public static EngineSettings defaults(SchemaName schema) {
 		return new EngineSettings(schema, WorkerSettings.DEFAULT, MaintenanceSettings.DEFAULT, TwoPhaseSettings.DEFAULT,
 				true, DEFAULT_NOTIFY_INTERVAL, DEFAULT_LIVENESS_TIMEOUT, DEFAULT_HEARTBEAT_INTERVAL,
-				DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_SLA_WINDOW);
+				DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_MAX_JOBS_PER_ENQUEUE, DEFAULT_SLA_WINDOW);
 	}
 
 	public EngineSettings {
@@ -76,54 +83,74 @@ public record EngineSettings(SchemaName schema, WorkerSettings workers, Maintena
 					"pgqueue.max-payload-size must be positive, was " + maxPayloadBytes + " bytes",
 					"Set pgqueue.max-payload-size to a size such as 64KB or 1MB.");
 		}
+		if (maxJobsPerEnqueue < 1) {
+			throw new InvalidQueueConfigurationException("pgqueue.max-jobs-per-enqueue",
+					"pgqueue.max-jobs-per-enqueue must be positive, was " + maxJobsPerEnqueue,
+					"Set pgqueue.max-jobs-per-enqueue to a count such as 10000.");
+		}
 	}
 
 	/** These settings for the tables in another schema: a shard's, say. */
 	public EngineSettings withSchema(SchemaName schema) {
 		return new EngineSettings(schema, this.workers, this.maintenance, this.twoPhase, this.notifications,
-				this.notifyInterval, this.livenessTimeout, this.heartbeatInterval, this.maxPayloadBytes, this.slaWindow);
+				this.notifyInterval, this.livenessTimeout, this.heartbeatInterval, this.maxPayloadBytes,
+				this.maxJobsPerEnqueue, this.slaWindow);
 	}
 
 	public EngineSettings withWorkers(WorkerSettings workers) {
 		return new EngineSettings(this.schema, workers, this.maintenance, this.twoPhase, this.notifications,
-				this.notifyInterval, this.livenessTimeout, this.heartbeatInterval, this.maxPayloadBytes, this.slaWindow);
+				this.notifyInterval, this.livenessTimeout, this.heartbeatInterval, this.maxPayloadBytes,
+				this.maxJobsPerEnqueue, this.slaWindow);
 	}
 
 	public EngineSettings withMaintenance(MaintenanceSettings maintenance) {
 		return new EngineSettings(this.schema, this.workers, maintenance, this.twoPhase, this.notifications,
-				this.notifyInterval, this.livenessTimeout, this.heartbeatInterval, this.maxPayloadBytes, this.slaWindow);
+				this.notifyInterval, this.livenessTimeout, this.heartbeatInterval, this.maxPayloadBytes,
+				this.maxJobsPerEnqueue, this.slaWindow);
 	}
 
 	public EngineSettings withTwoPhase(TwoPhaseSettings twoPhase) {
 		return new EngineSettings(this.schema, this.workers, this.maintenance, twoPhase, this.notifications,
-				this.notifyInterval, this.livenessTimeout, this.heartbeatInterval, this.maxPayloadBytes, this.slaWindow);
+				this.notifyInterval, this.livenessTimeout, this.heartbeatInterval, this.maxPayloadBytes,
+				this.maxJobsPerEnqueue, this.slaWindow);
 	}
 
 	/** Notifications on, at most one per queue per {@code interval}, or off when {@code notifications} is false. */
 	public EngineSettings withNotifications(boolean notifications, Duration interval) {
 		return new EngineSettings(this.schema, this.workers, this.maintenance, this.twoPhase, notifications, interval,
-				this.livenessTimeout, this.heartbeatInterval, this.maxPayloadBytes, this.slaWindow);
+				this.livenessTimeout, this.heartbeatInterval, this.maxPayloadBytes,
+				this.maxJobsPerEnqueue, this.slaWindow);
 	}
 
 	/** The notification listener's liveness timeout (see {@link #livenessTimeout()}). */
 	public EngineSettings withLivenessTimeout(Duration livenessTimeout) {
 		return new EngineSettings(this.schema, this.workers, this.maintenance, this.twoPhase, this.notifications,
-				this.notifyInterval, livenessTimeout, this.heartbeatInterval, this.maxPayloadBytes, this.slaWindow);
+				this.notifyInterval, livenessTimeout, this.heartbeatInterval, this.maxPayloadBytes,
+				this.maxJobsPerEnqueue, this.slaWindow);
 	}
 
 	public EngineSettings withHeartbeatInterval(Duration heartbeatInterval) {
 		return new EngineSettings(this.schema, this.workers, this.maintenance, this.twoPhase, this.notifications,
-				this.notifyInterval, this.livenessTimeout, heartbeatInterval, this.maxPayloadBytes, this.slaWindow);
+				this.notifyInterval, this.livenessTimeout, heartbeatInterval, this.maxPayloadBytes,
+				this.maxJobsPerEnqueue, this.slaWindow);
 	}
 
 	public EngineSettings withMaxPayloadBytes(long maxPayloadBytes) {
 		return new EngineSettings(this.schema, this.workers, this.maintenance, this.twoPhase, this.notifications,
-				this.notifyInterval, this.livenessTimeout, this.heartbeatInterval, maxPayloadBytes, this.slaWindow);
+				this.notifyInterval, this.livenessTimeout, this.heartbeatInterval, maxPayloadBytes,
+				this.maxJobsPerEnqueue, this.slaWindow);
+	}
+
+	public EngineSettings withMaxJobsPerEnqueue(int maxJobsPerEnqueue) {
+		return new EngineSettings(this.schema, this.workers, this.maintenance, this.twoPhase, this.notifications,
+				this.notifyInterval, this.livenessTimeout, this.heartbeatInterval, this.maxPayloadBytes, maxJobsPerEnqueue,
+				this.slaWindow);
 	}
 
 	public EngineSettings withSlaWindow(Duration slaWindow) {
 		return new EngineSettings(this.schema, this.workers, this.maintenance, this.twoPhase, this.notifications,
-				this.notifyInterval, this.livenessTimeout, this.heartbeatInterval, this.maxPayloadBytes, slaWindow);
+				this.notifyInterval, this.livenessTimeout, this.heartbeatInterval, this.maxPayloadBytes,
+				this.maxJobsPerEnqueue, slaWindow);
 	}
 
 }

@@ -13,6 +13,7 @@ import javax.sql.DataSource;
 
 import dev.pgqueue.InvalidQueueConfigurationException;
 import dev.pgqueue.JobClient;
+import dev.pgqueue.engine.job.EnqueueSize;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -98,15 +99,16 @@ public final class ShardLayout {
 	 * @param client each shard's own client
 	 * @param health which shards answer now; a keyed job for a shard it reports down is refused
 	 * @param spillUnkeyed whether a job without a shard or key that its shard fails to take (a connection
-	 * refused or cut, a pool timing out) is tried on the next shard up; a failure at commit can hide a job
-	 * that did commit, which spilling then enqueues twice
+	 * refused, a pool timing out) is tried on the next shard up, unless it may have committed where it
+	 * failed
+	 * @param size the largest {@code enqueueAll} taken, checked before its jobs are split over the shards
 	 */
 	public JobClient client(Function<String, DataSource> dataSource, Function<String, JobClient> client,
-			ShardWatch health, boolean spillUnkeyed) {
+			ShardWatch health, boolean spillUnkeyed, EnqueueSize size) {
 		List<ShardedJobClient.Shard> members = shards().stream()
 			.map((shard) -> new ShardedJobClient.Shard(shard, dataSource.apply(shard), client.apply(shard)))
 			.toList();
-		return new ShardedJobClient(members, this.slots, health, spillUnkeyed);
+		return new ShardedJobClient(members, this.slots, health, spillUnkeyed, size);
 	}
 
 	/**

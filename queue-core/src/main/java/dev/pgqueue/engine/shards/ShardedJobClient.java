@@ -1,5 +1,6 @@
 package dev.pgqueue.engine.shards;
 
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -15,11 +16,13 @@ import javax.sql.DataSource;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.ShardUnavailableException;
+import dev.pgqueue.engine.job.EnqueueSize;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import org.springframework.dao.DataAccessResourceFailureException;
+import org.springframework.jdbc.CannotGetJdbcConnectionException;
 import org.springframework.dao.TransientDataAccessException;
 import org.springframework.transaction.CannotCreateTransactionException;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
@@ -36,10 +39,11 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * <li>Its key: the shard key, else the concurrency key, else the bucket key, else the unique key, hashed to a slot whose shard holds every job
  * of that key ({@link SlotMap}); while that shard does not answer, the job is refused with a
  * {@link ShardUnavailableException} naming it, never sent elsewhere.</li>
- * <li>Otherwise the shards that are up, in turn ({@link ShardRouter}). With spilling on, such a job
- * that its shard fails to take as an unreachable server does (a connection refused or cut, a pool
- * timing out) is tried on the next shard up. Off by default: a failure at commit can hide a job that
- * did commit, which spilling would then enqueue a second time on another shard.</li>
+ * <li>Otherwise the shards that are up, in turn ({@link ShardRouter}). With spilling on (off by
+ * default), such a job that its shard fails to take as an unreachable server does (a connection
+ * refused, a pool timing out) is tried on the next shard up, but only when it certainly did not
+ * commit there ({@link #mayHaveCommitted}): a connection cut after the insert was sent can hide a job
+ * that did commit, which a spill would enqueue a second time, so that failure goes to the caller.</li>
  * </ol>
  * {@link #enqueueAll} sends each shard its requests in one call, so it is atomic per shard, not
  * across shards: a failure on one shard leaves the others' jobs enqueued.
@@ -58,14 +62,17 @@ final class ShardedJobClient implements JobClient {
 
 	private final boolean spillUnkeyed;
 
+	private final EnqueueSize size;
+
 	/**
 	 * @param shards each shard's DataSource and client, in the shards' declared order, which
 	 * {@code slots} spreads over
 	 * @param health which shards answer now
 	 * @param spillUnkeyed whether a job without a shard or key that its shard fails to take (a connection
-	 * refused or cut, a pool timing out) is tried on the next shard up
+	 * refused, a pool timing out) is tried on the next shard up, unless it may have committed where it failed
+	 * @param size the largest {@code enqueueAll} taken, checked on the whole call before it is split
 	 */
-	ShardedJobClient(List<Shard> shards, SlotMap slots, ShardHealth health, boolean spillUnkeyed) {
+	ShardedJobClient(List<Shard> shards, SlotMap slots, ShardHealth health, boolean spillUnkeyed, EnqueueSize size) {
 		Map<String, Shard> byName = new LinkedHashMap<>();
 		shards.forEach((shard) -> byName.put(shard.name(), shard));
 		if (!byName.keySet().equals(Set.copyOf(slots.shards()))) {
@@ -77,6 +84,7 @@ final class ShardedJobClient implements JobClient {
 		this.router = new ShardRouter(slots);
 		this.health = health;
 		this.spillUnkeyed = spillUnkeyed;
+		this.size = size;
 	}
 
 	@Override
@@ -93,7 +101,7 @@ final class ShardedJobClient implements JobClient {
 
 	@Override
 	public List<UUID> enqueueAll(List<JobRequest> requests) {
-		Objects.requireNonNull(requests, "requests must not be null");
+		this.size.check(requests);
 		String transaction = transactionShard();
 		Health health = new Health();
 		Map<String, List<Integer>> positions = new LinkedHashMap<>();
@@ -134,6 +142,15 @@ final class ShardedJobClient implements JobClient {
 				return enqueue.apply(this.shards.get(shard).client());
 			}
 			catch (DataAccessResourceFailureException | TransientDataAccessException | CannotCreateTransactionException ex) {
+				if (mayHaveCommitted(ex)) {
+					logger.warn("pgqueue could not enqueue a {} on shard '{}' ({}), and did not spill it to another shard: "
+							+ "the connection failed after the insert was sent, so it may have committed there", what, shard,
+							ex.getMessage());
+					if (failure != null) {
+						ex.addSuppressed(failure);
+					}
+					throw ex;
+				}
 				String next = this.router.another(health.up(), tried);
 				logger.warn("pgqueue could not enqueue a {} on shard '{}' ({}); {}", what, shard, ex.getMessage(),
 						(next != null) ? "spilling it to shard '" + next + "' (pgqueue.sharding.spill-unkeyed)"
@@ -148,6 +165,26 @@ final class ShardedJobClient implements JobClient {
 			}
 		}
 		throw Objects.requireNonNull(failure);
+	}
+
+	/**
+	 * Whether an enqueue that failed so may still have committed its jobs: true unless the failure
+	 * happened before anything reached the server (no connection could be had, no transaction begun) or
+	 * the server answered the statement with an error of its own, which ends the statement's
+	 * transaction. A connection that broke after the insert was sent (SQLState class 08, or no SQLState
+	 * at all, as an I/O failure has) leaves the outcome unknown: the server may have committed before
+	 * its answer was lost.
+	 */
+	static boolean mayHaveCommitted(RuntimeException failure) {
+		if (failure instanceof CannotGetJdbcConnectionException || failure instanceof CannotCreateTransactionException) {
+			return false;
+		}
+		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+			if (cause instanceof SQLException sql && sql.getSQLState() != null) {
+				return sql.getSQLState().startsWith("08");
+			}
+		}
+		return true;
 	}
 
 	private String shardOf(JobRequest request, @Nullable String transaction, Health health) {

@@ -2,7 +2,13 @@ package dev.pgqueue.engine.shards;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.net.ServerSocket;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -20,6 +26,7 @@ import dev.pgqueue.ShardUnavailableException;
 import dev.pgqueue.QueueFixture;
 import dev.pgqueue.engine.EngineInternals;
 import dev.pgqueue.engine.QueueEngine;
+import dev.pgqueue.engine.job.EnqueueSize;
 import dev.pgqueue.test.TestDatabase;
 import dev.pgqueue.test.TestSchema;
 import org.junit.jupiter.api.AfterAll;
@@ -67,7 +74,7 @@ class ShardedJobClientTests {
 					EngineInternals.of(engine, name).client()));
 		}
 		client = new ShardedJobClient(shards, SLOTS, (shard) -> up.get().contains(shard) ? null : "marked down by the test",
-				false);
+				false, new EnqueueSize(100));
 	}
 
 	@AfterAll
@@ -195,8 +202,8 @@ class ShardedJobClientTests {
 		for (String name : NAMES) {
 			shards.add(new ShardedJobClient.Shard(name, pools.apply(name), EngineInternals.of(engine, name).client()));
 		}
-		ShardedJobClient spilling = new ShardedJobClient(shards, SLOTS, (shard) -> null, true);
-		ShardedJobClient strict = new ShardedJobClient(shards, SLOTS, (shard) -> null, false);
+		ShardedJobClient spilling = new ShardedJobClient(shards, SLOTS, (shard) -> null, true, new EnqueueSize(100));
+		ShardedJobClient strict = new ShardedJobClient(shards, SLOTS, (shard) -> null, false, new EnqueueSize(100));
 		s2.setTargetDataSource(refusing());
 		long onS2 = countOn("s2");
 		for (int i = 0; i < 12; i++) {
@@ -213,6 +220,91 @@ class ShardedJobClientTests {
 			}
 		}).as("without spilling, the job the round robin gives s2 fails").isInstanceOf(CannotGetJdbcConnectionException.class);
 		assertThat(countOn("s2")).isEqualTo(onS2);
+	}
+
+	@Test
+	void withSpillingOnAJobWhoseShardMayHaveCommittedItIsNotSpilled() {
+		// s2 as a server whose connection breaks once the insert has reached it: the insert commits, its
+		// answer is lost (SQLState 08006, as PgJDBC reports an I/O failure).
+		DataSource s2 = answerLost(fixtures.get("s2").dataSource());
+		Function<String, DataSource> pools = (name) -> name.equals("s2") ? s2 : fixtures.get(name).dataSource();
+		QueueEngine engine = QueueFixture.shardsBuilder(fixtures, pools).build();
+		List<ShardedJobClient.Shard> shards = new ArrayList<>();
+		for (String name : NAMES) {
+			shards.add(new ShardedJobClient.Shard(name, pools.apply(name), EngineInternals.of(engine, name).client()));
+		}
+		ShardedJobClient spilling = new ShardedJobClient(shards, SLOTS, (shard) -> null, true, new EnqueueSize(100));
+		Map<String, Long> before = new HashMap<>();
+		NAMES.forEach((name) -> before.put(name, countOn(name)));
+		int failed = 0;
+		for (int i = 0; i < 6; i++) {
+			try {
+				spilling.enqueue(JobRequest.of("mail.send", i));
+			}
+			catch (RuntimeException ex) {
+				assertThat(ex).as("the failure the caller gets").hasRootCauseMessage("the answer was lost");
+				failed++;
+			}
+		}
+		long added = NAMES.stream().mapToLong((name) -> countOn(name) - before.get(name)).sum();
+		assertThat(failed).as("enqueues the round robin gave s2").isPositive();
+		assertThat(added).as("jobs written, each once: a spill would have written s2's a second time").isEqualTo(6);
+		assertThat(countOn("s2") - before.get("s2")).isEqualTo(failed);
+	}
+
+	@Test
+	void anEnqueueAllOverTheLimitIsRefusedBeforeAnyShardTakesItsPart() {
+		Map<String, Long> before = new HashMap<>();
+		NAMES.forEach((name) -> before.put(name, countOn(name)));
+		List<JobRequest> requests = new ArrayList<>();
+		for (int i = 0; i < 101; i++) {
+			requests.add(JobRequest.of("mail.send", i).concurrencyKey("key-" + i));
+		}
+		assertThatThrownBy(() -> client.enqueueAll(requests)).isInstanceOf(IllegalArgumentException.class)
+			.hasMessageContaining("101 jobs")
+			.hasMessageContaining("pgqueue.max-jobs-per-enqueue (100)");
+		NAMES.forEach((name) -> assertThat(countOn(name)).as("jobs on %s", name).isEqualTo(before.get(name)));
+		assertThat(client.enqueueAll(requests.subList(0, 100))).hasSize(100);
+	}
+
+	/**
+	 * A DataSource whose statements run, and whose connection then fails as a broken one does: what
+	 * each statement did is committed (autocommit), but the caller hears only of the failure.
+	 */
+	private static DataSource answerLost(DataSource target) {
+		return new DelegatingDataSource(target) {
+
+			@Override
+			public Connection getConnection() throws SQLException {
+				Connection connection = super.getConnection();
+				return (Connection) Proxy.newProxyInstance(ShardedJobClientTests.class.getClassLoader(),
+						new Class<?>[] { Connection.class }, (proxy, method, args) -> {
+							Object result = invoke(connection, method, args);
+							if (method.getName().equals("prepareStatement")) {
+								PreparedStatement statement = (PreparedStatement) result;
+								return Proxy.newProxyInstance(ShardedJobClientTests.class.getClassLoader(),
+										new Class<?>[] { PreparedStatement.class }, (p, m, a) -> {
+											Object done = invoke(statement, m, a);
+											if (m.getName().startsWith("execute") && connection.getAutoCommit()) {
+												throw new SQLException("the answer was lost", "08006");
+											}
+											return done;
+										});
+							}
+							return result;
+						});
+			}
+
+		};
+	}
+
+	private static Object invoke(Object target, Method method, Object[] args) throws Throwable {
+		try {
+			return method.invoke(target, args);
+		}
+		catch (InvocationTargetException ex) {
+			throw ex.getCause();
+		}
 	}
 
 	/** A DataSource on a port nothing listens on, as a stopped server: every connection is refused. */
