@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.UUID;
 
 import dev.pgqueue.engine.EngineInternals;
 import dev.pgqueue.engine.poll.JobPoller;
@@ -163,6 +164,33 @@ class KeyedRateLimitTests {
 		assertThatThrownBy(() -> this.fixture.poller(queue)).isInstanceOf(InvalidQueueConfigurationException.class)
 			.hasMessageContaining("pgqueue.kinds.strict.big.rate-limit.period (PT0.2S) is shorter than the "
 					+ "poll-interval of queue 'strict'");
+	}
+
+	@Test
+	void queuesWhoseNameAndKeyReadAlikeJoinedByAColonKeepWindowsOfTheirOwn() {
+		this.fixture = QueueFixture.create("rate_key_names");
+		// Queue "a:b" with key "c" and queue "a" with key "b:c": one start a minute each.
+		RateLimit oncePerMinute = new RateLimit(1, Duration.ofMinutes(1));
+		this.fixture.configure(QueueSettings.defaults("a:b").withPollInterval(Duration.ofMillis(50))
+			.withPerKeyRateLimit(oncePerMinute));
+		this.fixture.configure(QueueSettings.defaults("a").withPollInterval(Duration.ofMillis(50))
+			.withPerKeyRateLimit(oncePerMinute));
+		this.fixture.handle("call.one", "a:b", (job) -> {
+		});
+		this.fixture.handle("call.two", "a", (job) -> {
+		});
+		UUID first = this.fixture.client().enqueue(JobRequest.of("call.one", 1).queue("a:b").concurrencyKey("c"));
+		this.pollers.addAll(this.fixture.startPollers("a:b", 1));
+		await().atMost(Duration.ofSeconds(10)).until(() -> "completed".equals(this.fixture.row(first).get("state")));
+		UUID second = this.fixture.client().enqueue(JobRequest.of("call.two", 2).queue("a").concurrencyKey("b:c"));
+		this.pollers.addAll(this.fixture.startPollers("a", 1));
+		await("the second queue's key, whose window a name without the queue's length would share")
+			.atMost(Duration.ofSeconds(10))
+			.until(() -> "completed".equals(this.fixture.row(second).get("state")));
+		JdbcTemplate jdbc = new JdbcTemplate(this.fixture.schema().dataSource());
+		assertThat(jdbc.queryForList("SELECT name FROM " + this.fixture.schema().name()
+				+ ".pgqueue_rate_windows WHERE name LIKE 'key:%' ORDER BY name", String.class))
+			.containsExactly("key:1:a:b:c", "key:3:a:b:c");
 	}
 
 	@Test

@@ -120,9 +120,14 @@ final class RatePlanner {
 		return "kind:" + kind;
 	}
 
-	/** The prefix of the window names of a queue's keys. */
+	/**
+	 * The prefix of the window names of a queue's keys: {@code key:<length of the queue's name>:<queue>:},
+	 * then the key. The length makes the name unambiguous whatever either holds: queue {@code a:b} with
+	 * key {@code c} ({@code key:3:a:b:c}) and queue {@code a} with key {@code b:c} ({@code key:1:a:b:c})
+	 * never share a window.
+	 */
 	static String keyWindowPrefix(String queue) {
-		return RateRepository.KEY_WINDOW_PREFIX + queue + ":";
+		return RateRepository.KEY_WINDOW_PREFIX + queue.length() + ":" + queue + ":";
 	}
 
 	/**

@@ -29,7 +29,10 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  */
 public class RateRepository {
 
-	/** The names of the windows of per-key limits start with this, then the queue and the key. */
+	/**
+	 * The names of the windows of per-key limits start with this, then the length of the queue's name,
+	 * the queue and the key, each after a colon.
+	 */
 	public static final String KEY_WINDOW_PREFIX = "key:";
 
 	private final JdbcTemplate jdbc;
