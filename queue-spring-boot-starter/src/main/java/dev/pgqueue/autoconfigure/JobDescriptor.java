@@ -16,8 +16,10 @@ import org.springframework.boot.actuate.endpoint.OperationResponseBody;
 /**
  * One job as the {@code pgqueue} endpoint shows it: in a list, its row; on its own
  * ({@code GET /actuator/pgqueue/jobs/{id}}), also its attempts, its progress while it runs and, when
- * asked for, its payload and output. Those two are user data: shown as they are only where
- * {@code management.endpoint.pgqueue.show-values} allows it, else as {@value #HIDDEN}.
+ * asked for, its payload and output. Those two, the messages of its errors and the message of its
+ * progress are user data: shown as they are only where {@code management.endpoint.pgqueue.show-values}
+ * allows it, else as {@value UserTexts#HIDDEN} (an error keeps its exceptions' classes and frames,
+ * see {@link UserTexts#errorText}).
  *
  * @param id the public id {@code JobClient} returned at enqueue
  * @param kind the job's kind
@@ -48,17 +50,25 @@ public record JobDescriptor(UUID id, String kind, String queue, String state, in
 		@Nullable String output) implements OperationResponseBody {
 
 	/** What a value shows when {@code show-values} hides it, as Spring Boot's own endpoints show it. */
-	public static final String HIDDEN = "******";
+	public static final String HIDDEN = UserTexts.HIDDEN;
 
-	/** A job in a list: its row, without payload. */
-	static JobDescriptor of(JobDetails job) {
-		return of(job, null, null, null, null);
+	/**
+	 * A job in a list: its row, without payload.
+	 * @param showValues whether its error's messages are shown as they are
+	 */
+	static JobDescriptor of(JobDetails job, boolean showValues) {
+		return of(job, null, null, null, null, showValues);
 	}
 
+	/**
+	 * @param showValues whether its error's messages are shown as they are (the payload and output are
+	 * given as they are to be shown)
+	 */
 	static JobDescriptor of(JobDetails job, @Nullable String payload, @Nullable List<AttemptDescriptor> attempts,
-			@Nullable ProgressDescriptor progress, @Nullable String output) {
+			@Nullable ProgressDescriptor progress, @Nullable String output, boolean showValues) {
 		return new JobDescriptor(job.id(), job.kind(), job.queue(), job.state().sqlValue(), job.priority(),
-				job.attempt(), job.maxAttempts(), job.lastError(), job.createdAt(), job.runAt(), job.startedAt(),
+				job.attempt(), job.maxAttempts(), UserTexts.errorText(job.lastError(), showValues), job.createdAt(),
+				job.runAt(), job.startedAt(),
 				job.finishedAt(), job.runTime(), job.snoozes(), job.tags(), job.concurrencyKey(), job.rateWeight(), payload,
 				attempts, progress, output);
 	}
@@ -76,9 +86,11 @@ public record JobDescriptor(UUID id, String kind, String queue, String state, in
 	public record AttemptDescriptor(int attempt, @Nullable Instant startedAt, @Nullable Instant finishedAt,
 			String outcome, @Nullable String error, @Nullable String message) {
 
-		static AttemptDescriptor of(JobAttempt attempt) {
+		/** @param showValues whether the exception's message is shown as it is */
+		static AttemptDescriptor of(JobAttempt attempt, boolean showValues) {
 			return new AttemptDescriptor(attempt.attempt(), attempt.startedAt(), attempt.finishedAt(),
-					attempt.outcome().name().toLowerCase(Locale.ROOT), attempt.error(), attempt.message());
+					attempt.outcome().name().toLowerCase(Locale.ROOT), attempt.error(),
+					UserTexts.message(attempt.message(), showValues));
 		}
 
 	}
@@ -94,9 +106,10 @@ public record JobDescriptor(UUID id, String kind, String queue, String state, in
 	public record ProgressDescriptor(@Nullable Integer percent, @Nullable String message,
 			@Nullable Instant reportedAt, @Nullable Instant cancelRequestedAt) {
 
-		static ProgressDescriptor of(JobProgress progress) {
-			return new ProgressDescriptor(progress.percent(), progress.message(), progress.reportedAt(),
-					progress.cancelRequestedAt());
+		/** @param showValues whether the listener's message is shown as it is */
+		static ProgressDescriptor of(JobProgress progress, boolean showValues) {
+			return new ProgressDescriptor(progress.percent(), UserTexts.message(progress.message(), showValues),
+					progress.reportedAt(), progress.cancelRequestedAt());
 		}
 
 	}

@@ -34,6 +34,14 @@ public class QueueDashboardProperties {
 	private @Nullable String readRole;
 
 	/**
+	 * When the messages of jobs' errors, attempts and progress, which may quote the application's
+	 * data, are shown as they are; otherwise an error shows its exceptions' classes and stack frames
+	 * only. 'when-authorized' shows them to signed-in users, with Spring Security, who pass the read
+	 * role; without Spring Security to sign anyone in, that is nobody.
+	 */
+	private ShowValues showValues = ShowValues.WHEN_AUTHORIZED;
+
+	/**
 	 * Whether anyone who reaches the dashboard may act in it (retry, cancel, pause, resume, run
 	 * now, delete) when the application has no Spring Security. Nothing then guards these actions but
 	 * the refusal of cross-site forms: only for an application on a trusted network or a developer's
@@ -78,6 +86,14 @@ public class QueueDashboardProperties {
 		this.readRole = readRole;
 	}
 
+	public ShowValues getShowValues() {
+		return this.showValues;
+	}
+
+	public void setShowValues(ShowValues showValues) {
+		this.showValues = showValues;
+	}
+
 	public boolean isAllowWritesWithoutSecurity() {
 		return this.allowWritesWithoutSecurity;
 	}
@@ -92,6 +108,20 @@ public class QueueDashboardProperties {
 
 	public void setRefreshInterval(Duration refreshInterval) {
 		this.refreshInterval = refreshInterval;
+	}
+
+	/** When the dashboard shows the messages of jobs' errors, attempts and progress as they are. */
+	public enum ShowValues {
+
+		/** Never: errors show their exceptions' classes and frames only. */
+		NEVER,
+
+		/** To signed-in users who may look at the dashboard, with Spring Security. */
+		WHEN_AUTHORIZED,
+
+		/** To everyone who may look at the dashboard. */
+		ALWAYS
+
 	}
 
 }

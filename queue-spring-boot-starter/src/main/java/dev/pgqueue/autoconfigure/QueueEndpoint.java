@@ -78,9 +78,10 @@ import org.springframework.boot.convert.DurationStyle;
  * there is no such job and 409 when the job is running or in a state the operation does not apply to.
  *
  * <p>Answers are descriptors ({@link QueuesDescriptor}, {@link JobsDescriptor}, {@link JobDescriptor}
- * …), written by Actuator's own JSON mapper: fields without a value are left out. A job's payload and
- * output are user data: {@code management.endpoint.pgqueue.show-values} decides who sees them as
- * they are ({@code never} by default), everyone else sees {@value JobDescriptor#HIDDEN}, as Spring
+ * …), written by Actuator's own JSON mapper: fields without a value are left out. A job's payload,
+ * output, error messages and progress message are user data: {@code management.endpoint.pgqueue.show-values}
+ * decides who sees them as they are ({@code never} by default), everyone else sees
+ * {@value JobDescriptor#HIDDEN} (an error keeps its exceptions' classes and frames), as Spring
  * Boot's own endpoints hide values. Over HTTP {@link QueueEndpointWebExtension} asks the request's
  * security context; elsewhere (JMX) {@code when-authorized} counts as allowed, as for Boot's
  * {@code env} endpoint.
@@ -140,18 +141,32 @@ public class QueueEndpoint {
 			@Nullable String kind, @Nullable String state, @Nullable String tag, @Nullable String error,
 			@Nullable String finishedSince, @Nullable String before, @Nullable Integer limit, @Nullable Boolean count,
 			@Nullable Integer hours, @Nullable Integer step) {
+		return jobs(resource, queue, kind, state, tag, error, finishedSince, before, limit, count, hours, step,
+				this.showValues.isShown(true));
+	}
+
+	/**
+	 * As {@link #jobs(String, String, String, String, String, String, String, String, Integer, Boolean, Integer, Integer)},
+	 * for a caller who may or may not see the messages of the jobs' errors as they are.
+	 * @param showUnsanitized whether the caller may see them; if not, each error keeps its exceptions'
+	 * classes and frames only ({@link UserTexts#errorText})
+	 */
+	public @Nullable OperationResponseBody jobs(String resource, @Nullable String queue, @Nullable String kind,
+			@Nullable String state, @Nullable String tag, @Nullable String error, @Nullable String finishedSince,
+			@Nullable String before, @Nullable Integer limit, @Nullable Boolean count, @Nullable Integer hours,
+			@Nullable Integer step, boolean showUnsanitized) {
 		return switch (resource) {
 			case "schedules" -> schedules();
 			case "history" -> history(hours, step);
 			case "kinds" -> new KindsDescriptor(this.admin.kinds());
-			case "jobs" -> page(queue, kind, state, tag, error, finishedSince, before, limit, count);
+			case "jobs" -> page(queue, kind, state, tag, error, finishedSince, before, limit, count, showUnsanitized);
 			default -> null;
 		};
 	}
 
 	private JobsDescriptor page(@Nullable String queue, @Nullable String kind, @Nullable String state,
 			@Nullable String tag, @Nullable String error, @Nullable String finishedSince, @Nullable String before,
-			@Nullable Integer limit, @Nullable Boolean count) {
+			@Nullable Integer limit, @Nullable Boolean count, boolean showUnsanitized) {
 		JobQuery query;
 		try {
 			query = query(queue, kind, state, tag, error, finishedSince).before(blankToNull(before))
@@ -161,7 +176,8 @@ public class QueueEndpoint {
 			throw new InvalidEndpointRequestException(ex.getMessage(), ex.getMessage());
 		}
 		JobPage page = this.admin.list(query);
-		return new JobsDescriptor(page.jobs().stream().map(JobDescriptor::of).toList(), page.next(),
+		return new JobsDescriptor(page.jobs().stream().map((job) -> JobDescriptor.of(job, showUnsanitized)).toList(),
+				page.next(),
 				Boolean.TRUE.equals(count) ? this.admin.count(query) : null);
 	}
 
@@ -285,8 +301,13 @@ public class QueueEndpoint {
 		if (found == null) {
 			return null;
 		}
-		List<AttemptDescriptor> attempts = this.admin.attempts(jobId).stream().map(AttemptDescriptor::of).toList();
-		ProgressDescriptor progress = this.admin.progress(jobId).map(ProgressDescriptor::of).orElse(null);
+		List<AttemptDescriptor> attempts = this.admin.attempts(jobId)
+			.stream()
+			.map((attempt) -> AttemptDescriptor.of(attempt, showUnsanitized))
+			.toList();
+		ProgressDescriptor progress = this.admin.progress(jobId)
+			.map((reported) -> ProgressDescriptor.of(reported, showUnsanitized))
+			.orElse(null);
 		String shownOutput = null;
 		if (output) {
 			shownOutput = this.admin.output(jobId)
@@ -294,7 +315,7 @@ public class QueueEndpoint {
 				.orElse(null);
 		}
 		String shownPayload = readPayload ? found.payload() : (payload ? JobDescriptor.HIDDEN : null);
-		return JobDescriptor.of(found, shownPayload, attempts, progress, shownOutput);
+		return JobDescriptor.of(found, shownPayload, attempts, progress, shownOutput, showUnsanitized);
 	}
 
 	/**

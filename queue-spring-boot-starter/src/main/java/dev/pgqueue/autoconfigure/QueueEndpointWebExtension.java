@@ -14,9 +14,10 @@ import org.springframework.boot.actuate.endpoint.web.annotation.EndpointWebExten
 
 /**
  * The {@link QueueEndpoint} over HTTP: one job ({@code GET /actuator/pgqueue/jobs/{id}}) shows its
- * payload and output as they are only to a caller {@code management.endpoint.pgqueue.show-values}
- * allows, judged by the request's {@link SecurityContext} and
- * {@code management.endpoint.pgqueue.roles}; every other operation is the endpoint's own.
+ * payload, output, error messages and progress message, and a list of jobs their error messages, as
+ * they are only to a caller {@code management.endpoint.pgqueue.show-values} allows, judged by the
+ * request's {@link SecurityContext} and {@code management.endpoint.pgqueue.roles}; every other
+ * operation is the endpoint's own.
  */
 @EndpointWebExtension(endpoint = QueueEndpoint.class)
 public class QueueEndpointWebExtension {
@@ -29,7 +30,7 @@ public class QueueEndpointWebExtension {
 
 	/**
 	 * @param delegate the endpoint
-	 * @param showValues when payloads and outputs are shown as they are
+	 * @param showValues when payloads, outputs and messages are shown as they are
 	 * @param roles roles one of which a caller needs under {@link Show#WHEN_AUTHORIZED}; empty for
 	 * any authenticated caller
 	 */
@@ -37,6 +38,21 @@ public class QueueEndpointWebExtension {
 		this.delegate = delegate;
 		this.showValues = showValues;
 		this.roles = Set.copyOf(roles);
+	}
+
+	/**
+	 * Jobs, schedules, kinds or history, as {@link QueueEndpoint#jobs}; the jobs' error messages as
+	 * they are only to a caller allowed to see values. 404 for an unknown resource.
+	 */
+	@ReadOperation
+	public WebEndpointResponse<OperationResponseBody> jobs(SecurityContext securityContext, @Selector String resource,
+			@Nullable String queue, @Nullable String kind, @Nullable String state, @Nullable String tag,
+			@Nullable String error, @Nullable String finishedSince, @Nullable String before, @Nullable Integer limit,
+			@Nullable Boolean count, @Nullable Integer hours, @Nullable Integer step) {
+		OperationResponseBody body = this.delegate.jobs(resource, queue, kind, state, tag, error, finishedSince, before,
+				limit, count, hours, step, this.showValues.isShown(securityContext, this.roles));
+		return (body != null) ? new WebEndpointResponse<>(body)
+				: new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
 	}
 
 	/**

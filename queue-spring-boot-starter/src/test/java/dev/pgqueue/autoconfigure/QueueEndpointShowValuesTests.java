@@ -1,6 +1,7 @@
 package dev.pgqueue.autoconfigure;
 
 import java.security.Principal;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
@@ -37,6 +38,12 @@ class QueueEndpointShowValuesTests {
 	private static final String PAYLOAD = "{\"secret\": \"s3cr3t\"}";
 
 	private static final String OUTPUT = "{\"receipt\": \"r-42\"}";
+
+	private static final String ERROR = "java.lang.IllegalStateException: card of Ann Smith declined\n"
+			+ "\tat com.acme.Billing.charge(Billing.java:42)";
+
+	private static final String MASKED_ERROR = "java.lang.IllegalStateException: ******\n"
+			+ "\tat com.acme.Billing.charge(Billing.java:42)";
 
 	private final WebApplicationContextRunner contextRunner = new WebApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
@@ -122,6 +129,64 @@ class QueueEndpointShowValuesTests {
 				.extracting("payload")
 				.isEqualTo(JobDescriptor.HIDDEN);
 		});
+	}
+
+	@Test
+	void theMessagesOfErrorsAttemptsAndProgressAreValuesToo() {
+		this.contextRunner
+			.withPropertyValues("management.endpoint.pgqueue.show-values=when-authorized",
+					"management.endpoint.pgqueue.roles=PGQUEUE_PAYLOADS")
+			.run((context) -> {
+				UUID id = jobWithMessages(context);
+				Caller allowed = new Caller("dpo", "PGQUEUE_PAYLOADS");
+				JobDescriptor shown = viewAs(context, allowed, id);
+				assertThat(shown.lastError()).isEqualTo(ERROR);
+				assertThat(shown.attempts()).singleElement()
+					.satisfies((attempt) -> assertThat(attempt.message()).isEqualTo("card of Ann Smith declined"));
+				assertThat(shown.progress().message()).isEqualTo("invoices of Ann Smith");
+				assertThat(listedAs(context, allowed, id).lastError()).isEqualTo(ERROR);
+
+				for (Caller other : List.of(new Caller("ops", "OPS"), Caller.ANONYMOUS)) {
+					JobDescriptor hidden = viewAs(context, other, id);
+					assertThat(hidden.lastError()).isEqualTo(MASKED_ERROR);
+					assertThat(hidden.attempts()).singleElement().satisfies((attempt) -> {
+						assertThat(attempt.error()).isEqualTo("java.lang.IllegalStateException");
+						assertThat(attempt.message()).isEqualTo(JobDescriptor.HIDDEN);
+					});
+					assertThat(hidden.progress().message()).isEqualTo(JobDescriptor.HIDDEN);
+					assertThat(hidden.progress().percent()).isEqualTo(40);
+					assertThat(listedAs(context, other, id).lastError()).as("in a list of jobs").isEqualTo(MASKED_ERROR);
+				}
+			});
+		// Never (the default): not even to a caller with the roles, nor through the endpoint itself (JMX).
+		this.contextRunner.withPropertyValues("management.endpoint.pgqueue.roles=PGQUEUE_PAYLOADS").run((context) -> {
+			UUID id = jobWithMessages(context);
+			assertThat(viewAs(context, new Caller("dpo", "PGQUEUE_PAYLOADS"), id).lastError()).isEqualTo(MASKED_ERROR);
+			JobsDescriptor page = (JobsDescriptor) context.getBean(QueueEndpoint.class)
+				.jobs("jobs", "show", null, null, null, null, null, null, null, null, null, null);
+			assertThat(page.jobs()).filteredOn((job) -> job.id().equals(id)).singleElement()
+				.satisfies((job) -> assertThat(job.lastError()).isEqualTo(MASKED_ERROR));
+		});
+	}
+
+	private static UUID jobWithMessages(AssertableWebApplicationContext context) {
+		UUID id = context.getBean(JobClient.class).enqueue(JobRequest.of("show.values", Map.of()).queue("show"));
+		JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
+		// As a failed attempt and a progress report leave them.
+		jdbc.update("UPDATE " + SCHEMA.name() + ".pgqueue_jobs SET last_error = ?, attempts = ?::jsonb WHERE public_id = ?",
+				ERROR, "[{\"attempt\": 1, \"outcome\": \"failed\", \"error\": \"java.lang.IllegalStateException\", "
+						+ "\"message\": \"card of Ann Smith declined\"}]", id);
+		jdbc.update("INSERT INTO " + SCHEMA.name() + ".pgqueue_job_controls (job_id, progress_percent, progress_message, "
+				+ "progress_at) SELECT id, 40, 'invoices of Ann Smith', now() FROM " + SCHEMA.name()
+				+ ".pgqueue_jobs WHERE public_id = ?", id);
+		return id;
+	}
+
+	private static JobDescriptor listedAs(AssertableWebApplicationContext context, SecurityContext caller, UUID id) {
+		JobsDescriptor page = (JobsDescriptor) context.getBean(QueueEndpointWebExtension.class)
+			.jobs(caller, "jobs", "show", null, null, null, null, null, null, 100, null, null, null)
+			.getBody();
+		return page.jobs().stream().filter((job) -> job.id().equals(id)).findFirst().orElseThrow();
 	}
 
 	@Test

@@ -19,6 +19,12 @@ interface DashboardAccess {
 	/** Refuses, by throwing, a request that may not act. */
 	void checkWrite(HttpServletRequest request);
 
+	/**
+	 * Whether this request's user sees the messages of jobs' errors, attempts and progress as they are
+	 * ({@code pgqueue.dashboard.show-values}).
+	 */
+	boolean showsValues(HttpServletRequest request);
+
 	/** Hidden fields a form that acts must send back, by name. */
 	Map<String, String> formFields(HttpServletRequest request);
 

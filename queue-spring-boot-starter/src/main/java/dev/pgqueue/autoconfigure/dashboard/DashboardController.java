@@ -299,7 +299,7 @@ class DashboardController {
 
 	private DashboardPages.Viewer viewer(HttpServletRequest request) {
 		return new DashboardPages.Viewer(base(request), this.access.describe(request), this.access.mayWrite(request),
-				this.access.formFields(request));
+				this.access.formFields(request), this.access.showsValues(request));
 	}
 
 	private String base(HttpServletRequest request) {

@@ -19,6 +19,7 @@ import dev.pgqueue.JobQuery;
 import dev.pgqueue.JobState;
 import dev.pgqueue.ScheduleDetails;
 import dev.pgqueue.autoconfigure.ShardReading;
+import dev.pgqueue.autoconfigure.UserTexts;
 import dev.pgqueue.autoconfigure.dashboard.QueueSummary.KindRateUse;
 import dev.pgqueue.autoconfigure.dashboard.QueueSummary.RateUse;
 import dev.pgqueue.engine.settings.RateLimit;
@@ -46,8 +47,12 @@ final class DashboardPages {
 		this.refreshInterval = refreshInterval;
 	}
 
-	/** What the page is for: its base path, what its user may do, and the fields of its forms. */
-	record Viewer(String base, String description, boolean mayWrite, Map<String, String> formFields) {
+	/**
+	 * What the page is for: its base path, what its user may do, the fields of its forms, and whether
+	 * its user sees the messages of errors and progress as they are ({@link UserTexts}).
+	 */
+	record Viewer(String base, String description, boolean mayWrite, Map<String, String> formFields,
+			boolean showValues) {
 	}
 
 	/** What an action on a schedule came to: done, nothing to change, or no schedule of that name. */
@@ -131,7 +136,7 @@ final class DashboardPages {
 		if (progress != null && progress.percent() != null) {
 			term(html, "Progress", "<progress max=\"100\" value=\"" + progress.percent() + "\">" + progress.percent()
 					+ " %</progress> " + progress.percent() + " %"
-					+ ((progress.message() != null) ? " – " + escape(progress.message()) : "") + " (" + time(progress.reportedAt())
+					+ ((progress.message() != null) ? " – " + escape(UserTexts.message(progress.message(), viewer.showValues())) : "") + " (" + time(progress.reportedAt())
 					+ ")");
 		}
 		if (progress != null && progress.cancelRequestedAt() != null) {
@@ -151,10 +156,11 @@ final class DashboardPages {
 		}
 		html.append("</dl>");
 		actions(html, viewer, job);
-		attempts(html, attempts);
+		attempts(html, attempts, viewer.showValues());
 		html.append("<h3>Last error</h3>");
 		if (job.lastError() != null) {
-			html.append("<pre class=\"error\">").append(escape(job.lastError())).append("</pre>");
+			html.append("<pre class=\"error\">").append(escape(UserTexts.errorText(job.lastError(), viewer.showValues())))
+				.append("</pre>");
 		}
 		else {
 			html.append("<p>None.</p>");
@@ -164,7 +170,7 @@ final class DashboardPages {
 	}
 
 	/** The job's attempts, oldest first, as its history keeps them. */
-	private void attempts(StringBuilder html, List<JobAttempt> attempts) {
+	private void attempts(StringBuilder html, List<JobAttempt> attempts, boolean showValues) {
 		html.append("<h3>Attempts</h3>");
 		if (attempts.isEmpty()) {
 			html.append("<p>None yet.</p>");
@@ -178,7 +184,8 @@ final class DashboardPages {
 			html.append("<tr><td>").append(attempt.attempt()).append("</td><td>").append(time(attempt.startedAt()))
 				.append("</td><td>").append(time(attempt.finishedAt())).append("</td><td><span class=\"state ")
 				.append(outcome).append("\">").append(outcome).append("</span></td><td>")
-				.append(escape(error + Objects.toString(attempt.message(), ""))).append("</td></tr>");
+				.append(escape(error + Objects.toString(UserTexts.message(attempt.message(), showValues), "")))
+				.append("</td></tr>");
 		}
 		html.append("</tbody></table>");
 	}

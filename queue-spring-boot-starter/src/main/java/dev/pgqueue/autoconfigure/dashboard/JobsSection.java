@@ -16,6 +16,7 @@ import dev.pgqueue.JobQuery;
 import dev.pgqueue.JobState;
 import dev.pgqueue.ShardsPartlyFailedException;
 import dev.pgqueue.autoconfigure.AdminAction;
+import dev.pgqueue.autoconfigure.UserTexts;
 import dev.pgqueue.autoconfigure.dashboard.DashboardPages.Viewer;
 import org.jspecify.annotations.Nullable;
 
@@ -242,7 +243,8 @@ final class JobsSection {
 			.append("<th>Attempts</th><th>Enqueued</th><th>Run time</th><th>Last error</th><th></th></tr></thead><tbody>");
 		Instant now = Instant.now();
 		for (JobDetails job : jobs) {
-			String error = (job.lastError() != null) ? job.lastError().lines().findFirst().orElse("") : "";
+			String shown = UserTexts.errorText(job.lastError(), viewer.showValues());
+			String error = (shown != null) ? shown.lines().findFirst().orElse("") : "";
 			html.append("<tr data-job=\"").append(job.id()).append("\"><td>")
 				.append(DashboardPages.link(viewer.base() + "/jobs/" + job.id(), job.id().toString().substring(0, 8)))
 				.append("</td><td>").append(DashboardPages.escape(job.kind()))

@@ -2,6 +2,7 @@ package dev.pgqueue.autoconfigure.dashboard;
 
 import java.util.Map;
 
+import dev.pgqueue.autoconfigure.QueueDashboardProperties.ShowValues;
 import jakarta.servlet.http.HttpServletRequest;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,8 +22,25 @@ final class OpenDashboardAccess implements DashboardAccess {
 
 	private final boolean allowWrites;
 
+	private final ShowValues showValues;
+
 	OpenDashboardAccess(boolean allowWrites) {
+		this(allowWrites, ShowValues.WHEN_AUTHORIZED);
+	}
+
+	/**
+	 * @param allowWrites whether anyone who reaches the dashboard may act
+	 * @param showValues when messages are shown as they are: with no user to authorize, only
+	 * {@code always} shows them
+	 */
+	OpenDashboardAccess(boolean allowWrites, ShowValues showValues) {
 		this.allowWrites = allowWrites;
+		this.showValues = showValues;
+	}
+
+	@Override
+	public boolean showsValues(HttpServletRequest request) {
+		return this.showValues == ShowValues.ALWAYS;
 	}
 
 	@Override

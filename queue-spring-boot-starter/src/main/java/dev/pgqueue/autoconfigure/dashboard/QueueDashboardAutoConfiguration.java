@@ -110,9 +110,10 @@ public final class QueueDashboardAutoConfiguration {
 		DashboardAccess pgqueueDashboardAccess(QueueProperties properties, ListableBeanFactory beans) {
 			if (beans.containsBean(SECURITY_FILTER_CHAIN_BEAN_NAME)) {
 				return new SecuredDashboardAccess(properties.getDashboard().getReadRole(),
-						properties.getDashboard().getWriteRole());
+						properties.getDashboard().getWriteRole(), properties.getDashboard().getShowValues());
 			}
-			return new OpenDashboardAccess(properties.getDashboard().isAllowWritesWithoutSecurity());
+			return new OpenDashboardAccess(properties.getDashboard().isAllowWritesWithoutSecurity(),
+					properties.getDashboard().getShowValues());
 		}
 
 	}
@@ -123,7 +124,8 @@ public final class QueueDashboardAutoConfiguration {
 
 		@Bean
 		OpenDashboardAccess pgqueueDashboardAccess(QueueProperties properties) {
-			return new OpenDashboardAccess(properties.getDashboard().isAllowWritesWithoutSecurity());
+			return new OpenDashboardAccess(properties.getDashboard().isAllowWritesWithoutSecurity(),
+					properties.getDashboard().getShowValues());
 		}
 
 	}

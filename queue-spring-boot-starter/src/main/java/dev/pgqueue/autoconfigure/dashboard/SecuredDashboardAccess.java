@@ -2,6 +2,7 @@ package dev.pgqueue.autoconfigure.dashboard;
 
 import java.util.Map;
 
+import dev.pgqueue.autoconfigure.QueueDashboardProperties.ShowValues;
 import jakarta.servlet.http.HttpServletRequest;
 import org.jspecify.annotations.Nullable;
 
@@ -32,17 +33,22 @@ final class SecuredDashboardAccess implements DashboardAccess {
 
 	private final String writeAuthority;
 
+	private final ShowValues showValues;
+
 	/** @param writeRole role that may act, with or without the {@code ROLE_} prefix */
 	SecuredDashboardAccess(String writeRole) {
-		this(null, writeRole);
+		this(null, writeRole, ShowValues.WHEN_AUTHORIZED);
 	}
 
 	/**
 	 * @param readRole role that may look, with or without the {@code ROLE_} prefix; {@code null} for
 	 * every signed-in user
 	 * @param writeRole role that may act (and look), with or without the {@code ROLE_} prefix
+	 * @param showValues when messages are shown as they are; {@code when-authorized} shows them to
+	 * every user who may look, all of whom are signed in
 	 */
-	SecuredDashboardAccess(@Nullable String readRole, String writeRole) {
+	SecuredDashboardAccess(@Nullable String readRole, String writeRole, ShowValues showValues) {
+		this.showValues = showValues;
 		this.readRole = (readRole != null && !readRole.isBlank()) ? withoutPrefix(readRole.trim()) : null;
 		this.writeRole = withoutPrefix(writeRole);
 		this.writeAuthority = "ROLE_" + this.writeRole;
@@ -73,6 +79,15 @@ final class SecuredDashboardAccess implements DashboardAccess {
 			throw new AccessDeniedException("Looking at the pgqueue dashboard needs role " + this.readRole
 					+ " (pgqueue.dashboard.read-role) or " + this.writeRole + " (pgqueue.dashboard.write-role)");
 		}
+	}
+
+	@Override
+	public boolean showsValues(HttpServletRequest request) {
+		if (this.showValues != ShowValues.WHEN_AUTHORIZED) {
+			return this.showValues == ShowValues.ALWAYS;
+		}
+		Authentication authentication = SecurityContextHolder.getContext().getAuthentication();
+		return authentication != null && this.trustResolver.isAuthenticated(authentication);
 	}
 
 	@Override

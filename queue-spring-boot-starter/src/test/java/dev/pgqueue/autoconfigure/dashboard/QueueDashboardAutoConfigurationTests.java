@@ -150,8 +150,22 @@ class QueueDashboardAutoConfigurationTests {
 	}
 
 	@Test
-	void showsTheLastErrorEscaped() {
+	void hidesTheMessagesOfErrorsByDefaultWithoutSecurityKeepingTheirClasses() {
 		this.contextRunner.withPropertyValues("pgqueue.dashboard.enabled=true").run((context) -> {
+			String page = mvc(context).perform(get("/pgqueue/jobs/" + FAILED_JOB))
+				.andReturn()
+				.getResponse()
+				.getContentAsString();
+			assertThat(page).doesNotContain("printer").contains("java.lang.IllegalStateException: ******");
+			String list = mvc(context).perform(get("/pgqueue")).andReturn().getResponse().getContentAsString();
+			assertThat(list).contains(FAILED_JOB.toString().substring(0, 8)).doesNotContain("printer");
+		});
+	}
+
+	@Test
+	void showsTheLastErrorEscaped() {
+		this.contextRunner.withPropertyValues("pgqueue.dashboard.enabled=true", "pgqueue.dashboard.show-values=always")
+			.run((context) -> {
 			String page = mvc(context).perform(get("/pgqueue/jobs/" + FAILED_JOB))
 				.andReturn()
 				.getResponse()

@@ -1,10 +1,12 @@
 package dev.pgqueue.autoconfigure.dashboard;
 
+import dev.pgqueue.autoconfigure.QueueDashboardProperties.ShowValues;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.mock.web.MockHttpServletRequest;
 import org.springframework.security.access.AccessDeniedException;
+import org.springframework.security.authentication.AnonymousAuthenticationToken;
 import org.springframework.security.authentication.UsernamePasswordAuthenticationToken;
 import org.springframework.security.core.authority.AuthorityUtils;
 import org.springframework.security.core.context.SecurityContextHolder;
@@ -31,7 +33,7 @@ class SecuredDashboardAccessTests {
 
 	@Test
 	void withoutAReadRoleEverySignedInUserLooksAndOnlyTheWriteRoleActs() {
-		SecuredDashboardAccess access = new SecuredDashboardAccess(null, "PGQUEUE_ADMIN");
+		SecuredDashboardAccess access = new SecuredDashboardAccess(null, "PGQUEUE_ADMIN", ShowValues.WHEN_AUTHORIZED);
 		signIn("viewer", "VIEWER");
 		assertThatCode(() -> access.checkRead(this.request)).doesNotThrowAnyException();
 		assertThat(access.mayWrite(this.request)).isFalse();
@@ -40,7 +42,8 @@ class SecuredDashboardAccessTests {
 
 	@Test
 	void withAReadRoleOnlyItAndTheWriteRoleLook() {
-		SecuredDashboardAccess access = new SecuredDashboardAccess("ROLE_PGQUEUE_READER", "PGQUEUE_ADMIN");
+		SecuredDashboardAccess access = new SecuredDashboardAccess("ROLE_PGQUEUE_READER", "PGQUEUE_ADMIN",
+				ShowValues.WHEN_AUTHORIZED);
 		signIn("someone", "USER");
 		assertThatExceptionOfType(AccessDeniedException.class).isThrownBy(() -> access.checkRead(this.request))
 			.withMessageContaining("pgqueue.dashboard.read-role");
@@ -54,6 +57,20 @@ class SecuredDashboardAccessTests {
 		assertThatCode(() -> access.checkRead(this.request)).doesNotThrowAnyException();
 		assertThatCode(() -> access.checkWrite(this.request)).doesNotThrowAnyException();
 		assertThat(access.rules()).contains("users with role PGQUEUE_READER or PGQUEUE_ADMIN may look");
+	}
+
+	@Test
+	void showsValuesToSignedInUsersWhenAuthorizedOnlyWithAlwaysWithoutSecurityAndNeverWithNever() {
+		signIn("viewer", "VIEWER");
+		assertThat(new SecuredDashboardAccess(null, "PGQUEUE_ADMIN", ShowValues.WHEN_AUTHORIZED).showsValues(this.request))
+			.isTrue();
+		assertThat(new SecuredDashboardAccess(null, "PGQUEUE_ADMIN", ShowValues.NEVER).showsValues(this.request)).isFalse();
+		SecurityContextHolder.getContext().setAuthentication(new AnonymousAuthenticationToken("key", "anonymous",
+				AuthorityUtils.createAuthorityList("ROLE_ANONYMOUS")));
+		assertThat(new SecuredDashboardAccess(null, "PGQUEUE_ADMIN", ShowValues.WHEN_AUTHORIZED).showsValues(this.request))
+			.isFalse();
+		assertThat(new OpenDashboardAccess(true, ShowValues.WHEN_AUTHORIZED).showsValues(this.request)).isFalse();
+		assertThat(new OpenDashboardAccess(true, ShowValues.ALWAYS).showsValues(this.request)).isTrue();
 	}
 
 }
