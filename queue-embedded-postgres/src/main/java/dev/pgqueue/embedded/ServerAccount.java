@@ -62,6 +62,24 @@ final class ServerAccount {
 		}
 	}
 
+	/**
+	 * Writes a file only this account can read: the JVM's own account, or the server's, which is given
+	 * the file.
+	 */
+	void writePrivate(Path file, String content) {
+		try {
+			Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+			Files.writeString(file, content, StandardCharsets.UTF_8);
+			if (this.name != null) {
+				Files.setOwner(file, file.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName(this.name));
+			}
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Could not write " + file + " for an embedded PostgreSQL: " + ex.getMessage(),
+					ex);
+		}
+	}
+
 	private static boolean isRoot() {
 		if (System.getProperty("os.name").toLowerCase().contains("win")) {
 			return false;

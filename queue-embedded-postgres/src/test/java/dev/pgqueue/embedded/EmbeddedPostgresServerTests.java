@@ -46,6 +46,25 @@ class EmbeddedPostgresServerTests {
 	}
 
 	@Test
+	void asksEveryClientForThePasswordItMade() throws SQLException {
+		String withoutPassword = "jdbc:postgresql://127.0.0.1:" + server.port() + "/postgres?user="
+				+ EmbeddedPostgresServer.USER;
+		assertThatThrownBy(() -> DriverManager.getConnection(withoutPassword).close()).isInstanceOf(SQLException.class)
+			.hasMessageContaining("password");
+		assertThatThrownBy(() -> DriverManager.getConnection(withoutPassword + "&password=guess").close())
+			.isInstanceOf(SQLException.class)
+			.hasMessageContaining("password authentication failed");
+		try (Connection connection = DriverManager.getConnection(server.jdbcUrl("postgres"))) {
+			assertThat(scalar(connection, "SELECT count(*) FROM pg_hba_file_rules WHERE auth_method = 'trust'"))
+				.as("rules that let a client in without a password").isEqualTo("0");
+		}
+		try (EmbeddedPostgresServer other = EmbeddedPostgresServer.builder().setting("max_connections", "20").start()) {
+			assertThat(server.password()).as("each server's own").hasSizeGreaterThanOrEqualTo(32)
+				.isNotEqualTo(other.password());
+		}
+	}
+
+	@Test
 	void neverRunsAsRoot() throws Exception {
 		Path data = Path.of(querySetting("data_directory"));
 		assertThat(Files.getOwner(data).getName()).isNotEqualTo("root");
