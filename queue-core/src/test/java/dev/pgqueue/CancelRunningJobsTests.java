@@ -1,9 +1,14 @@
 package dev.pgqueue;
 
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -11,12 +16,14 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BiConsumer;
+import java.util.stream.Collectors;
 
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.job.JobHandler;
 import dev.pgqueue.engine.settings.EngineSettings;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.metrics.MicrometerQueueMetrics;
+import dev.pgqueue.test.TestDatabase;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -135,9 +142,25 @@ class CancelRunningJobsTests {
 		long internalId = fixture.jdbc().queryForObject("SELECT id FROM " + fixture.table() + " WHERE public_id = ?",
 				Long.class, id);
 
-		// NOTIFY needs no privilege: any role that can connect can announce a cancel nobody asked for.
-		fixture.jdbc().queryForList("SELECT pg_notify(?, ?)", "pgqueue_control:" + fixture.schema().name(),
-				internalId + ":mallory");
+		// NOTIFY needs no privilege: any role that can connect, here one granted nothing at all, can
+		// announce a cancel nobody asked for.
+		String stranger = "pgqueue_stranger_" + UUID.randomUUID().toString().substring(0, 8);
+		fixture.jdbc().execute("CREATE ROLE " + stranger + " LOGIN PASSWORD 'stranger'");
+		try {
+			Properties credentials = new Properties();
+			credentials.setProperty("user", stranger);
+			credentials.setProperty("password", "stranger");
+			try (Connection connection = DriverManager.getConnection(withoutCredentials(TestDatabase.get().jdbcUrl()),
+					credentials); PreparedStatement notify = connection.prepareStatement("SELECT pg_notify(?, ?)")) {
+				notify.setString(1, "pgqueue_control:" + fixture.schema().name());
+				notify.setString(2, internalId + ":mallory");
+				notify.execute();
+				assertThat(connection.getMetaData().getUserName()).isEqualTo(stranger);
+			}
+		}
+		finally {
+			fixture.jdbc().execute("DROP ROLE " + stranger);
+		}
 
 		await().during(Duration.ofMillis(1500)).atMost(Duration.ofSeconds(3))
 			.until(() -> operator.admin().find(id).orElseThrow().state() != JobState.CANCELLED);
@@ -304,6 +327,18 @@ class CancelRunningJobsTests {
 			}
 
 		};
+	}
+
+	/** The URL without its user and password, for a connection as another role. */
+	private static String withoutCredentials(String url) {
+		int query = url.indexOf('?');
+		if (query < 0) {
+			return url;
+		}
+		String kept = Arrays.stream(url.substring(query + 1).split("&"))
+			.filter((parameter) -> !parameter.startsWith("user=") && !parameter.startsWith("password="))
+			.collect(Collectors.joining("&"));
+		return url.substring(0, query) + (kept.isEmpty() ? "" : "?" + kept);
 	}
 
 }
