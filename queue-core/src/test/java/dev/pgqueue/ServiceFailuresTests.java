@@ -4,7 +4,10 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Deque;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -16,9 +19,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.settings.EngineSettings;
+import dev.pgqueue.engine.settings.HistorySettings;
 import dev.pgqueue.engine.settings.MaintenanceSettings;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.status.DatabaseStatus.ServiceStatus;
+import dev.pgqueue.metrics.MicrometerQueueMetrics;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -72,6 +78,8 @@ class ServiceFailuresTests {
 	private void start(boolean notifications) {
 		this.engine = this.fixture.engineBuilder(this.faulty)
 			.settings(settings(notifications))
+			.pollingHeartbeat(Duration.ofMillis(200))
+			.history(new HistorySettings(true, HistorySettings.DEFAULT_RETENTION, Duration.ofMillis(200)))
 			// Listening sessions from the faulty pool too (by default they are opened past any wrapper).
 			.notificationConnections(this.faulty::getConnection)
 			.build();
@@ -90,7 +98,8 @@ class ServiceFailuresTests {
 	}
 
 	@ParameterizedTest
-	@ValueSource(strings = { "promoter", "rescuer", "cleaner", "stats reader", "schedule ticker" })
+	@ValueSource(strings = { "promoter", "rescuer", "cleaner", "stats reader", "schedule ticker", "statistics refresher",
+			"polling heartbeat" })
 	void aPeriodicServiceSurvivesAnExceptionAndAnErrorAndRunsAgain(String name) {
 		this.fixture.configure(QueueSettings.defaults("faults"));
 		this.fixture.handle("faults.job", "faults", (job) -> {
@@ -229,6 +238,91 @@ class ServiceFailuresTests {
 		assertThat(coordinator.stoppedBy()).isNull();
 	}
 
+	@Test
+	void theHistoryFlusherSurvivesAnExceptionAndAnErrorAndLosesNoCount() {
+		this.fixture.configure(QueueSettings.defaults("faults").withPollInterval(Duration.ofMillis(50)));
+		this.fixture.handle("faults.job", "faults", (job) -> {
+		});
+		breakTwice("pgqueue-history-flusher");
+		start(false);
+		List<UUID> ids = new ArrayList<>();
+		for (int i = 0; i < 5; i++) {
+			ids.add(this.engine.client().enqueue("faults.job", null));
+		}
+		await().atMost(WAIT).until(() -> ids.stream().allMatch((id) -> state(id) == JobState.COMPLETED));
+		await().atMost(WAIT).until(() -> this.faulty.injectedLeft("pgqueue-history-flusher") == 0);
+
+		// The minutes it could not write were kept for the next flush: every attempt is counted once.
+		String completed = "SELECT coalesce(sum(completed), 0) FROM " + this.fixture.schema().name()
+				+ ".pgqueue_queue_history WHERE queue = 'faults'";
+		await().atMost(WAIT).until(() -> this.fixture.jdbc().queryForObject(completed, Long.class) == ids.size());
+		ServiceStatus flusher = service("history flusher");
+		assertThat(flusher.failures()).as("the error; the exception is the flusher's own, which keeps the counts")
+			.isEqualTo(1);
+		assertThat(flusher.running()).isTrue();
+		assertThat(flusher.stoppedBy()).isNull();
+	}
+
+	@Test
+	void theChecksOfShortClaimsSurviveAnExceptionAndAnErrorAndCheckAgain() {
+		// Metrics on: short claims are checked only when something publishes what the checks find.
+		this.fixture.metrics(new MicrometerQueueMetrics(new SimpleMeterRegistry(), List.of("faults")));
+		// An idle poller: each of its claims comes back short, and one a second is checked.
+		this.fixture.configure(QueueSettings.defaults("faults").withPollInterval(Duration.ofMillis(100)));
+		this.fixture.handle("faults.job", "faults", (job) -> {
+		});
+		breakTwice("pgqueue-claim-check");
+		start(false);
+
+		await().atMost(WAIT).until(() -> this.faulty.injectedLeft("pgqueue-claim-check") == 0);
+		int after = this.faulty.connections("pgqueue-claim-check");
+		await("a check after the error").atMost(WAIT).until(() -> this.faulty.connections("pgqueue-claim-check") > after);
+		ServiceStatus checks = service("claim check");
+		assertThat(checks.failures()).isEqualTo(2);
+		assertThat(checks.stoppedBy()).isNull();
+	}
+
+	@Test
+	void theShardWatchCountsAProbeThatFailsWithAnErrorAsADownShardAndSeesItAnswerAgain() throws Exception {
+		QueueFixture second = QueueFixture.create("faults_two");
+		try {
+			Map<String, QueueFixture> shards = new LinkedHashMap<>();
+			shards.put("one", this.fixture);
+			shards.put("two", second);
+			FaultyDataSource two = new FaultyDataSource(second.dataSource());
+			this.engine = QueueFixture.shardsBuilder(shards, (shard) -> shard.equals("two") ? two : this.fixture.dataSource())
+				.shardWatch(Duration.ofMillis(50), Duration.ofMillis(2000))
+				.build();
+			this.engine.start();
+			await().atMost(WAIT).until(() -> this.engine.shards().whyDown("two") == null);
+			// Errors for the next connections the probes take; the one the watch holds is closed under
+			// it, so that its next probe fails and takes a new one.
+			Throwable[] errors = new Throwable[8];
+			Arrays.fill(errors, new StackOverflowError("injected error"));
+			two.inject("pgqueue-shard-probe", errors);
+			two.closeHandedOut();
+
+			List<String> reasons = new CopyOnWriteArrayList<>();
+			await().atMost(WAIT).pollInterval(Duration.ofMillis(10)).until(() -> {
+				String why = this.engine.shards().whyDown("two");
+				if (why != null) {
+					reasons.add(why);
+				}
+				return two.injectedLeft("pgqueue-shard-probe") == 0;
+			});
+			assertThat(reasons).as("why the shard was down while its probes failed with an error")
+				.anyMatch((why) -> why.contains("StackOverflowError"));
+			await("the shard answering again").atMost(WAIT).until(() -> this.engine.shards().whyDown("two") == null);
+		}
+		finally {
+			if (this.engine != null) {
+				this.engine.close();
+				this.engine = null;
+			}
+			second.close();
+		}
+	}
+
 	private JobState state(UUID id) {
 		return this.fixture.admin().find(id).map(JobDetails::state).orElse(null);
 	}
@@ -243,6 +337,8 @@ class ServiceFailuresTests {
 		private final Map<String, Deque<Throwable>> faults = new ConcurrentHashMap<>();
 
 		private final Map<String, AtomicInteger> connections = new ConcurrentHashMap<>();
+
+		private final List<Connection> handedOut = new CopyOnWriteArrayList<>();
 
 		FaultyDataSource(javax.sql.DataSource target) {
 			super(target);
@@ -265,8 +361,26 @@ class ServiceFailuresTests {
 			return (count != null) ? count.get() : 0;
 		}
 
+		/** Closes every connection handed out so far, as a server that went away would. */
+		void closeHandedOut() throws SQLException {
+			for (Connection connection : this.handedOut) {
+				try {
+					connection.close();
+				}
+				catch (SQLException ex) {
+					// Closed by its user at the same moment.
+				}
+			}
+		}
+
 		@Override
 		public Connection getConnection() throws SQLException {
+			Connection connection = connection();
+			this.handedOut.add(connection);
+			return connection;
+		}
+
+		private Connection connection() throws SQLException {
 			String thread = Thread.currentThread().getName();
 			for (Map.Entry<String, Deque<Throwable>> entry : this.faults.entrySet()) {
 				if (!thread.startsWith(entry.getKey())) {

@@ -259,6 +259,7 @@ public final class DatabaseEngine {
 			}
 		}
 		this.services.forEach((service) -> service.health().countIn(metrics::serviceFailed));
+		this.signals.health().countIn(metrics::serviceFailed);
 		if (this.throttle != null) {
 			this.throttle.health().countIn(metrics::serviceFailed);
 		}
@@ -439,6 +440,16 @@ public final class DatabaseEngine {
 		return List.copyOf(this.services);
 	}
 
+	/** The services, and the checks of short claims where this engine claims jobs: what the status names. */
+	private List<EngineService> watchedServices() {
+		if (!this.processing) {
+			return services();
+		}
+		List<EngineService> watched = new ArrayList<>(this.services);
+		watched.add(this.signals);
+		return watched;
+	}
+
 	/** What this database's part knows of itself now, read from memory. */
 	DatabaseStatus status() {
 		return status(true);
@@ -450,7 +461,7 @@ public final class DatabaseEngine {
 	 */
 	DatabaseStatus status(boolean answers) {
 		return StatusReading.read(this.shard, this.processing, this.settings.workers().deleteCompleted(), pollers(),
-				this.statsReader, this.inDoubtResolver, services(), answers);
+				this.statsReader, this.inDoubtResolver, watchedServices(), answers);
 	}
 
 	/** The pollers {@link #start()} made, one per queue with listeners, and those {@link #newPoller} made. */

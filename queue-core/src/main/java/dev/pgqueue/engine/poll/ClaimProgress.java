@@ -17,8 +17,6 @@ import dev.pgqueue.metrics.PollCycleAssessment;
 import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.engine.job.ClaimedJob;
 import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * What one queue's claims achieve, recorded by every claim of either mode: how long the claim took
@@ -33,8 +31,6 @@ import org.slf4j.LoggerFactory;
  * spaces those checks out (at most one a second per queue and instance).
  */
 public final class ClaimProgress {
-
-	private static final Logger logger = LoggerFactory.getLogger(ClaimProgress.class);
 
 	private final String queue;
 
@@ -190,11 +186,8 @@ public final class ClaimProgress {
 			}
 			this.checkedClaims.incrementAndGet();
 		}
-		catch (RuntimeException ex) {
-			logger.debug("Queue '{}': could not check a short claim for jobs held elsewhere: {}", this.queue,
-					ex.toString());
-		}
 		finally {
+			// A failure goes on to the checks' executor, which logs and counts it (QueueSignals).
 			long ended = System.nanoTime();
 			this.nextCheckAt = ended + Math.min(MAX_CHECK_INTERVAL.toNanos(),
 					Math.max(CHECK_INTERVAL.toNanos(), (ended - began) * CHECK_SPACING));

@@ -13,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 import dev.pgqueue.QueueAssignment;
 import dev.pgqueue.engine.service.EngineService;
 import dev.pgqueue.engine.service.EngineThreads;
+import dev.pgqueue.engine.service.ServiceHealth;
 import dev.pgqueue.engine.settings.EngineSettings;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.sql.JobRepository;
@@ -49,6 +50,9 @@ public final class QueueSignals implements EngineService {
 	private volatile boolean stopped;
 
 	private final Map<String, ClaimProgress> queues = new ConcurrentHashMap<>();
+
+	/** How the checks fare: a failed one is logged and counted, and the next short claim is checked again. */
+	private final ServiceHealth health = new ServiceHealth("claim check");
 
 	public QueueSignals(JobRepository repository, QueueMetrics metrics) {
 		this(repository, metrics, EngineSettings.DEFAULT_SLA_WINDOW);
@@ -103,7 +107,20 @@ public final class QueueSignals implements EngineService {
 		if (executor == null) {
 			throw new RejectedExecutionException("The checks of short claims are stopped");
 		}
-		executor.execute(check);
+		executor.execute(() -> {
+			try {
+				check.run();
+			}
+			catch (Throwable ex) {
+				// Thrown out of the task, it would cost the executor its thread and go unlogged.
+				this.health.failed(ex, "the next short claim is checked again");
+			}
+		});
+	}
+
+	@Override
+	public ServiceHealth health() {
+		return this.health;
 	}
 
 	@Override
