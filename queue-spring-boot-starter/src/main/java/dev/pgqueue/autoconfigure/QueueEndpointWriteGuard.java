@@ -7,6 +7,7 @@ import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
@@ -30,21 +31,40 @@ final class QueueEndpointWriteGuard extends OncePerRequestFilter {
 	@Override
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
-		String site = request.getHeader("Sec-Fetch-Site");
-		if (site != null && !site.equals("same-origin") && !site.equals("none")) {
-			response.sendError(HttpStatus.FORBIDDEN.value(), "The pgqueue endpoint takes no write a page of another "
-					+ "site sends");
-			return;
-		}
-		if ("POST".equals(request.getMethod()) && !json(request.getContentType())) {
-			response.sendError(HttpStatus.UNSUPPORTED_MEDIA_TYPE.value(), "A write to the pgqueue endpoint needs "
-					+ "Content-Type: application/json (a body is optional), which a cross-site form cannot send");
+		Refusal refusal = refusal(request.getMethod(), request.getHeader("Sec-Fetch-Site"), request.getContentType());
+		if (refusal != null) {
+			response.sendError(refusal.status().value(), refusal.reason());
 			return;
 		}
 		chain.doFilter(request, response);
 	}
 
-	private static boolean json(@org.jspecify.annotations.Nullable String contentType) {
+	/**
+	 * Why a request to the endpoint is refused, or {@code null} when it is not: the rule of the servlet
+	 * filter and of the WebFlux filter ({@link QueueEndpointWriteWebFilter}) alike.
+	 * @param method the request's method
+	 * @param site its {@code Sec-Fetch-Site} header
+	 * @param contentType its {@code Content-Type} header
+	 */
+	static @Nullable Refusal refusal(String method, @Nullable String site, @Nullable String contentType) {
+		if (!"POST".equals(method) && !"DELETE".equals(method)) {
+			return null;
+		}
+		if (site != null && !site.equals("same-origin") && !site.equals("none")) {
+			return new Refusal(HttpStatus.FORBIDDEN, "The pgqueue endpoint takes no write a page of another site sends");
+		}
+		if ("POST".equals(method) && !json(contentType)) {
+			return new Refusal(HttpStatus.UNSUPPORTED_MEDIA_TYPE, "A write to the pgqueue endpoint needs "
+					+ "Content-Type: application/json (a body is optional), which a cross-site form cannot send");
+		}
+		return null;
+	}
+
+	/** A refused request's answer. */
+	record Refusal(HttpStatus status, String reason) {
+	}
+
+	private static boolean json(@Nullable String contentType) {
 		if (contentType == null) {
 			return false;
 		}
