@@ -41,6 +41,9 @@ public record JobQuery(@Nullable String queue, @Nullable String kind, @Nullable 
 	/** Most jobs one page may hold. */
 	public static final int MAX_LIMIT = 500;
 
+	/** Longest cursor across shards: one position of at most 20 characters for each of 200 shards. */
+	private static final int MAX_SHARDS_CURSOR = 4096;
+
 	public JobQuery(@Nullable String queue, @Nullable String kind, @Nullable JobState state, @Nullable String before,
 			int limit) {
 		this(queue, kind, state, before, limit, null);
@@ -58,25 +61,50 @@ public record JobQuery(@Nullable String queue, @Nullable String kind, @Nullable 
 		if (before != null && !isCursor(before)) {
 			throw new IllegalArgumentException("'" + before + "' is not a cursor: pass the next() of a JobPage");
 		}
+		noNul("queue", queue);
+		noNul("kind", kind);
+		noNul("tag", tag);
+		noNul("error text", error);
 		if (error != null && (error.isBlank() || error.length() > MAX_ERROR_TEXT)) {
 			throw new IllegalArgumentException("An error text to search for holds 1 to " + MAX_ERROR_TEXT
 					+ " characters, not blank; got " + error.length());
 		}
 	}
 
+	/** Refuses U+0000 in a filter: no job's text holds it, and the statement would fail on it. */
+	private static void noNul(String filter, @Nullable String value) {
+		if (value != null) {
+			JobRequest.requireNoNul("The " + filter + " to search for", value);
+		}
+	}
+
 	private static boolean isCursor(String value) {
-		// A list across shards carries one position per shard ("s.<id>.x.", say).
-		if (value.length() <= 4096 && value.matches("s(\\.(x|[0-9]{0,19}))+")) {
-			// Each position a shard's own cursor: none past the largest id, or a shard would fail on it.
+		// A list across shards carries one position per shard ("s.<id>.x.", say), each empty, "x" or a
+		// shard's own cursor. Read without a regular expression, whose repeated group would recurse once
+		// per position and overflow the stack on a long enough value.
+		if (value.startsWith("s.")) {
+			if (value.length() > MAX_SHARDS_CURSOR) {
+				return false;
+			}
 			for (String position : value.substring(2).split("\\.", -1)) {
-				if (!position.isEmpty() && !position.equals("x") && !isCursor(position)) {
+				if (!position.isEmpty() && !position.equals("x") && !isPosition(position)) {
 					return false;
 				}
 			}
 			return true;
 		}
-		if (!value.matches("[0-9]{1,19}")) {
+		return isPosition(value);
+	}
+
+	/** One database's cursor: the id of the last job of a page, 1 to 19 digits within a {@code long}. */
+	private static boolean isPosition(String value) {
+		if (value.isEmpty() || value.length() > 19) {
 			return false;
+		}
+		for (int i = 0; i < value.length(); i++) {
+			if (value.charAt(i) < '0' || value.charAt(i) > '9') {
+				return false;
+			}
 		}
 		try {
 			Long.parseLong(value);

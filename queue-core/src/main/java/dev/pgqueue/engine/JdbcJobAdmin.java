@@ -305,7 +305,7 @@ public class JdbcJobAdmin implements JobAdmin {
 
 	@Override
 	public boolean pause(String queue) {
-		Objects.requireNonNull(queue, "queue must not be null");
+		requireQueue(queue);
 		String who = who();
 		boolean paused = this.repository.pause(queue, who);
 		afterCommit(() -> {
@@ -319,7 +319,7 @@ public class JdbcJobAdmin implements JobAdmin {
 
 	@Override
 	public boolean resume(String queue) {
-		Objects.requireNonNull(queue, "queue must not be null");
+		requireQueue(queue);
 		String who = who();
 		boolean resumed = this.repository.resume(queue);
 		afterCommit(() -> {
@@ -332,6 +332,18 @@ public class JdbcJobAdmin implements JobAdmin {
 		});
 		logger.info("{} resumed queue '{}'{}", printable(who), printable(queue), resumed ? "" : " (it was not paused)");
 		return resumed;
+	}
+
+	/**
+	 * Refuses a queue name no queue can have: U+0000, which PostgreSQL's text cannot hold (the
+	 * statement would fail), as enqueue refuses it.
+	 */
+	private static void requireQueue(String queue) {
+		Objects.requireNonNull(queue, "queue must not be null");
+		if (queue.indexOf(0) >= 0) {
+			throw new IllegalArgumentException("The queue name '" + printable(queue) + "' holds the character U+0000 "
+					+ "(NUL), which no queue's name can hold");
+		}
 	}
 
 	@Override
@@ -396,9 +408,17 @@ public class JdbcJobAdmin implements JobAdmin {
 		});
 	}
 
+	/**
+	 * Who asked, as stored beside a pause or a cancel request: U+0000, which PostgreSQL's text cannot
+	 * hold, replaced by U+FFFD, and at most 200 characters, whatever the caller's principal is named.
+	 */
 	private String who() {
 		String name = this.caller.name();
-		return (name != null && !name.isBlank()) ? name : "unknown";
+		if (name == null || name.isBlank()) {
+			return "unknown";
+		}
+		String stored = name.replace((char) 0, (char) 0xFFFD);
+		return (stored.length() > 200) ? stored.substring(0, 200) : stored;
 	}
 
 	@Override

@@ -211,6 +211,13 @@ class ShardedJobAdminTests {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> admin.list(new JobQuery(null, null, null, "s.9223372036854775808.1.x", 5)))
 			.withMessageContaining("is not a cursor");
+		// A long cursor is refused as one, never by overflowing the stack of a regular expression.
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> admin.list(new JobQuery(null, null, null, "s" + ".".repeat(4000), 5)))
+			.withMessageContaining("not a cursor of a list over these 3 shards");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> admin.list(new JobQuery(null, null, null, "s" + ".1".repeat(2000), 5)))
+			.withMessageContaining("not a cursor of a list over these 3 shards");
 	}
 
 	private static JobClient client(String shard) {

@@ -175,10 +175,15 @@ public class QueueEndpoint {
 		catch (IllegalArgumentException ex) {
 			throw new InvalidEndpointRequestException(ex.getMessage(), ex.getMessage());
 		}
-		JobPage page = this.admin.list(query);
-		return new JobsDescriptor(page.jobs().stream().map((job) -> JobDescriptor.of(job, showUnsanitized)).toList(),
-				page.next(),
-				Boolean.TRUE.equals(count) ? this.admin.count(query) : null);
+		try {
+			JobPage page = this.admin.list(query);
+			return new JobsDescriptor(page.jobs().stream().map((job) -> JobDescriptor.of(job, showUnsanitized)).toList(),
+					page.next(), Boolean.TRUE.equals(count) ? this.admin.count(query) : null);
+		}
+		catch (IllegalArgumentException ex) {
+			// A cursor of another layout (a list across shards given to one database, say).
+			throw new InvalidEndpointRequestException(ex.getMessage(), ex.getMessage());
+		}
 	}
 
 	/**
@@ -346,7 +351,14 @@ public class QueueEndpoint {
 	/** Does an action on one job or one name: 404 where there is none of that name. */
 	private WebEndpointResponse<OperationResponseBody> respond(AdminAction action, String target) {
 		Subject subject = (action.target() == Target.JOB) ? Subject.job(jobId(target)) : Subject.named(target);
-		Done done = action.apply(this.admin, jobSchedules(), subject);
+		Done done;
+		try {
+			done = action.apply(this.admin, jobSchedules(), subject);
+		}
+		catch (IllegalArgumentException ex) {
+			// A name no queue, kind or schedule can have.
+			throw new InvalidEndpointRequestException(ex.getMessage(), ex.getMessage());
+		}
 		if (done.outcome() != null) {
 			return new WebEndpointResponse<>(done.described(), status(done.outcome()));
 		}
