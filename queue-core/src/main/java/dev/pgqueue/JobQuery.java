@@ -61,20 +61,26 @@ public record JobQuery(@Nullable String queue, @Nullable String kind, @Nullable 
 		if (before != null && !isCursor(before)) {
 			throw new IllegalArgumentException("'" + before + "' is not a cursor: pass the next() of a JobPage");
 		}
-		noNul("queue", queue);
-		noNul("kind", kind);
-		noNul("tag", tag);
-		noNul("error text", error);
+		storable("queue", queue);
+		storable("kind", kind);
+		storable("tag", tag);
+		storable("error text", error);
+		if (finishedSince != null) {
+			JobRequest.requireStorable("The finish time to search from", finishedSince);
+		}
 		if (error != null && (error.isBlank() || error.length() > MAX_ERROR_TEXT)) {
 			throw new IllegalArgumentException("An error text to search for holds 1 to " + MAX_ERROR_TEXT
 					+ " characters, not blank; got " + error.length());
 		}
 	}
 
-	/** Refuses U+0000 in a filter: no job's text holds it, and the statement would fail on it. */
-	private static void noNul(String filter, @Nullable String value) {
+	/**
+	 * Refuses U+0000 or half a surrogate pair in a filter: no job's text holds either, and the statement
+	 * would fail on the first.
+	 */
+	private static void storable(String filter, @Nullable String value) {
 		if (value != null) {
-			JobRequest.requireNoNul("The " + filter + " to search for", value);
+			JobRequest.requireStorable("The " + filter + " to search for", value);
 		}
 	}
 

@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
 
@@ -96,7 +97,9 @@ public final class JobRequest {
 
 	/** Makes the job wait until the given instant (compared with the database clock). */
 	public JobRequest runAt(Instant runAt) {
-		this.runAt = Objects.requireNonNull(runAt, "runAt must not be null");
+		Objects.requireNonNull(runAt, "runAt must not be null");
+		requireStorable("Run-at of a '" + this.kind + "' job", runAt);
+		this.runAt = runAt;
 		this.delay = null;
 		return this;
 	}
@@ -107,6 +110,7 @@ public final class JobRequest {
 		if (delay.isNegative()) {
 			throw new IllegalArgumentException("Delay of a '" + this.kind + "' job must not be negative, was " + delay);
 		}
+		requireStorable("Delay of a '" + this.kind + "' job", delay);
 		this.delay = delay;
 		this.runAt = null;
 		return this;
@@ -144,6 +148,7 @@ public final class JobRequest {
 		if (jitter.isNegative()) {
 			throw new IllegalArgumentException("Jitter of a '" + this.kind + "' job must not be negative, was " + jitter);
 		}
+		requireStorable("Jitter of a '" + this.kind + "' job", jitter);
 		this.jitter = jitter;
 		return this;
 	}
@@ -231,7 +236,7 @@ public final class JobRequest {
 						+ "' job is " + tag.length() + " characters, over the " + MAX_TAG_LENGTH + " a tag may have; "
 						+ "shorten it, and keep long data in the payload");
 			}
-			requireNoNul("A tag of a '" + this.kind + "' job", tag);
+			requireStorable("A tag of a '" + this.kind + "' job", tag);
 			distinct.add(tag);
 		}
 		if (distinct.size() > MAX_TAGS) {
@@ -270,6 +275,7 @@ public final class JobRequest {
 			throw new IllegalArgumentException("Unique period of a '" + this.kind + "' job must be whole seconds, at "
 					+ "least one; got " + period);
 		}
+		requireStorable("Unique period of a '" + this.kind + "' job", period);
 		this.uniqueKey = requireName("unique key", key);
 		this.uniquePeriod = period;
 		return this;
@@ -374,18 +380,68 @@ public final class JobRequest {
 			throw new IllegalArgumentException("Job " + what + " '" + value.substring(0, 40) + "…' is longer than "
 					+ MAX_NAME_LENGTH + " characters");
 		}
-		requireNoNul("Job " + what, value);
+		requireStorable("Job " + what, value);
 		return value;
 	}
 
 	/**
-	 * Refuses U+0000, which PostgreSQL's text cannot hold: sent to the database, it would fail the
-	 * statement and abort the caller's transaction.
+	 * Refuses what PostgreSQL's UTF-8 text cannot hold as it is: U+0000, which would fail the statement
+	 * and abort the caller's transaction, and half of a surrogate pair without its other half, which the
+	 * driver would store as {@code ?} (a kind no listener handles, a key no other job shares).
 	 */
-	static void requireNoNul(String what, String value) {
+	static void requireStorable(String what, String value) {
 		if (value.indexOf(0) >= 0) {
 			throw new IllegalArgumentException(what + " holds the character U+0000 (NUL), which PostgreSQL cannot "
 					+ "store in text; remove it");
+		}
+		int lone = loneSurrogate(value);
+		if (lone >= 0) {
+			throw new IllegalArgumentException(what + " holds half of a surrogate pair at index " + lone + " (U+"
+					+ Integer.toHexString(value.charAt(lone)).toUpperCase(Locale.ROOT) + ") without its other half, "
+					+ "which is no character and which PostgreSQL would store as '?'; pass whole characters");
+		}
+	}
+
+	/** The index of the first half of a surrogate pair that lacks its other half, or -1. */
+	static int loneSurrogate(String value) {
+		for (int i = 0; i < value.length(); i++) {
+			char c = value.charAt(i);
+			if (Character.isHighSurrogate(c)) {
+				if (i + 1 < value.length() && Character.isLowSurrogate(value.charAt(i + 1))) {
+					i++;
+					continue;
+				}
+				return i;
+			}
+			if (Character.isLowSurrogate(c)) {
+				return i;
+			}
+		}
+		return -1;
+	}
+
+	/** Earliest instant a job's times may take: PostgreSQL stores more, Java's calendars agree from here. */
+	static final Instant EARLIEST = Instant.parse("0001-01-01T00:00:00Z");
+
+	/** Latest instant a job's times may take. */
+	static final Instant LATEST = Instant.parse("9999-12-31T23:59:59Z");
+
+	/** Longest duration a job's settings may take: a hundred years. */
+	static final Duration LONGEST = Duration.ofDays(36_525);
+
+	/** Refuses an instant outside the years 1 to 9999, which the database's timestamps could not all hold. */
+	static void requireStorable(String what, Instant value) {
+		if (value.isBefore(EARLIEST) || value.isAfter(LATEST)) {
+			throw new IllegalArgumentException(what + " is " + value + ", outside the years 1 to 9999 that pgqueue "
+					+ "stores; pass an instant within them");
+		}
+	}
+
+	/** Refuses a duration longer than {@link #LONGEST}, which would overflow the database's intervals or times. */
+	static void requireStorable(String what, Duration value) {
+		if (value.compareTo(LONGEST) > 0) {
+			throw new IllegalArgumentException(what + " is " + value + ", longer than the hundred years pgqueue "
+					+ "takes; pass a shorter one");
 		}
 	}
 

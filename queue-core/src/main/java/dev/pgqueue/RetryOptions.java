@@ -38,6 +38,7 @@ public record RetryOptions(Duration failedFor, int batchSize, int atMost) {
 		if (failedFor.isNegative()) {
 			throw new IllegalArgumentException("failedFor must be zero or positive, not " + failedFor);
 		}
+		JobRequest.requireStorable("failedFor", failedFor);
 		if (batchSize < 1 || batchSize > MAX_BATCH_SIZE) {
 			throw new IllegalArgumentException(
 					"batchSize must be 1 to " + MAX_BATCH_SIZE + " jobs per statement, not " + batchSize);

@@ -54,6 +54,7 @@ public final class Schedule {
 					+ "(second minute hour day-of-month month day-of-week), such as \"0 0 2 * * *\", or a macro such "
 					+ "as @hourly.");
 		}
+		JobRequest.requireStorable("The cron expression of schedule '" + name + "'", cron);
 		try {
 			this.expression = CronExpression.parse(cron.strip());
 		}

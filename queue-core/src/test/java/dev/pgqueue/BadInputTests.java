@@ -2,6 +2,7 @@ package dev.pgqueue;
 
 import java.lang.reflect.Method;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -26,6 +27,7 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -175,6 +177,62 @@ class BadInputTests {
 			.as("jobs of the refused call").isEqualTo(before);
 		assertThat(small.enqueueAll(six.subList(0, 5))).hasSize(5);
 		assertThat(fixture.engineSettings().maxJobsPerEnqueue()).as("the default").isEqualTo(10_000);
+	}
+
+	@Test
+	void anEnqueueAllOfUniqueAndOtherJobsIsAllOrNothingOutsideATransaction() {
+		// The unique job's own statement fails after the others' insert, as a server's error would make it.
+		String schema = fixture.schema().name();
+		fixture.jdbc().execute("CREATE FUNCTION " + schema + ".refuse_boom() RETURNS trigger LANGUAGE plpgsql AS "
+				+ "$$ BEGIN IF NEW.kind = 'unique.boom' THEN RAISE EXCEPTION 'refused by the test'; END IF; "
+				+ "RETURN NEW; END $$");
+		fixture.jdbc().execute("CREATE TRIGGER refuse_boom BEFORE INSERT ON " + fixture.table()
+				+ " FOR EACH ROW EXECUTE FUNCTION " + schema + ".refuse_boom()");
+		try {
+			long before = fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table(), Long.class);
+			assertThatThrownBy(() -> fixture.client().enqueueAll(List.of(JobRequest.of("payment.capture",
+					new Payment("acme", 1)), JobRequest.of("unique.boom", null).uniqueKey("boom-1"))))
+				.rootCause().hasMessageStartingWith("ERROR: refused by the test");
+			assertThat(fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table(), Long.class))
+				.as("jobs of the failed call, which the caller has no id of").isEqualTo(before);
+		}
+		finally {
+			fixture.jdbc().execute("DROP TRIGGER refuse_boom ON " + fixture.table());
+			fixture.jdbc().execute("DROP FUNCTION " + schema + ".refuse_boom()");
+		}
+	}
+
+	@Test
+	void halfASurrogatePairAndTimesPastWhatIsStoredAreRefusedAtEnqueue() {
+		String lone = String.valueOf((char) 0xD800);
+		assertThatIllegalArgumentException().isThrownBy(() -> JobRequest.of("payment" + lone, null))
+			.withMessageContaining("half of a surrogate pair");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> JobRequest.of("payment.capture", null).concurrencyKey("k" + (char) 0xDC00))
+			.withMessageContaining("half of a surrogate pair");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> fixture.client().enqueue("payment.capture", new Payment("acme" + lone, 1)))
+			.withMessageContaining("'payment.capture'")
+			.withMessageContaining("half of a surrogate pair");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> JobRequest.of("payment.capture", null).runAt(Instant.parse("+300000-01-01T00:00:00Z")))
+			.withMessageContaining("outside the years 1 to 9999");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> JobRequest.of("payment.capture", null).delay(Duration.ofDays(400_000)))
+			.withMessageContaining("longer than the hundred years");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> JobRequest.of("payment.capture", null).uniqueKey("k", Duration.ofHours(1_000_000_000_000_000L)))
+			.withMessageContaining("longer than the hundred years");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> JobQuery.all().finishedSince(Instant.parse("-5000-01-01T00:00:00Z")))
+			.withMessageContaining("outside the years 1 to 9999");
+		assertThatIllegalArgumentException().isThrownBy(() -> fixture.admin().pause("mail" + lone))
+			.withMessageContaining("half of a surrogate pair");
+		assertThatIllegalArgumentException().isThrownBy(() -> fixture.admin().finishedWithin(Duration.ofSeconds(Long.MAX_VALUE)))
+			.withMessageContaining("days");
+		// A pair whole is a character like any other.
+		assertThat(fixture.client().enqueue("payment.capture", new Payment("acme " + new String(Character.toChars(0x1F600)), 1)))
+			.isNotNull();
 	}
 
 	@Test

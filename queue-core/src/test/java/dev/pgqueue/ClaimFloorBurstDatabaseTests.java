@@ -19,6 +19,9 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -57,8 +60,13 @@ class ClaimFloorBurstDatabaseTests {
 			for (int i = 0; i < jobs; i++) {
 				burst.add(JobRequest.of("burst.job", i).queue(QUEUE));
 			}
-			// One transaction: every job due at its now(), ids in enqueue order.
-			fixture.client().enqueueAll(burst);
+			// One transaction: every job due at its now(), ids in enqueue order; two calls, each within
+			// pgqueue.max-jobs-per-enqueue.
+			new TransactionTemplate(new DataSourceTransactionManager(fixture.dataSource())).executeWithoutResult(
+					(status) -> {
+						fixture.client().enqueueAll(burst.subList(0, jobs / 2));
+						fixture.client().enqueueAll(burst.subList(jobs / 2, jobs));
+					});
 			assertThat(fixture.jdbc().queryForObject("SELECT count(DISTINCT run_at) FROM " + fixture.table(),
 					Long.class)).isOne();
 			// Statistics of the burst, as the engine's statistics refresher would take: the claims are

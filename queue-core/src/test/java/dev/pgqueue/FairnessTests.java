@@ -55,7 +55,7 @@ class FairnessTests {
 		for (int i = 0; i < BIG; i++) {
 			big.add(JobRequest.of("tenants.work", i).concurrencyKey("tenant-a"));
 		}
-		this.fixture.client().enqueueAll(big);
+		this.fixture.enqueueInOneTransaction(big);
 		String table = this.fixture.table();
 		JdbcTemplate jdbc = new JdbcTemplate(this.fixture.schema().dataSource());
 		this.pollers.addAll(this.fixture.startPollers(queue, 2));
@@ -68,7 +68,7 @@ class FairnessTests {
 				small.add(JobRequest.of("tenants.work", i).concurrencyKey("tenant-" + tenant));
 			}
 		}
-		this.fixture.client().enqueueAll(small);
+		this.fixture.enqueueInOneTransaction(small);
 		// They arrived with their insert: its transaction's start, a little before its commit made them
 		// visible (not the instant before the requests were built, which would count the big tenant's
 		// claims while this thread was still serializing payloads).
@@ -106,7 +106,7 @@ class FairnessTests {
 			requests.add(JobRequest.of("weighted.work", i).concurrencyKey("gold"));
 			requests.add(JobRequest.of("weighted.work", i).concurrencyKey("plain"));
 		}
-		this.fixture.client().enqueueAll(requests);
+		this.fixture.enqueueInOneTransaction(requests);
 		String table = this.fixture.table();
 		JdbcTemplate jdbc = new JdbcTemplate(this.fixture.schema().dataSource());
 		this.pollers.addAll(this.fixture.startPollers(queue, 1));
@@ -147,7 +147,7 @@ class FairnessTests {
 			// Uneven keys: some run dry early in every round.
 			requests.add(JobRequest.of("rings.work", i).concurrencyKey("key-" + (i * i % 100)));
 		}
-		this.fixture.client().enqueueAll(requests);
+		this.fixture.enqueueInOneTransaction(requests);
 		String table = this.fixture.table();
 		JdbcTemplate jdbc = new JdbcTemplate(this.fixture.schema().dataSource());
 		long start = System.nanoTime();

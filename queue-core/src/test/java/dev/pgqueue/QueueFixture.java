@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
@@ -327,6 +328,21 @@ public final class QueueFixture implements AutoCloseable {
 		return engine().client();
 	}
 
+	/**
+	 * Enqueues the requests in one transaction, in calls of at most {@code pgqueue.max-jobs-per-enqueue}
+	 * (its default): a burst larger than one call takes, all due at the same {@code now()}.
+	 */
+	public List<UUID> enqueueInOneTransaction(List<JobRequest> requests) {
+		int most = EngineSettings.DEFAULT_MAX_JOBS_PER_ENQUEUE;
+		List<UUID> ids = new java.util.ArrayList<>(requests.size());
+		new TransactionTemplate(this.transactionManager).executeWithoutResult((status) -> {
+			for (int start = 0; start < requests.size(); start += most) {
+				ids.addAll(client().enqueueAll(requests.subList(start, Math.min(requests.size(), start + most))));
+			}
+		});
+		return ids;
+	}
+
 	public JobRunner runner() {
 		return EngineInternals.of(engine()).runner();
 	}
@@ -453,7 +469,7 @@ public final class QueueFixture implements AutoCloseable {
 	}
 
 	/** A job's row by public id, as a column map. */
-	public Map<String, Object> row(java.util.UUID publicId) {
+	public Map<String, Object> row(UUID publicId) {
 		return jdbc().queryForMap("SELECT * FROM " + table() + " WHERE public_id = ?", publicId);
 	}
 

@@ -143,6 +143,38 @@ class ServiceFailuresTests {
 	}
 
 	@Test
+	void aPollerWhoseThreadEndsAnywayIsNamedInTheStatusWithWhatEndedIt() {
+		this.fixture.configure(QueueSettings.defaults("faults").withMode(QueueMode.LEASED)
+			.withPollInterval(Duration.ofMillis(100)));
+		this.fixture.handle("faults.job", "faults", (job) -> {
+		});
+		// A failure that fails again as the poller handles it: its message cannot even be read.
+		this.faulty.inject("pgqueue-faults-poller", new Poisoned());
+		start(false);
+
+		await().atMost(WAIT).until(() -> service("faults poller").stoppedBy() != null);
+		ServiceStatus poller = service("faults poller");
+		assertThat(poller.stoppedBy()).contains("StackOverflowError");
+		assertThat(this.engine.status().database().stoppedServices()).extracting(ServiceStatus::name)
+			.containsExactly("faults poller");
+	}
+
+	/** An exception whose message throws: reading it in a handler ends whatever thread does so. */
+	static final class Poisoned extends RuntimeException {
+
+		@Override
+		public String getMessage() {
+			throw new StackOverflowError("poisoned message");
+		}
+
+		@Override
+		public String toString() {
+			throw new StackOverflowError("poisoned message");
+		}
+
+	}
+
+	@Test
 	void aLeasedJobWhoseOutcomeCouldNotBeWrittenRunsAgainAndCompletes() {
 		this.fixture.configure(QueueSettings.defaults("faults")
 			.withMode(QueueMode.LEASED)

@@ -119,7 +119,7 @@ class StaleStatisticsDatabaseTests {
 		for (int i = 0; i < jobs; i++) {
 			requests.add(JobRequest.of("burst.job", i).queue(QUEUE));
 		}
-		fixture.client().enqueueAll(requests);
+		fixture.enqueueInOneTransaction(requests);
 	}
 
 	private static long completed() {

@@ -19,7 +19,6 @@ import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobDetails;
 import dev.pgqueue.JobRequest;
-import dev.pgqueue.engine.job.EnqueueSize;
 import dev.pgqueue.engine.job.JobEvents;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.maintenance.Cleaner;
@@ -187,7 +186,8 @@ public final class DatabaseEngine {
 		JobEvents events = JobEvents.to(parts.events());
 		this.births = new JobBirths(this.jobs, sql.unique(), parts.jsonMapper(), this.queues, this.handlers,
 				this.settings.maxPayloadBytes(), this.wakeUps, this.throttle, parts.observations(), events,
-				database.publicIds, this.shard);
+				database.publicIds, this.shard, new TransactionTemplate((database.transactionManager != null)
+						? database.transactionManager : new DataSourceTransactionManager(jdbc.getDataSource())));
 		this.client = new JdbcJobClient(this.births, new UnpolledQueueWarnings(this.pollingHeartbeat::view),
 				new EnqueueSize(this.settings.maxJobsPerEnqueue()));
 		ControlRepository controls = new ControlRepository(jdbc, schema, notify);

@@ -47,6 +47,9 @@ import static dev.pgqueue.engine.service.LogValues.printable;
  */
 public class JdbcJobAdmin implements JobAdmin {
 
+	/** Longest window {@link #finishedWithin} counts in: a hundred years, as far as a job's times go. */
+	private static final Duration LONGEST_WINDOW = Duration.ofDays(36_525);
+
 	private static final Logger logger = LoggerFactory.getLogger(JdbcJobAdmin.class);
 
 	private final AdminRepository repository;
@@ -180,6 +183,10 @@ public class JdbcJobAdmin implements JobAdmin {
 	@Override
 	public Map<String, Long> finishedWithin(Duration window) {
 		Objects.requireNonNull(window, "window must not be null");
+		if (window.isNegative() || window.compareTo(LONGEST_WINDOW) > 0) {
+			throw new IllegalArgumentException("The window to count finished jobs in must be zero to "
+					+ LONGEST_WINDOW.toDays() + " days, not " + window);
+		}
 		return this.repository.finishedWithin(window);
 	}
 
@@ -335,15 +342,12 @@ public class JdbcJobAdmin implements JobAdmin {
 	}
 
 	/**
-	 * Refuses a queue name no queue can have: U+0000, which PostgreSQL's text cannot hold (the
-	 * statement would fail), as enqueue refuses it.
+	 * Refuses a queue name no queue can have, as enqueue refuses it: U+0000, which PostgreSQL's text
+	 * cannot hold (the statement would fail), or half a surrogate pair, which it would store as '?'.
 	 */
 	private static void requireQueue(String queue) {
 		Objects.requireNonNull(queue, "queue must not be null");
-		if (queue.indexOf(0) >= 0) {
-			throw new IllegalArgumentException("The queue name '" + printable(queue) + "' holds the character U+0000 "
-					+ "(NUL), which no queue's name can hold");
-		}
+		StorableText.check("The queue name '" + printable(queue) + "'", queue);
 	}
 
 	@Override
@@ -409,15 +413,16 @@ public class JdbcJobAdmin implements JobAdmin {
 	}
 
 	/**
-	 * Who asked, as stored beside a pause or a cancel request: U+0000, which PostgreSQL's text cannot
-	 * hold, replaced by U+FFFD, and at most 200 characters, whatever the caller's principal is named.
+	 * Who asked, as stored beside a pause or a cancel request: escaped as a log line shows it when
+	 * PostgreSQL's text could not hold it as it is, and at most 200 characters, whatever the caller's
+	 * principal is named.
 	 */
 	private String who() {
 		String name = this.caller.name();
 		if (name == null || name.isBlank()) {
 			return "unknown";
 		}
-		String stored = name.replace((char) 0, (char) 0xFFFD);
+		String stored = (StorableText.problem(name) == null) ? name : printable(name);
 		return (stored.length() > 200) ? stored.substring(0, 200) : stored;
 	}
 

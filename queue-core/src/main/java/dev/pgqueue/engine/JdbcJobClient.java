@@ -6,7 +6,6 @@ import java.util.UUID;
 
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobRequest;
-import dev.pgqueue.engine.job.EnqueueSize;
 import dev.pgqueue.engine.job.NewJob;
 
 /**

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
 import java.util.function.Consumer;
@@ -35,6 +36,7 @@ import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * Where every new job is born: an enqueue's, a schedule's tick's, a schedule run now. Each gets the
@@ -83,6 +85,9 @@ final class JobBirths implements ScheduleJobs {
 	/** Where new jobs are published, once they commit. */
 	private final JobEvents events;
 
+	/** A transaction of the engine's own, for an insert of several statements outside the caller's. */
+	private final TransactionTemplate ownTransaction;
+
 	/**
 	 * @param maxPayloadBytes largest serialized payload accepted, in bytes of UTF-8 JSON
 	 * @param wakeUps this application's pollers, woken after commit for jobs due now; {@code null}
@@ -92,11 +97,14 @@ final class JobBirths implements ScheduleJobs {
 	 * @param observations observes each insert as an enqueue
 	 * @param publicIds makes each new job's public id
 	 * @param shard the shard the jobs are written to, or {@code null} without shards
+	 * @param ownTransaction a transaction on the jobs' database, for an insert that takes several
+	 * statements outside the caller's transaction, so that it is all or nothing
 	 */
 	JobBirths(JobRepository repository, UniqueJobRepository uniqueJobs, JsonMapper jsonMapper, QueueCatalog queues,
 			JobHandlerRegistry handlers, long maxPayloadBytes, @Nullable PollerWakeUps wakeUps,
 			@Nullable NotificationThrottle throttle, QueueObservations observations, JobEvents events,
-			Supplier<UUID> publicIds, @Nullable String shard) {
+			Supplier<UUID> publicIds, @Nullable String shard, TransactionTemplate ownTransaction) {
+		this.ownTransaction = ownTransaction;
 		this.repository = repository;
 		this.uniqueJobs = uniqueJobs;
 		this.queues = queues;
@@ -127,6 +135,18 @@ final class JobBirths implements ScheduleJobs {
 		if (jobs.isEmpty()) {
 			return List.of();
 		}
+		if (jobs.stream().anyMatch((job) -> job.unique() != null) && jobs.stream().anyMatch((job) -> job.unique() == null)
+				&& !TransactionSynchronizationManager.isActualTransactionActive()) {
+			// Unique jobs take statements of their own, beside the others' insert: without the caller's
+			// transaction, one of ours keeps a failure of a later statement from leaving earlier jobs
+			// enqueued, jobs the caller has no id of and would enqueue again. Unique jobs alone see to it
+			// themselves (UniqueJobRepository), after the plain insert they try first.
+			return Objects.requireNonNull(this.ownTransaction.execute((status) -> insertNow(jobs)));
+		}
+		return insertNow(jobs);
+	}
+
+	private List<Enqueued> insertNow(List<NewJob> jobs) {
 		Set<String> dueQueues = new LinkedHashSet<>();
 		jobs.stream().filter(NewJob::isDueNow).forEach((job) -> dueQueues.add(job.queue()));
 		boolean notify = notifyNow(dueQueues);
@@ -168,7 +188,7 @@ final class JobBirths implements ScheduleJobs {
 			if (!plain.isEmpty()) {
 				this.repository.insertAll(traced(plain, traceContext), notify);
 			}
-			uniqueOutcomes.addAll(this.uniqueJobs.insert(traced(unique, traceContext), notify));
+			uniqueOutcomes.addAll(this.uniqueJobs.insert(traced(unique, traceContext), notify, this.ownTransaction));
 		});
 		int next = 0;
 		for (NewJob job : jobs) {

@@ -99,6 +99,11 @@ final class NewJobs {
 					+ "') holds the character U+0000 (NUL), which PostgreSQL's jsonb cannot store; remove it or "
 					+ "encode the value (Base64 for binary data)");
 		}
+		if (StorableText.loneSurrogate(payload) >= 0) {
+			throw new IllegalArgumentException("Payload of a '" + request.kind() + "' job (queue '" + queue
+					+ "') holds half of a surrogate pair without its other half, which is no character and which "
+					+ "PostgreSQL would store as '?'; pass whole characters");
+		}
 		// A char is at most 3 bytes in UTF-8: only long payloads need counting.
 		if ((long) payload.length() * 3 > this.maxPayloadBytes) {
 			long bytes = payload.getBytes(StandardCharsets.UTF_8).length;
@@ -203,6 +208,11 @@ final class NewJobs {
 		if (holdsNul(payload)) {
 			throw new IllegalArgumentException("Payload of schedule '" + schedule + "' (kind '" + kind + "', queue '"
 					+ queue + "') holds the character U+0000 (NUL), which PostgreSQL's jsonb cannot store; remove it");
+		}
+		if (StorableText.loneSurrogate(payload) >= 0) {
+			throw new IllegalArgumentException("Payload of schedule '" + schedule + "' (kind '" + kind + "', queue '"
+					+ queue + "') holds half of a surrogate pair without its other half, which PostgreSQL would store "
+					+ "as '?'; pass whole characters");
 		}
 	}
 

@@ -17,7 +17,6 @@ import dev.pgqueue.JobAdmin;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobSchedules;
 import dev.pgqueue.QueueShards;
-import dev.pgqueue.engine.job.EnqueueSize;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.run.Attempt;
 import dev.pgqueue.engine.settings.QueueCatalog;
@@ -104,7 +103,7 @@ public final class QueueEngine implements SmartLifecycle, AutoCloseable {
 		this.latecomers = away.isEmpty() ? null : new ShardLatecomers(this.databases, migrators, away, watch);
 		this.client = layout.client((shard) -> database(shard).dataSource(), (shard) -> database(shard).client(),
 				watch, spillUnkeyed,
-				new EnqueueSize(databases.values().iterator().next().settings().maxJobsPerEnqueue()));
+				new EnqueueSize(databases.values().iterator().next().settings().maxJobsPerEnqueue())::check);
 		Map<String, JdbcJobAdmin> admins = new LinkedHashMap<>();
 		this.databases.forEach((shard, database) -> admins.put(shard, database.jdbcAdmin()));
 		this.admin = new ShardedJobAdmin(layout, admins, watch::whyDown);

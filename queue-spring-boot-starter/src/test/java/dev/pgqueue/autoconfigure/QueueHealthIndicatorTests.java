@@ -1,10 +1,12 @@
 package dev.pgqueue.autoconfigure;
 
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import javax.sql.DataSource;
 
@@ -16,6 +18,7 @@ import dev.pgqueue.engine.QueueEngine;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
@@ -27,7 +30,10 @@ import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -84,6 +90,71 @@ class QueueHealthIndicatorTests {
 				assertThat(elsewhere.get("listenedHere")).as("another service may run it").isEqualTo(false);
 				jdbc.update("DELETE FROM " + SCHEMA.name() + ".pgqueue_schedules");
 			});
+	}
+
+	@Test
+	void isDownNamingAServiceWhoseThreadEndedAndWhatEndedIt() {
+		this.contextRunner.withUserConfiguration(PoisonsThePoller.class).run((context) -> {
+			HealthIndicator indicator = context.getBean("pgqueueHealthIndicator", HealthIndicator.class);
+			await().atMost(TIMEOUT).untilAsserted(() -> {
+				Health health = indicator.health(true);
+				assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+				assertThat(health.getDetails()).extractingByKey("stoppedServices")
+					.asInstanceOf(org.assertj.core.api.InstanceOfAssertFactories.MAP)
+					.containsOnlyKeys("billing poller")
+					.extractingByKey("billing poller")
+					.asString()
+					.contains("StackOverflowError");
+			});
+		});
+	}
+
+	/**
+	 * Hands the poller of queue 'billing' a failure whose message cannot be read, once: handling it
+	 * ends the poller's thread, the one way a service can still stop.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	static class PoisonsThePoller {
+
+		@Bean
+		static BeanPostProcessor poisonsThePollersConnection() {
+			AtomicBoolean poisoned = new AtomicBoolean();
+			return new BeanPostProcessor() {
+
+				@Override
+				public Object postProcessAfterInitialization(Object bean, String name) {
+					if (!(bean instanceof DataSource dataSource)) {
+						return bean;
+					}
+					return new DelegatingDataSource(dataSource) {
+
+						@Override
+						public Connection getConnection() throws SQLException {
+							if (Thread.currentThread().getName().startsWith("pgqueue-billing-poller")
+									&& poisoned.compareAndSet(false, true)) {
+								throw new RuntimeException() {
+
+									@Override
+									public String getMessage() {
+										throw new StackOverflowError("poisoned message");
+									}
+
+									@Override
+									public String toString() {
+										throw new StackOverflowError("poisoned message");
+									}
+
+								};
+							}
+							return super.getConnection();
+						}
+
+					};
+				}
+
+			};
+		}
+
 	}
 
 	@Test

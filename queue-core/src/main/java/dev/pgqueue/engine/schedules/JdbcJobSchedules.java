@@ -13,6 +13,7 @@ import dev.pgqueue.JobSchedules;
 import dev.pgqueue.Schedule;
 import dev.pgqueue.ScheduleDetails;
 import dev.pgqueue.engine.job.NewJob;
+import dev.pgqueue.engine.service.LogValues;
 import dev.pgqueue.engine.settings.QueueCatalog;
 import dev.pgqueue.engine.sql.ScheduleRepository;
 import org.jspecify.annotations.Nullable;
@@ -104,7 +105,21 @@ public final class JdbcJobSchedules implements JobSchedules {
 
 	@Override
 	public Optional<ScheduleDetails> get(String name) {
-		return this.repository.get(name);
+		return couldExist(name) ? this.repository.get(name) : Optional.empty();
+	}
+
+	/**
+	 * Whether a schedule could have this name: one no schedule can have (U+0000 in it, say, which the
+	 * statement would fail on) names none, and is not sent to the database.
+	 */
+	private static boolean couldExist(String name) {
+		try {
+			Schedule.requireName(name);
+			return true;
+		}
+		catch (IllegalArgumentException ex) {
+			return false;
+		}
 	}
 
 	@Override
@@ -114,6 +129,9 @@ public final class JdbcJobSchedules implements JobSchedules {
 
 	@Override
 	public boolean pause(String name) {
+		if (!couldExist(name)) {
+			return false;
+		}
 		String by = this.caller.get();
 		boolean paused = this.repository.pause(name, by);
 		if (paused) {
@@ -124,6 +142,9 @@ public final class JdbcJobSchedules implements JobSchedules {
 
 	@Override
 	public boolean resume(String name) {
+		if (!couldExist(name)) {
+			return false;
+		}
 		boolean resumed = this.repository.resume(name);
 		if (resumed) {
 			logger.info("Schedule '{}' resumed by {}; ticks missed meanwhile go by its missed policy", name,
@@ -134,8 +155,8 @@ public final class JdbcJobSchedules implements JobSchedules {
 
 	@Override
 	public UUID runNow(String name) {
-		ScheduleDetails schedule = this.repository.get(name)
-			.orElseThrow(() -> new IllegalArgumentException("No schedule is named '" + name + "'"));
+		ScheduleDetails schedule = get(name)
+			.orElseThrow(() -> new IllegalArgumentException("No schedule is named '" + LogValues.printable(name) + "'"));
 		NewJob job = this.jobs.of(schedule, null, null);
 		this.jobs.insert(List.of(job));
 		this.repository.recordJob(name, job.publicId());
@@ -146,6 +167,9 @@ public final class JdbcJobSchedules implements JobSchedules {
 
 	@Override
 	public boolean delete(String name) {
+		if (!couldExist(name)) {
+			return false;
+		}
 		boolean deleted = this.repository.delete(name);
 		if (deleted) {
 			logger.info("Schedule '{}' deleted by {}; its jobs already enqueued stay", name, this.caller.get());

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -13,7 +14,7 @@ import javax.sql.DataSource;
 
 import dev.pgqueue.InvalidQueueConfigurationException;
 import dev.pgqueue.JobClient;
-import dev.pgqueue.engine.job.EnqueueSize;
+import dev.pgqueue.JobRequest;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -101,14 +102,15 @@ public final class ShardLayout {
 	 * @param spillUnkeyed whether a job without a shard or key that its shard fails to take (a connection
 	 * refused, a pool timing out) is tried on the next shard up, unless it may have committed where it
 	 * failed
-	 * @param size the largest {@code enqueueAll} taken, checked before its jobs are split over the shards
+	 * @param checkCall checks an {@code enqueueAll} call as a whole (its size), before its jobs are split over
+	 * the shards
 	 */
 	public JobClient client(Function<String, DataSource> dataSource, Function<String, JobClient> client,
-			ShardWatch health, boolean spillUnkeyed, EnqueueSize size) {
+			ShardWatch health, boolean spillUnkeyed, Consumer<List<JobRequest>> checkCall) {
 		List<ShardedJobClient.Shard> members = shards().stream()
 			.map((shard) -> new ShardedJobClient.Shard(shard, dataSource.apply(shard), client.apply(shard)))
 			.toList();
-		return new ShardedJobClient(members, this.slots, health, spillUnkeyed, size);
+		return new ShardedJobClient(members, this.slots, health, spillUnkeyed, checkCall);
 	}
 
 	/**

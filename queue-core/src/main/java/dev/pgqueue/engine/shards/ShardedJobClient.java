@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 import javax.sql.DataSource;
@@ -16,7 +17,6 @@ import javax.sql.DataSource;
 import dev.pgqueue.JobClient;
 import dev.pgqueue.JobRequest;
 import dev.pgqueue.ShardUnavailableException;
-import dev.pgqueue.engine.job.EnqueueSize;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -62,7 +62,7 @@ final class ShardedJobClient implements JobClient {
 
 	private final boolean spillUnkeyed;
 
-	private final EnqueueSize size;
+	private final Consumer<List<JobRequest>> checkCall;
 
 	/**
 	 * @param shards each shard's DataSource and client, in the shards' declared order, which
@@ -70,9 +70,10 @@ final class ShardedJobClient implements JobClient {
 	 * @param health which shards answer now
 	 * @param spillUnkeyed whether a job without a shard or key that its shard fails to take (a connection
 	 * refused, a pool timing out) is tried on the next shard up, unless it may have committed where it failed
-	 * @param size the largest {@code enqueueAll} taken, checked on the whole call before it is split
+	 * @param checkCall checks an {@code enqueueAll} call as a whole (its size), before it is split
 	 */
-	ShardedJobClient(List<Shard> shards, SlotMap slots, ShardHealth health, boolean spillUnkeyed, EnqueueSize size) {
+	ShardedJobClient(List<Shard> shards, SlotMap slots, ShardHealth health, boolean spillUnkeyed,
+			Consumer<List<JobRequest>> checkCall) {
 		Map<String, Shard> byName = new LinkedHashMap<>();
 		shards.forEach((shard) -> byName.put(shard.name(), shard));
 		if (!byName.keySet().equals(Set.copyOf(slots.shards()))) {
@@ -84,7 +85,7 @@ final class ShardedJobClient implements JobClient {
 		this.router = new ShardRouter(slots);
 		this.health = health;
 		this.spillUnkeyed = spillUnkeyed;
-		this.size = size;
+		this.checkCall = checkCall;
 	}
 
 	@Override
@@ -101,7 +102,8 @@ final class ShardedJobClient implements JobClient {
 
 	@Override
 	public List<UUID> enqueueAll(List<JobRequest> requests) {
-		this.size.check(requests);
+		Objects.requireNonNull(requests, "requests must not be null");
+		this.checkCall.accept(requests);
 		String transaction = transactionShard();
 		Health health = new Health();
 		Map<String, List<Integer>> positions = new LinkedHashMap<>();

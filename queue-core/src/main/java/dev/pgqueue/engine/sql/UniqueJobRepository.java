@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
 
@@ -19,6 +20,8 @@ import dev.pgqueue.schema.SchemaName;
 import org.jspecify.annotations.Nullable;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.RowCallbackHandler;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * Enqueues jobs that carry a unique key, in the caller's transaction if there is one.
@@ -83,20 +86,63 @@ public final class UniqueJobRepository {
 	 * @return for each job, in order: what became of it
 	 */
 	public List<Enqueued> insert(List<NewJob> jobs, boolean notify) {
+		return insert(jobs, notify, null);
+	}
+
+	/**
+	 * As {@link #insert(List, boolean)}; several jobs outside the caller's transaction take their
+	 * statements after the first in {@code atomically}, so that a failure leaves none of them enqueued.
+	 * The first, the plain insert (see {@link PlainUniqueInsert}), runs before it, on its own: it inserts
+	 * all or nothing, and a failure on a held key, which it is there to risk, must not abort a transaction.
+	 * @param atomically a transaction of the engine's own on the jobs' database, or {@code null} to run
+	 * each statement as the caller's transaction (or autocommit) has it
+	 */
+	public List<Enqueued> insert(List<NewJob> jobs, boolean notify, @Nullable TransactionTemplate atomically) {
+		for (NewJob job : jobs) {
+			if (job.unique() == null) {
+				throw new IllegalArgumentException("Job " + job.publicId() + " has no unique key");
+			}
+		}
+		if (atomically == null || jobs.size() == 1 || TransactionSynchronizationManager.isActualTransactionActive()) {
+			return Objects.requireNonNull(rounds(jobs, notify, Plain.FIRST));
+		}
+		List<Enqueued> all = rounds(jobs, notify, Plain.ONLY);
+		if (all != null) {
+			return all;
+		}
+		return Objects.requireNonNull(atomically.execute((status) -> rounds(jobs, notify, Plain.NEVER)));
+	}
+
+	/** Whether the rounds try the plain insert first, and whether they stop when it is not done. */
+	private enum Plain {
+
+		/** Tried first; the rounds go on where it was not done or not enough. */
+		FIRST,
+
+		/** Tried alone: {@code null} when it was not done (not tried, or a key held). */
+		ONLY,
+
+		/** Not tried. */
+		NEVER
+
+	}
+
+	private @Nullable List<Enqueued> rounds(List<NewJob> jobs, boolean notify, Plain plain) {
 		int n = jobs.size();
 		Enqueued[] results = new Enqueued[n];
 		Set<String> dueQueues = new LinkedHashSet<>();
 		List<Integer> pending = new ArrayList<>(n);
 		for (int i = 0; i < n; i++) {
-			if (jobs.get(i).unique() == null) {
-				throw new IllegalArgumentException("Job " + jobs.get(i).publicId() + " has no unique key");
-			}
 			pending.add(i);
 		}
 		boolean notifying = notify && this.notify;
 		Set<String> notified = new LinkedHashSet<>();
 		for (int round = 0; round < MAX_ROUNDS && !pending.isEmpty(); round++) {
-			Set<UUID> inserted = (round == 0) ? this.plainInsert.tryInsert(jobs, notifying, notifying ? notified : dueQueues) : null;
+			Set<UUID> inserted = (round == 0 && plain != Plain.NEVER)
+					? this.plainInsert.tryInsert(jobs, notifying, notifying ? notified : dueQueues) : null;
+			if (inserted == null && plain == Plain.ONLY) {
+				return null;
+			}
 			if (inserted == null) {
 				inserted = insertFree(jobs, pending, notifying, notifying ? notified : dueQueues);
 			}

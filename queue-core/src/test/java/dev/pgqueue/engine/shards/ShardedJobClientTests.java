@@ -26,7 +26,6 @@ import dev.pgqueue.ShardUnavailableException;
 import dev.pgqueue.QueueFixture;
 import dev.pgqueue.engine.EngineInternals;
 import dev.pgqueue.engine.QueueEngine;
-import dev.pgqueue.engine.job.EnqueueSize;
 import dev.pgqueue.test.TestDatabase;
 import dev.pgqueue.test.TestSchema;
 import org.junit.jupiter.api.AfterAll;
@@ -74,7 +73,7 @@ class ShardedJobClientTests {
 					EngineInternals.of(engine, name).client()));
 		}
 		client = new ShardedJobClient(shards, SLOTS, (shard) -> up.get().contains(shard) ? null : "marked down by the test",
-				false, new EnqueueSize(100));
+				false, ShardedJobClientTests::atMostAHundred);
 	}
 
 	@AfterAll
@@ -202,8 +201,8 @@ class ShardedJobClientTests {
 		for (String name : NAMES) {
 			shards.add(new ShardedJobClient.Shard(name, pools.apply(name), EngineInternals.of(engine, name).client()));
 		}
-		ShardedJobClient spilling = new ShardedJobClient(shards, SLOTS, (shard) -> null, true, new EnqueueSize(100));
-		ShardedJobClient strict = new ShardedJobClient(shards, SLOTS, (shard) -> null, false, new EnqueueSize(100));
+		ShardedJobClient spilling = new ShardedJobClient(shards, SLOTS, (shard) -> null, true, ShardedJobClientTests::atMostAHundred);
+		ShardedJobClient strict = new ShardedJobClient(shards, SLOTS, (shard) -> null, false, ShardedJobClientTests::atMostAHundred);
 		s2.setTargetDataSource(refusing());
 		long onS2 = countOn("s2");
 		for (int i = 0; i < 12; i++) {
@@ -233,7 +232,7 @@ class ShardedJobClientTests {
 		for (String name : NAMES) {
 			shards.add(new ShardedJobClient.Shard(name, pools.apply(name), EngineInternals.of(engine, name).client()));
 		}
-		ShardedJobClient spilling = new ShardedJobClient(shards, SLOTS, (shard) -> null, true, new EnqueueSize(100));
+		ShardedJobClient spilling = new ShardedJobClient(shards, SLOTS, (shard) -> null, true, ShardedJobClientTests::atMostAHundred);
 		Map<String, Long> before = new HashMap<>();
 		NAMES.forEach((name) -> before.put(name, countOn(name)));
 		int failed = 0;
@@ -341,6 +340,14 @@ class ShardedJobClientTests {
 			if (SLOTS.shardOf("key-" + i).equals(shard)) {
 				return "key-" + i;
 			}
+		}
+	}
+
+	/** The check of a call's size the engine hands the client, at a hundred jobs. */
+	private static void atMostAHundred(List<JobRequest> requests) {
+		if (requests.size() > 100) {
+			throw new IllegalArgumentException("An enqueueAll of " + requests.size()
+					+ " jobs is larger than pgqueue.max-jobs-per-enqueue (100)");
 		}
 	}
 

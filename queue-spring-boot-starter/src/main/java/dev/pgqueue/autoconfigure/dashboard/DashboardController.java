@@ -36,6 +36,7 @@ import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.stereotype.Controller;
+import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.ModelAttribute;
 import org.springframework.web.bind.annotation.PathVariable;
@@ -104,6 +105,15 @@ class DashboardController {
 		response.setHeader("X-Content-Type-Options", "nosniff");
 		response.setHeader("X-Frame-Options", "DENY");
 		response.setHeader("Referrer-Policy", "same-origin");
+	}
+
+	/**
+	 * A request whose values the admin refuses (a cursor of another layout, a cursor across shards given
+	 * to one database, a name no queue can have) is the request's fault: 400 with the reason, never 500.
+	 */
+	@ExceptionHandler(IllegalArgumentException.class)
+	ResponseEntity<String> refused(IllegalArgumentException ex) {
+		return ResponseEntity.badRequest().contentType(MediaType.TEXT_PLAIN).body(ex.getMessage());
 	}
 
 	@GetMapping({ "", "/" })

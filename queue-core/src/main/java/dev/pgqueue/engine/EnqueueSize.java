@@ -1,4 +1,4 @@
-package dev.pgqueue.engine.job;
+package dev.pgqueue.engine;
 
 import java.util.List;
 import java.util.Objects;
@@ -13,14 +13,14 @@ import dev.pgqueue.JobRequest;
  *
  * @param max most jobs one call may carry
  */
-public record EnqueueSize(int max) {
+record EnqueueSize(int max) {
 
 	/**
 	 * The requests, checked.
 	 * @throws IllegalArgumentException naming the count and the setting when there are more than
 	 * {@link #max()}
 	 */
-	public List<JobRequest> check(List<JobRequest> requests) {
+	List<JobRequest> check(List<JobRequest> requests) {
 		Objects.requireNonNull(requests, "requests must not be null");
 		if (requests.size() > this.max) {
 			JobRequest first = requests.get(0);
