@@ -216,7 +216,8 @@ final class ShardsWorkload implements Workload {
 		double routerMicros;
 		try (ShardWatch watch = new ShardWatch(dataSources, Duration.ofMillis(200), Duration.ofSeconds(1))) {
 			watch.start();
-			JobClient router = layout.client(dataSources::get, (shard) -> nothing, watch, false);
+			JobClient router = layout.client(dataSources::get, (shard) -> nothing, watch, false, (call) -> {
+			});
 			for (int i = 0; i < ROUTED / 5; i++) {
 				router.enqueue(requests.get(i % requests.size()));
 			}

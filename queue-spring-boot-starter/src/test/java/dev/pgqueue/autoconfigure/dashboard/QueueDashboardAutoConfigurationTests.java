@@ -257,6 +257,11 @@ class QueueDashboardAutoConfigurationTests {
 					.andExpect(status().isSeeOther());
 				assertThat(((RecordingJobAdmin) context.getBean(JobAdmin.class)).operations)
 					.containsExactly("pause reports;eu");
+				// A dot is part of the name, never a file extension cut off it.
+				assertThat(DashboardPages.encode("reports.eu")).isEqualTo("reports.eu");
+				mvc(context).perform(post("/pgqueue/queues/reports.eu/pause")).andExpect(status().isSeeOther());
+				assertThat(((RecordingJobAdmin) context.getBean(JobAdmin.class)).operations)
+					.containsExactly("pause reports;eu", "pause reports.eu");
 			});
 	}
 
