@@ -9,6 +9,7 @@ import java.util.UUID;
 import dev.pgqueue.test.TestDatabase;
 
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.test.context.DynamicPropertyRegistry;
 
 /**
  * A schema name on the test database that nothing uses yet, and the properties that point a
@@ -32,6 +33,14 @@ final class FreshSchema {
 	}
 
 	/** spring.datasource.* for the test database and pgqueue.schema.name for this schema. */
+	/** Adds {@link #properties()} to a Spring test's registry ({@code @DynamicPropertySource}). */
+	void register(DynamicPropertyRegistry registry) {
+		for (String property : properties()) {
+			int eq = property.indexOf('=');
+			registry.add(property.substring(0, eq), () -> property.substring(eq + 1));
+		}
+	}
+
 	String[] properties() {
 		TestDatabase database = TestDatabase.get();
 		List<String> properties = new ArrayList<>();

@@ -107,10 +107,7 @@ class HostileRequestsTests {
 
 	@DynamicPropertySource
 	static void database(DynamicPropertyRegistry registry) {
-		for (String property : SCHEMA.properties()) {
-			int eq = property.indexOf('=');
-			registry.add(property.substring(0, eq), () -> property.substring(eq + 1));
-		}
+		SCHEMA.register(registry);
 	}
 
 	@AfterAll

@@ -40,10 +40,7 @@ class QueueEndpointReadOnlyTests {
 
 	@DynamicPropertySource
 	static void database(DynamicPropertyRegistry registry) {
-		for (String property : SCHEMA.properties()) {
-			int eq = property.indexOf('=');
-			registry.add(property.substring(0, eq), () -> property.substring(eq + 1));
-		}
+		SCHEMA.register(registry);
 	}
 
 	@AfterAll

@@ -69,10 +69,7 @@ class QueueEndpointTests {
 
 	@DynamicPropertySource
 	static void database(DynamicPropertyRegistry registry) {
-		for (String property : SCHEMA.properties()) {
-			int eq = property.indexOf('=');
-			registry.add(property.substring(0, eq), () -> property.substring(eq + 1));
-		}
+		SCHEMA.register(registry);
 	}
 
 	@AfterAll
