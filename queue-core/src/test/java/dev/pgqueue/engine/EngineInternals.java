@@ -16,14 +16,18 @@ import dev.pgqueue.engine.run.QueueHistoryRecorder;
 import dev.pgqueue.engine.schedules.JdbcJobSchedules;
 import dev.pgqueue.engine.schedules.ScheduleTicker;
 import dev.pgqueue.engine.service.EngineService;
+import dev.pgqueue.engine.settings.EngineSettings;
 import dev.pgqueue.engine.settings.HistorySettings;
+import dev.pgqueue.engine.sql.JobRepository;
 import dev.pgqueue.engine.twophase.InDoubtResolver;
 import org.jspecify.annotations.Nullable;
 
 /**
  * How the tests reach the parts of a {@link QueueEngine} that its public API does not show: one
  * database's services, runner and pollers, through the package-private accessors of its
- * {@link DatabaseEngine}. It lives in the tests' sources, so it never ships.
+ * {@link DatabaseEngine}. It lives in the tests' sources, so it never ships; the starter's tests and
+ * the reliability suite (its worker processes too) use this same class through queue-core's
+ * test jar, which holds it alone.
  */
 public final class EngineInternals {
 
@@ -41,6 +45,19 @@ public final class EngineInternals {
 	/** The parts of one shard of the engine. */
 	public static EngineInternals of(QueueEngine engine, String shard) {
 		return new EngineInternals(engine.database(shard));
+	}
+
+	public EngineSettings settings() {
+		return this.database.settings();
+	}
+
+	public JobRepository jobs() {
+		return this.database.jobs();
+	}
+
+	/** The pollers the engine started, one per queue with listeners. */
+	public List<JobPoller> pollers() {
+		return this.database.pollers();
 	}
 
 	/** This database's own client, which enqueues into it alone. */

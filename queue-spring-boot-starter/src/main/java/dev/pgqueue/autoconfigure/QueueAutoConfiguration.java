@@ -17,7 +17,6 @@ import dev.pgqueue.RetryPolicy;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.QueueEngineBuilder;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
-import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.settings.QueueCatalog;
 import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.listener.JobListenerMethodProcessor;
@@ -55,7 +54,7 @@ import org.springframework.transaction.PlatformTransactionManager;
 /**
  * Auto-configuration of pgqueue: the schema migrator, the repository, the {@link JobClient}, the
  * {@link JobAdmin}, the discovery of {@code @JobListener} methods and, unless
- * {@code pgqueue.enabled=false}, one {@link JobPoller} per queue plus the background services.
+ * {@code pgqueue.enabled=false}, one poller per queue plus the background services.
  *
  * <p>They run on the application's data source and transaction manager, or on the beans qualified
  * with {@link QueueDataSource}, {@link QueueTransactionManager} and {@link QueueWorkerExecutor}.

@@ -7,7 +7,7 @@ import dev.pgqueue.schema.SchemaName;
  * one schema's jobs table, each named after what it does; {@link MaintenanceRepository} runs them.
  * Parameters are positional, listed in each statement's Javadoc.
  */
-public final class MaintenanceStatements {
+final class MaintenanceStatements {
 
 	/**
 	 * Makes due scheduled jobs available, a limited number at a time; one row per queue with the count
