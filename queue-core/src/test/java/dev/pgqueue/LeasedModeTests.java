@@ -282,9 +282,9 @@ class LeasedModeTests {
 		});
 		// The first instance has lost the database for its lease extensions (a partition, a long
 		// pause) while its handler goes on: its lease expires although the handler is alive.
-		QueueEngine lost = fixture.engineBuilder()
-			.settings(fixture.engineSettings().withWorkers(DEFAULT_WORKERS))
-			.jobs(new LeaseExtensionsLost(fixture))
+		QueueEngine lost = EngineInternals
+			.withJobs(fixture.engineBuilder().settings(fixture.engineSettings().withWorkers(DEFAULT_WORKERS)),
+					new LeaseExtensionsLost(fixture))
 			.metrics(QueueMetrics.NONE)
 			.build();
 		JobPoller hung = EngineInternals.of(lost).newPoller(queue, null);

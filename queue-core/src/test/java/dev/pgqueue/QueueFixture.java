@@ -240,10 +240,8 @@ public final class QueueFixture implements AutoCloseable {
 	}
 
 	private QueueEngine engine(MaintenanceSettings maintenance, QueuePauses pauses) {
-		return engineBuilder()
-			.settings(engineSettings().withMaintenance(maintenance))
-			.signals(signals())
-			.pauses(pauses)
+		return EngineInternals
+			.sharing(engineBuilder().settings(engineSettings().withMaintenance(maintenance)), signals(), pauses)
 			.build();
 	}
 

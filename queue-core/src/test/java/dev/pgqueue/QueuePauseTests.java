@@ -10,6 +10,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.pgqueue.engine.EngineInternals;
 import dev.pgqueue.engine.QueueEngine;
 import dev.pgqueue.engine.job.JobHandlerRegistry;
 import dev.pgqueue.engine.poll.JobPoller;
@@ -173,12 +174,11 @@ class QueuePauseTests {
 		for (String kind : fixture.handlers().kindsOf(queue)) {
 			handlers.register(fixture.handlers().find(kind));
 		}
-		return fixture.engineBuilder()
+		return EngineInternals.sharing(fixture.engineBuilder()
 			.settings(fixture.engineSettings().withNotifications(true, EngineSettings.DEFAULT_NOTIFY_INTERVAL))
 			.queues(new QueueCatalog(QueueSettings.defaults(JobRequest.DEFAULT_QUEUE),
 					List.of(fixture.catalog().settings(queue))))
-			.handlers(handlers)
-			.pauses(new QueuePauses(fixture.adminRepository(true), Duration.ofMinutes(10)))
+			.handlers(handlers), null, new QueuePauses(fixture.adminRepository(true), Duration.ofMinutes(10)))
 			.build();
 	}
 

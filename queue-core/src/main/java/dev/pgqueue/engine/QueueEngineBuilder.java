@@ -282,14 +282,20 @@ public final class QueueEngineBuilder {
 		return this;
 	}
 
-	/** Where the pollers record their claims; for engines that stand for one application together. */
-	public QueueEngineBuilder signals(@Nullable QueueSignals signals) {
+	/**
+	 * Where the pollers record their claims; for test engines that stand for one application together
+	 * (through the tests' {@code EngineInternals}).
+	 */
+	QueueEngineBuilder signals(@Nullable QueueSignals signals) {
 		this.signals = signals;
 		return this;
 	}
 
-	/** Which queues are paused; for engines that stand for one application together. */
-	public QueueEngineBuilder pauses(@Nullable QueuePauses pauses) {
+	/**
+	 * Which queues are paused; for test engines that stand for one application together (through the
+	 * tests' {@code EngineInternals}).
+	 */
+	QueueEngineBuilder pauses(@Nullable QueuePauses pauses) {
 		this.pauses = pauses;
 		return this;
 	}
@@ -329,8 +335,8 @@ public final class QueueEngineBuilder {
 		return this;
 	}
 
-	/** The statements of the jobs table; for tests that make some of them fail. */
-	public QueueEngineBuilder jobs(@Nullable JobRepository jobs) {
+	/** The statements of the jobs table; for tests that make some of them fail (through {@code EngineInternals}). */
+	QueueEngineBuilder jobs(@Nullable JobRepository jobs) {
 		this.jobs = jobs;
 		return this;
 	}

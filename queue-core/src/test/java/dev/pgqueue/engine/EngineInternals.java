@@ -11,6 +11,7 @@ import dev.pgqueue.engine.maintenance.Rescuer;
 import dev.pgqueue.engine.maintenance.StatsReader;
 import dev.pgqueue.engine.poll.JobPoller;
 import dev.pgqueue.engine.poll.QueuePauses;
+import dev.pgqueue.engine.poll.QueueSignals;
 import dev.pgqueue.engine.run.JobRunner;
 import dev.pgqueue.engine.run.QueueHistoryRecorder;
 import dev.pgqueue.engine.schedules.JdbcJobSchedules;
@@ -58,6 +59,20 @@ public final class EngineInternals {
 	/** The pollers the engine started, one per queue with listeners. */
 	public List<JobPoller> pollers() {
 		return this.database.pollers();
+	}
+
+	/**
+	 * The builder of an engine that shares its claim signals and its pause reader with others, as the
+	 * engines of one application's instances do in a test.
+	 */
+	public static QueueEngineBuilder sharing(QueueEngineBuilder builder, @Nullable QueueSignals signals,
+			@Nullable QueuePauses pauses) {
+		return builder.signals(signals).pauses(pauses);
+	}
+
+	/** The builder of an engine whose statements of the jobs table are these (a test's, that fail some). */
+	public static QueueEngineBuilder withJobs(QueueEngineBuilder builder, JobRepository jobs) {
+		return builder.jobs(jobs);
 	}
 
 	/** This database's own client, which enqueues into it alone. */
