@@ -45,10 +45,11 @@ class SqlStaysInTheSqlPackageTests {
 		.as("are " + JDBC_TYPES);
 
 	/**
-	 * The engine's assembly on one database takes the application's JdbcTemplate (or makes one on the
-	 * data source) and hands it to {@code Repositories.on}; it runs no statement itself.
+	 * The engine's assembly on one database (the parts {@code DatabaseEngine} runs) takes the
+	 * application's JdbcTemplate (or makes one on the data source) and hands it to {@code Repositories.on}
+	 * and the repositories beside them; it runs no statement itself.
 	 */
-	private static final String ASSEMBLY = "dev.pgqueue.engine.DatabaseEngine";
+	private static final String ASSEMBLY = "dev.pgqueue.engine.DatabaseParts";
 
 	/** What the assembly on one database is built from, the application's JdbcTemplate among it. */
 	private static final Set<String> ASSEMBLY_BUILDERS = Set.of("dev.pgqueue.engine.QueueEngineBuilder",
