@@ -38,6 +38,7 @@ import dev.pgqueue.metrics.QueueMetrics;
 import dev.pgqueue.metrics.QueueStats;
 import org.jspecify.annotations.Nullable;
 import dev.pgqueue.observation.QueueObservations;
+import dev.pgqueue.schema.BucketClaimIndex;
 import dev.pgqueue.schema.QueueMigrator;
 import dev.pgqueue.schema.SchemaName;
 import dev.pgqueue.test.TestDatabase;
@@ -100,9 +101,17 @@ public final class QueueFixture implements AutoCloseable {
 		return new QueueFixture(prefix);
 	}
 
+	/**
+	 * Configures a queue; one with bucket assignment also gets the bucket claim index, as the starter's
+	 * migrator creates it for an application that configures such a queue.
+	 */
 	public QueueFixture configure(QueueSettings settings) {
 		this.configured.removeIf((s) -> s.name().equals(settings.name()));
 		this.configured.add(settings);
+		if (settings.assignment() == QueueAssignment.BUCKETS) {
+			new BucketClaimIndex(this.schema.dataSource(), SchemaName.of(this.schema.name()))
+				.create(List.of(settings.name()));
+		}
 		return this;
 	}
 

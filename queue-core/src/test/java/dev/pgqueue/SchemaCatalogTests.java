@@ -178,7 +178,8 @@ class SchemaCatalogTests {
 				Map.of("version", "12", "success", true), Map.of("version", "13", "success", true),
 				Map.of("version", "14", "success", true), Map.of("version", "15", "success", true),
 				Map.of("version", "16", "success", true), Map.of("version", "17", "success", true),
-				Map.of("version", "18", "success", true), Map.of("version", "19", "success", true));
+				Map.of("version", "18", "success", true), Map.of("version", "19", "success", true),
+				Map.of("version", "20", "success", true));
 		assertThat(fixture.jdbc()
 			.queryForObject("SELECT to_regclass(?) IS NULL", Boolean.class,
 					fixture.schema().name() + ".flyway_schema_history"))
@@ -201,11 +202,11 @@ class SchemaCatalogTests {
 		try (TestSchema schema = TestDatabase.get().createSchema("catalog_app")) {
 			schema.jdbcTemplate().execute("CREATE TABLE orders (id bigint PRIMARY KEY)");
 			MigrateResult result = new QueueMigrator(schema.dataSource(), SchemaName.of(schema.name()), true).migrate();
-			assertThat(result.migrationsExecuted).isEqualTo(19);
+			assertThat(result.migrationsExecuted).isEqualTo(20);
 			assertThat(schema.jdbcTemplate()
 				.queryForList("SELECT version FROM " + SchemaName.of(schema.name()).qualify(QueueMigrator.HISTORY_TABLE)
 						+ " ORDER BY installed_rank", String.class))
-				.containsExactly("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16", "17", "18", "19");
+				.containsExactly("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16", "17", "18", "19", "20");
 			assertThat(schema.jdbcTemplate()
 				.queryForObject("SELECT to_regclass(?) IS NOT NULL", Boolean.class,
 						SchemaName.of(schema.name()).qualify("pgqueue_jobs")))
@@ -241,7 +242,7 @@ class SchemaCatalogTests {
 
 			MigrateResult result = new QueueMigrator(schema.dataSource(), SchemaName.of(schema.name()), true).migrate();
 
-			assertThat(result.migrationsExecuted).isEqualTo(10);
+			assertThat(result.migrationsExecuted).isEqualTo(11);
 			assertThat(schema.jdbcTemplate().queryForObject("SELECT pg_relation_filenode(?::regclass)", Long.class,
 					table)).as("the table's file: not rewritten").isEqualTo(fileBefore);
 			assertThat(schema.jdbcTemplate().queryForObject("SELECT count(*) FROM " + table

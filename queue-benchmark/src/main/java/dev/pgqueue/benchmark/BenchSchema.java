@@ -13,6 +13,7 @@ import javax.sql.DataSource;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pgqueue.engine.settings.QueueSettings;
+import dev.pgqueue.schema.BucketClaimIndex;
 import dev.pgqueue.schema.QueueMigrator;
 import dev.pgqueue.schema.SchemaName;
 
@@ -71,6 +72,16 @@ final class BenchSchema implements AutoCloseable {
 	/** The qualified, quoted jobs table. */
 	String table() {
 		return this.table;
+	}
+
+	/**
+	 * Creates the bucket claim index, as the migrator does for an application that configures a queue
+	 * with bucket assignment; a schema without it is an installation where no queue claims by buckets.
+	 */
+	void bucketClaims() {
+		try (HikariDataSource index = pool("bucket-index", 1)) {
+			new BucketClaimIndex(index, this.name).create(List.of(QUEUE));
+		}
 	}
 
 	/**

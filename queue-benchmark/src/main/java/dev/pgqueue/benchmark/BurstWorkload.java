@@ -95,6 +95,7 @@ final class BurstWorkload implements Workload {
 		Map<Variant, List<Drain>> pgqueue = new EnumMap<>(Variant.class);
 		Map<Variant, List<Drain>> raw = new EnumMap<>(Variant.class);
 		try (BenchSchema schema = context.database().createSchema("burst")) {
+			schema.bucketClaims();
 			// Transactional batches hold one connection each; coordinator heartbeats borrow one now and then.
 			HikariDataSource pool = schema.pool("burst", 2 * pollers + 2);
 			// Two: a stopped listener may hold its connection for a moment after the next one starts.

@@ -35,6 +35,7 @@ final class RebalanceWorkload implements Workload {
 		List<Result> results = new ArrayList<>();
 		try (BenchSchema schema = context.database().createSchema("rebalance");
 				Connection observer = context.database().connect()) {
+			schema.bucketClaims();
 			for (Duration heartbeat : sizes.rebalanceHeartbeats()) {
 				List<Double> owned = new ArrayList<>();
 				List<Double> done = new ArrayList<>();

@@ -54,6 +54,7 @@ final class ScalingWorkload implements Workload {
 			if (neighbours.count() > 0) {
 				context.progress("%d CPU-bound neighbour process(es) running beside every drain", neighbours.count());
 			}
+			buckets.bucketClaims();
 			Map<QueueAssignment, BenchSchema> schemas = new EnumMap<>(QueueAssignment.class);
 			schemas.put(QueueAssignment.SHARED, shared);
 			schemas.put(QueueAssignment.BUCKETS, buckets);

@@ -1,5 +1,6 @@
 package dev.pgqueue.schema;
 
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 
@@ -27,7 +28,9 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * Boot's own Flyway support backs off when one exists, which would silently stop the application's
  * migrations. With migration turned off it only checks that the jobs table exists, so that a
  * missing table fails at start-up rather than on the first poll. Given a setting for the
- * {@link NotifyTrigger notify trigger}, it then enables or disables that trigger to match.
+ * {@link NotifyTrigger notify trigger}, it then enables or disables that trigger to match. Given
+ * queues that claim by buckets ({@link #withBucketQueues}), it then creates the
+ * {@link BucketClaimIndex bucket claim index} they read, or, not migrating, checks that it exists.
  *
  * <p>In a native image, where Flyway cannot list class path resources, the migrations are listed by
  * {@link NativeImageMigrations}.
@@ -63,6 +66,8 @@ public class QueueMigrator implements InitializingBean {
 
 	private final @Nullable Boolean notifyTrigger;
 
+	private final List<String> bucketQueues;
+
 	/** A migrator that leaves the notify trigger as it is. */
 	public QueueMigrator(DataSource dataSource, SchemaName schema, boolean migrate) {
 		this(dataSource, schema, migrate, null);
@@ -73,10 +78,25 @@ public class QueueMigrator implements InitializingBean {
 	 * to be enabled or disabled once the table is there; {@code null} leaves it as it is
 	 */
 	public QueueMigrator(DataSource dataSource, SchemaName schema, boolean migrate, @Nullable Boolean notifyTrigger) {
+		this(dataSource, schema, migrate, notifyTrigger, List.of());
+	}
+
+	private QueueMigrator(DataSource dataSource, SchemaName schema, boolean migrate, @Nullable Boolean notifyTrigger,
+			List<String> bucketQueues) {
 		this.dataSource = dataSource;
 		this.schema = schema;
 		this.migrate = migrate;
 		this.notifyTrigger = notifyTrigger;
+		this.bucketQueues = List.copyOf(bucketQueues);
+	}
+
+	/**
+	 * This migrator, for an application whose queues named here claim by buckets: once the table is
+	 * there, it creates the index their claims read (or, not migrating, checks that it exists). None
+	 * unless given: an installation without such queues never writes that index.
+	 */
+	public QueueMigrator withBucketQueues(Collection<String> queues) {
+		return new QueueMigrator(this.dataSource, this.schema, this.migrate, this.notifyTrigger, List.copyOf(queues));
 	}
 
 	@Override
@@ -89,6 +109,9 @@ public class QueueMigrator implements InitializingBean {
 		}
 		if (this.notifyTrigger != null) {
 			new NotifyTrigger(this.dataSource, this.schema).set(this.notifyTrigger);
+		}
+		if (!this.migrate && !this.bucketQueues.isEmpty()) {
+			new BucketClaimIndex(this.dataSource, this.schema).require(this.bucketQueues);
 		}
 	}
 
@@ -122,6 +145,9 @@ public class QueueMigrator implements InitializingBean {
 		if (result.migrationsExecuted > 0) {
 			logger.info("pgqueue schema '{}' migrated to version {} ({} migrations)", this.schema,
 					result.targetSchemaVersion, result.migrationsExecuted);
+		}
+		if (!this.bucketQueues.isEmpty()) {
+			new BucketClaimIndex(this.dataSource, this.schema).create(this.bucketQueues);
 		}
 		return result;
 	}

@@ -186,7 +186,9 @@ public final class WorkerProcess {
 		Options options = Options.parse(args);
 		HikariDataSource pool = pool(options);
 		SchemaName schema = SchemaName.of(options.schema);
-		new QueueMigrator(pool, schema, true).afterPropertiesSet();
+		new QueueMigrator(pool, schema, true)
+			.withBucketQueues((options.assignment == QueueAssignment.BUCKETS) ? List.of(QUEUE) : List.of())
+			.afterPropertiesSet();
 
 		JdbcTemplate jdbc = new JdbcTemplate(pool);
 		JobHandlerRegistry handlers = new JobHandlerRegistry();

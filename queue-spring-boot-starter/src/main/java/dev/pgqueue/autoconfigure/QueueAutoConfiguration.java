@@ -81,7 +81,8 @@ public final class QueueAutoConfiguration {
 			ObjectProvider<DataSource> dataSource, QueueProperties properties, ListableBeanFactory beans) {
 		DataSource queueData = new QueueInfrastructure(beans).dataSource(queueDataSource, dataSource);
 		return new QueueMigrator(queueData, SchemaName.of(properties.getSchema().getName()),
-				properties.getSchema().isMigrate(), properties.getNotifications().isTrigger());
+				properties.getSchema().isMigrate(), properties.getNotifications().isTrigger())
+			.withBucketQueues(properties.bucketQueues());
 	}
 
 	@Bean

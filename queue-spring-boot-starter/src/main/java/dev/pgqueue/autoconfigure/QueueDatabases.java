@@ -138,7 +138,8 @@ final class QueueDatabases {
 						.transactionManager(manager)
 						.metrics(metricsOf(name))
 						.migrator(new QueueMigrator(dataSource, schema, this.properties.getSchema().isMigrate(),
-								this.properties.getNotifications().isTrigger()));
+								this.properties.getNotifications().isTrigger())
+							.withBucketQueues(this.properties.bucketQueues()));
 					if (shard.getDataSource() == null) {
 						database.closeWith((AutoCloseable) dataSource);
 					}

@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import dev.pgqueue.QueueAssignment;
 import dev.pgqueue.RetryPolicy;
 import dev.pgqueue.Schedule;
 import dev.pgqueue.engine.settings.EngineSettings;
@@ -297,6 +298,15 @@ public class QueueProperties {
 
 	public void setQueues(Map<String, QueueSettingsProperties> queues) {
 		this.queues = queues;
+	}
+
+	/** The queues configured to claim by buckets, whose claims read the bucket claim index. */
+	List<String> bucketQueues() {
+		return this.queues.entrySet()
+			.stream()
+			.filter((queue) -> queue.getValue().getAssignment() == QueueAssignment.BUCKETS)
+			.map(Map.Entry::getKey)
+			.toList();
 	}
 
 	/**

@@ -32,7 +32,6 @@ final class FreshSchema {
 		return this.name;
 	}
 
-	/** spring.datasource.* for the test database and pgqueue.schema.name for this schema. */
 	/** Adds {@link #properties()} to a Spring test's registry ({@code @DynamicPropertySource}). */
 	void register(DynamicPropertyRegistry registry) {
 		for (String property : properties()) {
@@ -41,6 +40,7 @@ final class FreshSchema {
 		}
 	}
 
+	/** spring.datasource.* for the test database and pgqueue.schema.name for this schema. */
 	String[] properties() {
 		TestDatabase database = TestDatabase.get();
 		List<String> properties = new ArrayList<>();
