@@ -30,7 +30,7 @@ public final class Benchmark {
 			new RebalanceWorkload(), new LimitsWorkload(), new RateLimitsWorkload(), new FairnessWorkload(),
 			new RoundTripWorkload(),
 			new TwoPhaseWorkload(), new UserPathWorkload(), new SoakWorkload(), new AdminWorkload(), new GrowthWorkload(),
-			new ShardsWorkload(), new WriteCostWorkload());
+			new ShardsWorkload(), new WriteCostWorkload(), new FinishedLayoutsWorkload());
 
 	/** Run only when named: they explain figures rather than produce them. */
 	static final List<Workload> DIAGNOSTICS = List.of(new WhatIfWorkload());

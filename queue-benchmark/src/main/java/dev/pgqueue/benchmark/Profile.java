@@ -41,13 +41,15 @@ import dev.pgqueue.engine.settings.EngineSettings;
  * @param buckets sizes of the bucket workloads (and of the burst's timing)
  * @param ticks sizes of the unique workload's tick pass
  * @param adminFinishedRows finished jobs (completed, failed, cancelled) the admin workload searches
+ * @param finishedLayouts sizes of the finished-layouts workload
  */
 public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes, List<Integer> drainConcurrency,
 		List<Integer> drainJobsPerBatchSize, Duration drainTimeCap, List<Integer> slowWorkers, Duration slowJobDuration,
 		List<Integer> enqueueThreads, List<Integer> enqueueBatchSizes, int steadyRate, List<Integer> growthRunnable,
 		int growthFinished, int growthClaims, int burstJobs, int burstPollers, int roundTripJobs, int rounds,
 		Duration warmUp,
-		Duration measure, UserPath userPath, Soak soak, Buckets buckets, Ticks ticks, int adminFinishedRows) {
+		Duration measure, UserPath userPath, Soak soak, Buckets buckets, Ticks ticks, int adminFinishedRows,
+		FinishedLayouts finishedLayouts) {
 
 	public static Profile smoke() {
 		return new Profile("smoke", 500, List.of(1, 100), List.of(1, 4), List.of(300, 1_000), Duration.ofSeconds(2),
@@ -58,7 +60,7 @@ public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes
 						List.of(1), 0),
 				new Buckets(Duration.ofSeconds(1), Duration.ofMillis(500), Duration.ofMillis(500), List.of(1, 2), 3_000,
 						2, 1_000, List.of(Duration.ofMillis(500)), 1, 0, 1),
-				new Ticks(2_000, 200), 200_000);
+				new Ticks(2_000, 200), 200_000, new FinishedLayouts(2_000, 2, 2, 500));
 	}
 
 	public static Profile full() {
@@ -73,7 +75,7 @@ public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes
 				new Buckets(Duration.ofSeconds(8), Duration.ofSeconds(5), EngineSettings.DEFAULT_HEARTBEAT_INTERVAL,
 						List.of(1, 2, 4), 200_000, 4, 20_000,
 						List.of(Duration.ofMillis(500), EngineSettings.DEFAULT_HEARTBEAT_INTERVAL), 3, 0, 1),
-				new Ticks(10_000, 1_000), 10_000_000);
+				new Ticks(10_000, 1_000), 10_000_000, new FinishedLayouts(100_000, 5, 4, 5_000));
 	}
 
 	public static Profile named(String name) {
@@ -176,6 +178,26 @@ public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes
 	}
 
 	/**
+	 * Sizes of the finished-layouts workload.
+	 *
+	 * @param jobs jobs enqueued and drained in each round, by each layout
+	 * @param rounds rounds; every round's finished jobs are kept until the cleanup at the end
+	 * @param threads threads draining, each on a connection of its own
+	 * @param probeJobs jobs claimed by one thread when the claim statement is timed, before the rounds
+	 * and after them
+	 */
+	public record FinishedLayouts(int jobs, int rounds, int threads, int probeJobs) {
+
+		public FinishedLayouts {
+			if (rounds < 2) {
+				throw new IllegalArgumentException("finished-layouts needs 2 rounds or more (the cleanup removes the "
+						+ "first), not " + rounds);
+			}
+		}
+
+	}
+
+	/**
 	 * This profile with the scaling workload's process counts ({@code null}: the profile's), CPU-bound
 	 * neighbours and drains of each assignment per round given.
 	 */
@@ -219,7 +241,8 @@ public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes
 				this.drainJobsPerBatchSize, this.drainTimeCap, this.slowWorkers, this.slowJobDuration,
 				this.enqueueThreads, this.enqueueBatchSizes, this.steadyRate, this.growthRunnable, this.growthFinished,
 				this.growthClaims, this.burstJobs, this.burstPollers, this.roundTripJobs, rounds, this.warmUp,
-				this.measure, this.userPath, soak, buckets, this.ticks, this.adminFinishedRows);
+				this.measure, this.userPath, soak, buckets, this.ticks, this.adminFinishedRows,
+				this.finishedLayouts);
 	}
 
 	/** Jobs drained by one run of the drain workload at this batch size. */
