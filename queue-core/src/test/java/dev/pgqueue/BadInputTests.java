@@ -147,13 +147,13 @@ class BadInputTests {
 			.processing(false)
 			.build()
 			.client();
-		long before = fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table(), Long.class);
+		long before = fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.allJobs(), Long.class);
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> small.enqueue("payment.capture", new Payment("x".repeat(2000), 1)))
 			.withMessageContaining("'payment.capture'")
 			.withMessageContaining("over the limit of 1024 bytes")
 			.withMessageContaining("pgqueue.max-payload-size");
-		assertThat(fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table(), Long.class))
+		assertThat(fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.allJobs(), Long.class))
 			.isEqualTo(before);
 		assertThat(small.enqueue("payment.capture", new Payment("acme", 1))).isNotNull();
 	}
@@ -165,7 +165,7 @@ class BadInputTests {
 			.processing(false)
 			.build()
 			.client();
-		long before = fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table(), Long.class);
+		long before = fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.allJobs(), Long.class);
 		List<JobRequest> six = IntStream.range(0, 6)
 			.mapToObj((i) -> JobRequest.of("payment.capture", new Payment("acme", i)))
 			.toList();
@@ -173,7 +173,7 @@ class BadInputTests {
 			.withMessageContaining("6 jobs")
 			.withMessageContaining("'payment.capture'")
 			.withMessageContaining("pgqueue.max-jobs-per-enqueue (5)");
-		assertThat(fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table(), Long.class))
+		assertThat(fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.allJobs(), Long.class))
 			.as("jobs of the refused call").isEqualTo(before);
 		assertThat(small.enqueueAll(six.subList(0, 5))).hasSize(5);
 		assertThat(fixture.engineSettings().maxJobsPerEnqueue()).as("the default").isEqualTo(10_000);
@@ -189,11 +189,11 @@ class BadInputTests {
 		fixture.jdbc().execute("CREATE TRIGGER refuse_boom BEFORE INSERT ON " + fixture.table()
 				+ " FOR EACH ROW EXECUTE FUNCTION " + schema + ".refuse_boom()");
 		try {
-			long before = fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table(), Long.class);
+			long before = fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.allJobs(), Long.class);
 			assertThatThrownBy(() -> fixture.client().enqueueAll(List.of(JobRequest.of("payment.capture",
 					new Payment("acme", 1)), JobRequest.of("unique.boom", null).uniqueKey("boom-1"))))
 				.rootCause().hasMessageStartingWith("ERROR: refused by the test");
-			assertThat(fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table(), Long.class))
+			assertThat(fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.allJobs(), Long.class))
 				.as("jobs of the failed call, which the caller has no id of").isEqualTo(before);
 		}
 		finally {
@@ -251,7 +251,7 @@ class BadInputTests {
 			.withMessageContaining("concurrency key");
 
 		// In the caller's transaction: the refusal comes before any statement, so the transaction goes on.
-		long before = fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table(), Long.class);
+		long before = fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.allJobs(), Long.class);
 		UUID kept = new TransactionTemplate(new DataSourceTransactionManager(fixture.dataSource())).execute((status) -> {
 			assertThatIllegalArgumentException()
 				.isThrownBy(() -> fixture.client().enqueue("payment.capture", new Payment("ac" + nul + "me", 1)))
@@ -259,7 +259,7 @@ class BadInputTests {
 				.withMessageContaining("U+0000");
 			return fixture.client().enqueue("payment.capture", new Payment("acme", 2));
 		});
-		assertThat(fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table(), Long.class))
+		assertThat(fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.allJobs(), Long.class))
 			.isEqualTo(before + 1);
 		assertThat(fixture.admin().find(kept)).isPresent();
 		// The text backslash-u-0000 is no NUL: it is stored as it is.

@@ -89,7 +89,7 @@ class BucketAssignmentTests {
 		List<UUID> ids = fixture.client()
 			.enqueueAll(IntStream.range(0, 3000).mapToObj((i) -> JobRequest.of(queue + ".job", i).queue(queue)).toList());
 		await().atMost(WAIT).until(() -> ids.stream().allMatch(runs::containsKey)
-				&& fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table() + " WHERE queue = ? AND state "
+				&& fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.allJobs() + " WHERE queue = ? AND state "
 						+ "IN ('available', 'running')", Long.class, queue) == 0);
 		assertThat(ids).allSatisfy((id) -> assertThat(runs.get(id)).hasValue(1));
 		if (mode == QueueMode.TRANSACTIONAL) {

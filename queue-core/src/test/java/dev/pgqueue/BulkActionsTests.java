@@ -103,7 +103,7 @@ class BulkActionsTests {
 		RetryOptions options = RetryOptions.defaults().failedFor(Duration.ofMinutes(10)).batchSize(3);
 
 		assertThat(admin.retryAll(query, options.atMost(7))).isEqualTo(7);
-		assertThat(statements.count()).as("UPDATE statements of 3, 3 and 1 jobs").isEqualTo(3);
+		assertThat(statements.count()).as("statements moving 3, 3 and 1 jobs back").isEqualTo(3);
 		assertThat(old.stream().filter((id) -> state(id) == JobState.AVAILABLE)).hasSize(7);
 		assertThat(recent).allSatisfy((id) -> assertThat(state(id)).isEqualTo(JobState.FAILED));
 

@@ -130,7 +130,7 @@ class CancelRunningJobsTests {
 		await().atMost(Duration.ofSeconds(10)).until(() -> operator.admin().find(next).orElseThrow().state() == JobState.COMPLETED);
 		// And the request leaves no row behind once the job ended.
 		await().atMost(Duration.ofSeconds(5)).until(() -> fixture.jdbc().queryForObject(
-				"SELECT count(*) FROM " + fixture.schema().name() + ".pgqueue_job_controls c JOIN " + fixture.table()
+				"SELECT count(*) FROM " + fixture.schema().name() + ".pgqueue_job_controls c JOIN " + fixture.allJobs()
 						+ " j ON j.id = c.job_id WHERE j.public_id = ?", Long.class, id) == 0);
 	}
 
@@ -139,7 +139,7 @@ class CancelRunningJobsTests {
 	void aNotificationIsAHintOnlyAndCancelsNothingWithoutItsRequest(QueueMode mode) throws Exception {
 		UUID id = operator.client().enqueue("cancel.blocked." + mode, null);
 		assertThat(started.computeIfAbsent(id, (k) -> new CountDownLatch(1)).await(30, TimeUnit.SECONDS)).isTrue();
-		long internalId = fixture.jdbc().queryForObject("SELECT id FROM " + fixture.table() + " WHERE public_id = ?",
+		long internalId = fixture.jdbc().queryForObject("SELECT id FROM " + fixture.allJobs() + " WHERE public_id = ?",
 				Long.class, id);
 
 		// NOTIFY needs no privilege: any role that can connect, here one granted nothing at all, can
@@ -181,7 +181,7 @@ class CancelRunningJobsTests {
 		UUID id = operator.client().enqueue("cancel.cooperative.LEASED", null);
 		assertThat(started.computeIfAbsent(id, (k) -> new CountDownLatch(1)).await(30, TimeUnit.SECONDS)).isTrue();
 		String progress = "SELECT c.progress_percent || ' ' || c.progress_message FROM " + fixture.schema().name()
-				+ ".pgqueue_job_controls c JOIN " + fixture.table() + " j ON j.id = c.job_id WHERE j.public_id = ?";
+				+ ".pgqueue_job_controls c JOIN " + fixture.allJobs() + " j ON j.id = c.job_id WHERE j.public_id = ?";
 		await().atMost(Duration.ofSeconds(5))
 			.until(() -> fixture.jdbc().queryForList(progress, String.class, id), (rows) -> !rows.isEmpty()
 					&& rows.get(0).startsWith("10 "));

@@ -88,7 +88,7 @@ class ClaimAheadTests {
 		poller.start();
 		try {
 			await().atMost(WAIT).until(() -> fixture.jdbc()
-				.queryForObject("SELECT count(*) FROM " + fixture.table() + " WHERE queue = 'ahead' AND state = "
+				.queryForObject("SELECT count(*) FROM " + fixture.allJobs() + " WHERE queue = 'ahead' AND state = "
 						+ "'completed' AND attempt = 1", Long.class) == SHORT_JOBS);
 		}
 		finally {
@@ -256,7 +256,7 @@ class ClaimAheadTests {
 		poller.start();
 		try {
 			await().atMost(WAIT).until(() -> fixture.jdbc()
-				.queryForObject("SELECT count(*) FROM " + fixture.table() + " WHERE queue = ? AND state = 'completed' "
+				.queryForObject("SELECT count(*) FROM " + fixture.allJobs() + " WHERE queue = ? AND state = 'completed' "
 						+ "AND attempt = 1", Long.class, queue) == jobs);
 		}
 		finally {

@@ -67,7 +67,7 @@ class ClaimFloorBurstDatabaseTests {
 						fixture.client().enqueueAll(burst.subList(0, jobs / 2));
 						fixture.client().enqueueAll(burst.subList(jobs / 2, jobs));
 					});
-			assertThat(fixture.jdbc().queryForObject("SELECT count(DISTINCT run_at) FROM " + fixture.table(),
+			assertThat(fixture.jdbc().queryForObject("SELECT count(DISTINCT run_at) FROM " + fixture.allJobs(),
 					Long.class)).isOne();
 			// Statistics of the burst, as the engine's statistics refresher would take: the claims are
 			// planned as index range scans.
@@ -102,7 +102,7 @@ class ClaimFloorBurstDatabaseTests {
 			}
 			holder.rollback();
 
-			assertThat(fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table(), Long.class)).isZero();
+			assertThat(fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.allJobs(), Long.class)).isZero();
 			double perClaim = entries.get() / (double) claims.get();
 			// From the head on, a claim reads its own hundred and the few hundred the other claimers hold
 			// or have just deleted; each instance's first claim sweeps past what the other has taken. From the

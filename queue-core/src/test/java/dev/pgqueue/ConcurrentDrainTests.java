@@ -90,7 +90,7 @@ class ConcurrentDrainTests {
 		assertThat(fixture.jdbc().queryForObject("SELECT count(DISTINCT job_id) FROM ledger", Long.class))
 			.isEqualTo(JOBS);
 		assertThat(fixture.jdbc()
-			.queryForObject("SELECT count(*) FROM ledger l JOIN " + fixture.table()
+			.queryForObject("SELECT count(*) FROM ledger l JOIN " + fixture.allJobs()
 					+ " j ON j.public_id = l.job_id WHERE j.queue = 'drain-tx'", Long.class))
 			.isEqualTo(JOBS);
 		assertOnlyCompletedOnFirstAttempt("drain-tx");
@@ -112,7 +112,7 @@ class ConcurrentDrainTests {
 
 		assertOnlyCompletedOnFirstAttempt("drain-leased");
 		assertThat(fixture.jdbc()
-			.queryForObject("SELECT count(*) FROM " + fixture.table()
+			.queryForObject("SELECT count(*) FROM " + fixture.allJobs()
 					+ " WHERE queue = 'drain-leased' AND (lease_owner IS NOT NULL OR lease_until IS NOT NULL)", Long.class))
 			.isZero();
 		assertRanOnce(leasedRuns, ids);
@@ -136,14 +136,14 @@ class ConcurrentDrainTests {
 		await().atMost(Duration.ofSeconds(180))
 			.pollInterval(Duration.ofMillis(500))
 			.until(() -> fixture.jdbc()
-				.queryForObject("SELECT count(*) FROM " + fixture.table() + " WHERE queue = ? AND state = 'completed'",
+				.queryForObject("SELECT count(*) FROM " + fixture.allJobs() + " WHERE queue = ? AND state = 'completed'",
 						Long.class, queue) == JOBS);
 	}
 
 	private static void assertOnlyCompletedOnFirstAttempt(String queue) {
 		Map<String, Object> summary = fixture.jdbc()
 			.queryForMap("SELECT count(*) AS total, count(*) FILTER (WHERE state = 'completed') AS completed, "
-					+ "count(*) FILTER (WHERE attempt <> 1) AS not_first_attempt FROM " + fixture.table()
+					+ "count(*) FILTER (WHERE attempt <> 1) AS not_first_attempt FROM " + fixture.allJobs()
 					+ " WHERE queue = ?", queue);
 		assertThat(summary).containsEntry("total", (long) JOBS)
 			.containsEntry("completed", (long) JOBS)

@@ -198,7 +198,7 @@ class DegradationSignalsTests {
 	@Test
 	void countsOnlyDueJobsThatAnotherTransactionHolds() throws Exception {
 		enqueue("counted", 6);
-		List<Long> rowIds = fixture.jdbc().queryForList("SELECT id FROM " + fixture.table()
+		List<Long> rowIds = fixture.jdbc().queryForList("SELECT id FROM " + fixture.allJobs()
 				+ " WHERE queue = 'counted' ORDER BY id", Long.class);
 		try (Connection holder = fixture.dataSource().getConnection()) {
 			holder.setAutoCommit(false);
@@ -251,7 +251,7 @@ class DegradationSignalsTests {
 	void countsTheConnectionsOfThisApplicationThatWaitOnALock() throws Exception {
 		String application = "pgqueue-signals-" + UUID.randomUUID().toString().substring(0, 8);
 		List<UUID> ids = enqueue("locked", 1);
-		long rowId = fixture.jdbc().queryForObject("SELECT id FROM " + fixture.table() + " WHERE public_id = ?",
+		long rowId = fixture.jdbc().queryForObject("SELECT id FROM " + fixture.allJobs() + " WHERE public_id = ?",
 				Long.class, ids.get(0));
 		try (HikariDataSource pool = fixture.schema().newPool(4, application);
 				QueueEngine engine = QueueEngine.builder(pool)
@@ -317,7 +317,7 @@ class DegradationSignalsTests {
 	}
 
 	private static long completed(String queue) {
-		return fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table()
+		return fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.allJobs()
 				+ " WHERE queue = ? AND state = 'completed'", Long.class, queue);
 	}
 

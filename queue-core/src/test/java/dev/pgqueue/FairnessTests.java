@@ -57,10 +57,11 @@ class FairnessTests {
 		}
 		this.fixture.enqueueInOneTransaction(big);
 		String table = this.fixture.table();
+		String allJobs = this.fixture.allJobs();
 		JdbcTemplate jdbc = new JdbcTemplate(this.fixture.schema().dataSource());
 		this.pollers.addAll(this.fixture.startPollers(queue, 2));
 		await().atMost(Duration.ofSeconds(30)).until(() -> jdbc.queryForObject(
-				"SELECT count(*) FROM " + table + " WHERE started_at IS NOT NULL", Integer.class) >= 200);
+				"SELECT count(*) FROM " + allJobs + " WHERE started_at IS NOT NULL", Integer.class) >= 200);
 
 		List<JobRequest> small = new ArrayList<>();
 		for (int i = 0; i < 20; i++) {
@@ -72,9 +73,9 @@ class FairnessTests {
 		// They arrived with their insert: its transaction's start, a little before its commit made them
 		// visible (not the instant before the requests were built, which would count the big tenant's
 		// claims while this thread was still serializing payloads).
-		OffsetDateTime arrived = jdbc.queryForObject("SELECT min(created_at) FROM " + table
+		OffsetDateTime arrived = jdbc.queryForObject("SELECT min(created_at) FROM " + allJobs
 				+ " WHERE concurrency_key <> 'tenant-a'", OffsetDateTime.class);
-		await().atMost(Duration.ofSeconds(60)).until(() -> jdbc.queryForObject("SELECT count(*) FROM " + table
+		await().atMost(Duration.ofSeconds(60)).until(() -> jdbc.queryForObject("SELECT count(*) FROM " + allJobs
 				+ " WHERE concurrency_key <> 'tenant-a' AND state = 'completed'", Integer.class) == 200);
 
 		// For each small tenant: how many of A's jobs started after the small ones arrived and before the
@@ -84,7 +85,7 @@ class FairnessTests {
 				       (SELECT count(*) FROM %1$s a WHERE a.concurrency_key = 'tenant-a'
 				          AND a.started_at >= ? AND a.started_at <= max(s.started_at)) AS big_before
 				FROM %1$s s WHERE s.concurrency_key <> 'tenant-a'
-				GROUP BY s.concurrency_key ORDER BY 2 DESC""".formatted(table), arrived);
+				GROUP BY s.concurrency_key ORDER BY 2 DESC""".formatted(allJobs), arrived);
 		long worst = ((Number) rows.get(0).get("big_before")).longValue();
 		System.out.printf(Locale.ROOT, "fair-by-key, %s, 2 pollers: 10 tenants of 20 jobs arrived behind one of %d; "
 				+ "jobs of the big tenant started before the last small one finished: at most %d (%s), %.1f %% of its "
@@ -108,10 +109,11 @@ class FairnessTests {
 		}
 		this.fixture.enqueueInOneTransaction(requests);
 		String table = this.fixture.table();
+		String allJobs = this.fixture.allJobs();
 		JdbcTemplate jdbc = new JdbcTemplate(this.fixture.schema().dataSource());
 		this.pollers.addAll(this.fixture.startPollers(queue, 1));
 		await().atMost(Duration.ofSeconds(30)).until(() -> jdbc.queryForObject(
-				"SELECT count(*) FROM " + table + " WHERE state = 'completed'", Integer.class) >= 300);
+				"SELECT count(*) FROM " + allJobs + " WHERE state = 'completed'", Integer.class) >= 300);
 		this.pollers.forEach(JobPoller::stop);
 
 		// The first 240 starts, while both keys had jobs waiting.
@@ -119,7 +121,7 @@ class FairnessTests {
 				SELECT count(*) FILTER (WHERE concurrency_key = 'gold') AS gold,
 				       count(*) FILTER (WHERE concurrency_key = 'plain') AS plain
 				FROM (SELECT concurrency_key FROM %s WHERE started_at IS NOT NULL ORDER BY started_at, id LIMIT 240) f
-				""".formatted(table));
+				""".formatted(allJobs));
 		double ratio = ((Number) shares.get("gold")).doubleValue() / ((Number) shares.get("plain")).doubleValue();
 		System.out.printf(Locale.ROOT, "fair-by-key, %s, weights gold 3 and plain 1: first 240 starts %s gold, %s plain "
 				+ "(%.2f to 1)%n", mode, shares.get("gold"), shares.get("plain"), ratio);
@@ -149,11 +151,12 @@ class FairnessTests {
 		}
 		this.fixture.enqueueInOneTransaction(requests);
 		String table = this.fixture.table();
+		String allJobs = this.fixture.allJobs();
 		JdbcTemplate jdbc = new JdbcTemplate(this.fixture.schema().dataSource());
 		long start = System.nanoTime();
 		this.pollers.addAll(this.fixture.startPollers(queue, 2));
 		await().atMost(Duration.ofSeconds(40)).until(() -> jdbc.queryForObject(
-				"SELECT count(*) FROM " + table + " WHERE state <> 'completed'", Integer.class) == 0);
+				"SELECT count(*) FROM " + allJobs + " WHERE state <> 'completed'", Integer.class) == 0);
 		System.out.printf(Locale.ROOT, "fair-by-key, %s, 2 pollers with a poll interval of 1 min: 6 000 jobs over uneven "
 				+ "keys drained in %.1f s%n", mode, (System.nanoTime() - start) / 1e9);
 	}

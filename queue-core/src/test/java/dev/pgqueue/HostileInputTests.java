@@ -373,7 +373,7 @@ class HostileInputTests {
 		try {
 			row = fixture.jdbc().queryForMap("SELECT kind, queue, payload::text AS payload, priority, "
 					+ "extract(epoch FROM run_at) AS run_at_epoch, "
-					+ "max_attempts, concurrency_key, tags, rate_weight, unique_key FROM " + fixture.table()
+					+ "max_attempts, concurrency_key, tags, rate_weight, unique_key FROM " + fixture.allJobs()
 					+ " WHERE public_id = ?", id);
 		}
 		catch (DataAccessException ex) {
@@ -774,19 +774,20 @@ class HostileInputTests {
 	 */
 	private static String fingerprint() {
 		String schema = fixture.schema().name();
-		return fixture.jdbc().queryForObject("SELECT concat_ws(':', (SELECT count(*) || '/' || max(xmin::text::bigint) FROM "
-				+ fixture.table() + " t WHERE queue <> ?), (SELECT md5(string_agg(p::text, '|' ORDER BY queue)) FROM "
-				+ schema + ".pgqueue_queue_pauses p), (SELECT md5(string_agg(s::text, '|' ORDER BY name)) FROM "
-				+ schema + ".pgqueue_schedules s))", String.class, QUEUE);
+		return fixture.jdbc().queryForObject("SELECT concat_ws(':', (SELECT count(*) || '/' || max(xmin::text::bigint) "
+				+ "FROM (SELECT xmin FROM " + fixture.table() + " WHERE queue <> ? UNION ALL SELECT xmin FROM "
+				+ fixture.finishedTable() + " WHERE queue <> ?) t), (SELECT md5(string_agg(p::text, '|' ORDER BY queue)) "
+				+ "FROM " + schema + ".pgqueue_queue_pauses p), (SELECT md5(string_agg(s::text, '|' ORDER BY name)) FROM "
+				+ schema + ".pgqueue_schedules s))", String.class, QUEUE, QUEUE);
 	}
 
 	private static long countRows() {
-		return fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table(), Long.class);
+		return fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.allJobs(), Long.class);
 	}
 
 	private static List<Map<String, Object>> sentinelRows() {
 		return fixture.jdbc().queryForList("SELECT *, payload::text AS payload_text, tags::text AS tags_text FROM "
-				+ fixture.table() + " WHERE queue = ? ORDER BY id", SENTINEL_QUEUE)
+				+ fixture.allJobs() + " WHERE queue = ? ORDER BY id", SENTINEL_QUEUE)
 			.stream()
 			.map((row) -> {
 				Map<String, Object> copy = new LinkedHashMap<>(row);
@@ -798,7 +799,7 @@ class HostileInputTests {
 	}
 
 	private static String describeRow(UUID id) {
-		return fixture.jdbc().queryForList("SELECT state, kind, queue, run_at, attempt, last_error FROM " + fixture.table()
+		return fixture.jdbc().queryForList("SELECT state, kind, queue, run_at, attempt, last_error FROM " + fixture.allJobs()
 				+ " WHERE public_id = ?", id).toString();
 	}
 

@@ -191,7 +191,7 @@ class JobAdminRaceTests {
 
 	private static Map<UUID, JobState> states(List<UUID> ids) {
 		Map<UUID, JobState> states = new ConcurrentHashMap<>();
-		fixture.jdbc().query("SELECT public_id, state FROM " + fixture.table() + " WHERE public_id = ANY(?::uuid[])",
+		fixture.jdbc().query("SELECT public_id, state FROM " + fixture.allJobs() + " WHERE public_id = ANY(?::uuid[])",
 				(java.sql.ResultSet rs) -> {
 					states.put(rs.getObject(1, UUID.class), JobState.fromSqlValue(rs.getString(2)));
 				}, ids.stream().map(UUID::toString).collect(Collectors.joining(",", "{", "}")));

@@ -349,7 +349,7 @@ class JobAdminTests {
 		UUID recent = fixture.client().enqueue(JobRequest.of("prune.me", "r").queue("pruning"));
 		admin.cancel(old);
 		admin.cancel(recent);
-		fixture.jdbc().update("UPDATE " + fixture.table() + " SET finished_at = now() - interval '2 days' "
+		fixture.jdbc().update("UPDATE " + fixture.finishedTable() + " SET finished_at = now() - interval '2 days' "
 				+ "WHERE public_id = ?", old);
 
 		fixture.maintenanceRepository().pruneAllFinished(Duration.ofHours(1), Duration.ofDays(1), 100);

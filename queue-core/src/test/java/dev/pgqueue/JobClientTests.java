@@ -92,7 +92,7 @@ class JobClientTests {
 	void enqueueStoresANullPayloadAsJsonNull() {
 		UUID id = fixture.client().enqueue("ping", null);
 		assertThat(fixture.jdbc()
-			.queryForObject("SELECT jsonb_typeof(payload) FROM " + fixture.table() + " WHERE public_id = ?", String.class,
+			.queryForObject("SELECT jsonb_typeof(payload) FROM " + fixture.allJobs() + " WHERE public_id = ?", String.class,
 					id)).isEqualTo("null");
 	}
 
@@ -151,7 +151,7 @@ class JobClientTests {
 		assertThat(ids).hasSize(500).doesNotHaveDuplicates();
 		Map<UUID, Integer> indexById = new HashMap<>();
 		Map<UUID, String> kindById = new HashMap<>();
-		fixture.jdbc().query("SELECT public_id, (payload ->> 'index')::int, kind FROM " + fixture.table()
+		fixture.jdbc().query("SELECT public_id, (payload ->> 'index')::int, kind FROM " + fixture.allJobs()
 				+ " WHERE queue = 'batch'", (java.sql.ResultSet rs) -> {
 					UUID id = rs.getObject(1, UUID.class);
 					indexById.put(id, rs.getInt(2));
@@ -252,7 +252,7 @@ class JobClientTests {
 			.enqueueAll(IntStream.range(0, 50).mapToObj((i) -> JobRequest.of("spread.job", i).queue("spread")).toList());
 		UUID exact = fixture.client().enqueue(JobRequest.of("spread.job", "now").queue("spread").jitter(Duration.ZERO));
 
-		Instant latest = fixture.jdbc().queryForObject("SELECT max(run_at) FROM " + fixture.table()
+		Instant latest = fixture.jdbc().queryForObject("SELECT max(run_at) FROM " + fixture.allJobs()
 				+ " WHERE public_id = ANY(?)", Timestamp.class, (Object) jittered.toArray(new UUID[0])).toInstant();
 		assertThat(Duration.between(before, latest)).isGreaterThan(Duration.ofSeconds(5))
 			.isLessThan(Duration.ofSeconds(21));
@@ -283,10 +283,10 @@ class JobClientTests {
 				.toList());
 
 		Map<String, Object> buckets = fixture.jdbc().queryForMap("SELECT min(bucket)::int AS low, max(bucket)::int AS high, "
-				+ "count(DISTINCT bucket) AS used FROM " + fixture.table() + " WHERE public_id = ANY(?)",
+				+ "count(DISTINCT bucket) AS used FROM " + fixture.allJobs() + " WHERE public_id = ANY(?)",
 				(Object) random.toArray(new UUID[0]));
 		assertThat(buckets).containsEntry("low", 0).containsEntry("high", 15).containsEntry("used", 16L);
-		assertThat(fixture.jdbc().queryForList("SELECT DISTINCT bucket FROM " + fixture.table()
+		assertThat(fixture.jdbc().queryForList("SELECT DISTINCT bucket FROM " + fixture.allJobs()
 				+ " WHERE public_id = ANY(?)", Short.class, (Object) keyed.toArray(new UUID[0])))
 			.containsExactly((short) dev.pgqueue.engine.buckets.Buckets.of("customer-42", 16));
 	}
@@ -385,13 +385,13 @@ class JobClientTests {
 
 	private static Instant runAt(UUID id) {
 		return fixture.jdbc()
-			.queryForObject("SELECT run_at FROM " + fixture.table() + " WHERE public_id = ?", Timestamp.class, id)
+			.queryForObject("SELECT run_at FROM " + fixture.allJobs() + " WHERE public_id = ?", Timestamp.class, id)
 			.toInstant();
 	}
 
 	private static double delaySeconds(UUID id) {
 		return fixture.jdbc()
-			.queryForObject("SELECT extract(epoch FROM run_at - created_at)::float8 FROM " + fixture.table()
+			.queryForObject("SELECT extract(epoch FROM run_at - created_at)::float8 FROM " + fixture.allJobs()
 					+ " WHERE public_id = ?", Double.class, id);
 	}
 

@@ -259,7 +259,7 @@ class JobEventsAndInterceptorsTests {
 	private static String stateFromAnotherConnection(UUID id) {
 		try (Connection connection = fixture.dataSource().getConnection();
 				PreparedStatement statement = connection
-					.prepareStatement("SELECT state FROM " + fixture.table() + " WHERE public_id = ?")) {
+					.prepareStatement("SELECT state FROM " + fixture.allJobs() + " WHERE public_id = ?")) {
 			statement.setObject(1, id);
 			try (ResultSet rs = statement.executeQuery()) {
 				return rs.next() ? rs.getString(1) : "none";

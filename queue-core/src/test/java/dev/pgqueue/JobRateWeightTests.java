@@ -84,24 +84,25 @@ class JobRateWeightTests {
 		requests.add(JobRequest.of(kind, "whole"));
 		this.fixture.client().enqueueAll(requests);
 		String table = this.fixture.table();
+		String allJobs = this.fixture.allJobs();
 		JdbcTemplate jdbc = new JdbcTemplate(this.fixture.schema().dataSource());
 		// As a producer that does not know the limit would have written it.
 		jdbc.update("UPDATE " + table + " SET rate_weight = 100 WHERE payload = '\"whole\"'::jsonb");
 		this.pollers.addAll(this.fixture.startPollers(queue, 3));
 		await().atMost(Duration.ofSeconds(40))
-			.until(() -> jdbc.queryForObject("SELECT count(*) FROM " + table + " WHERE state = 'completed'",
+			.until(() -> jdbc.queryForObject("SELECT count(*) FROM " + allJobs + " WHERE state = 'completed'",
 					Integer.class) == 61);
 
 		Integer most = jdbc.queryForObject("""
 				SELECT max((SELECT sum(least(coalesce(b.rate_weight, 1), %2$d)) FROM %1$s b
 				            WHERE b.started_at >= a.started_at AND b.started_at < a.started_at + interval '1 second'))
-				FROM %1$s a""".formatted(table, limit), Integer.class);
+				FROM %1$s a""".formatted(allJobs, limit), Integer.class);
 		Integer besideWhole = jdbc.queryForObject("""
 				SELECT count(*) FROM %1$s a, %1$s w
 				WHERE w.rate_weight = 100 AND a.id <> w.id
 				  AND a.started_at > w.started_at - interval '1 second' AND a.started_at < w.started_at + interval '1 second'
-				""".formatted(table), Integer.class);
-		Double span = jdbc.queryForObject("SELECT extract(epoch FROM max(started_at) - min(started_at)) FROM " + table,
+				""".formatted(allJobs), Integer.class);
+		Double span = jdbc.queryForObject("SELECT extract(epoch FROM max(started_at) - min(started_at)) FROM " + allJobs,
 				Double.class);
 		System.out.printf(Locale.ROOT, "%s of %d units a second, %s, 3 pollers, 60 jobs (15 of weight 7) and one of "
 				+ "weight 100: most units in one window %d, jobs started within a second of the heavy one %d, all "
@@ -129,7 +130,7 @@ class JobRateWeightTests {
 			.isInstanceOf(IllegalArgumentException.class)
 			.hasMessageContaining("Rate weight of a 'strict.call' job must be at least 1, was 0");
 		JdbcTemplate jdbc = new JdbcTemplate(this.fixture.schema().dataSource());
-		assertThat(jdbc.queryForObject("SELECT count(*) FROM " + this.fixture.table(), Integer.class))
+		assertThat(jdbc.queryForObject("SELECT count(*) FROM " + this.fixture.allJobs(), Integer.class))
 			.as("jobs written").isZero();
 	}
 

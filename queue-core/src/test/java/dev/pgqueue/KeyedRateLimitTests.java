@@ -72,17 +72,18 @@ class KeyedRateLimitTests {
 		this.fixture.client().enqueueAll(requests);
 		this.pollers.addAll(this.fixture.startPollers(queue, 3));
 		String table = this.fixture.table();
+		String allJobs = this.fixture.allJobs();
 		JdbcTemplate jdbc = new JdbcTemplate(this.fixture.schema().dataSource());
 		await().atMost(Duration.ofSeconds(30))
-			.until(() -> jdbc.queryForObject("SELECT count(*) FROM " + table + " WHERE state = 'completed'",
+			.until(() -> jdbc.queryForObject("SELECT count(*) FROM " + allJobs + " WHERE state = 'completed'",
 					Integer.class) == keys * perKey);
 
 		Integer most = jdbc.queryForObject("""
 				SELECT max((SELECT count(*) FROM %1$s b
 				            WHERE b.concurrency_key = a.concurrency_key
 				              AND b.started_at >= a.started_at AND b.started_at < a.started_at + interval '1 second'))
-				FROM %1$s a""".formatted(table), Integer.class);
-		Double span = jdbc.queryForObject("SELECT extract(epoch FROM max(started_at) - min(started_at)) FROM " + table,
+				FROM %1$s a""".formatted(allJobs), Integer.class);
+		Double span = jdbc.queryForObject("SELECT extract(epoch FROM max(started_at) - min(started_at)) FROM " + allJobs,
 				Double.class);
 		System.out.printf(Locale.ROOT, "per-key rate limit 3 per second, %s, 3 pollers, %d keys of %d jobs: most of one "
 				+ "key in one window %d, all started over %.2f s%n", mode, keys, perKey, most, span);
@@ -119,9 +120,10 @@ class KeyedRateLimitTests {
 		this.fixture.client().enqueueAll(requests);
 		this.pollers.addAll(this.fixture.startPollers(queue, 3));
 		String table = this.fixture.table();
+		String allJobs = this.fixture.allJobs();
 		JdbcTemplate jdbc = new JdbcTemplate(this.fixture.schema().dataSource());
 		await().atMost(Duration.ofSeconds(30))
-			.until(() -> jdbc.queryForObject("SELECT count(*) FROM " + table + " WHERE state = 'completed'",
+			.until(() -> jdbc.queryForObject("SELECT count(*) FROM " + allJobs + " WHERE state = 'completed'",
 					Integer.class) == 60);
 
 		Map<String, Object> most = jdbc.queryForMap("""
@@ -132,8 +134,8 @@ class KeyedRateLimitTests {
 				            WHERE b.kind = 'api.light'
 				              AND b.started_at >= a.started_at AND b.started_at < a.started_at + interval '1 second'))
 				         AS light
-				FROM %1$s a""".formatted(table));
-		Double span = jdbc.queryForObject("SELECT extract(epoch FROM max(started_at) - min(started_at)) FROM " + table,
+				FROM %1$s a""".formatted(allJobs));
+		Double span = jdbc.queryForObject("SELECT extract(epoch FROM max(started_at) - min(started_at)) FROM " + allJobs,
 				Double.class);
 		System.out.printf(Locale.ROOT, "queue limit 40 units per second, heavy jobs weigh 4, light ones limited to 10 "
 				+ "per second, %s: most units in one window %s, most light jobs %s, all started over %.2f s%n", mode,

@@ -103,7 +103,7 @@ class KilledBatchesTests {
 
 	private static long completed() {
 		return fixture.jdbc()
-			.queryForObject("SELECT count(*) FROM " + fixture.table() + " WHERE state = 'completed'", Long.class);
+			.queryForObject("SELECT count(*) FROM " + fixture.allJobs() + " WHERE state = 'completed'", Long.class);
 	}
 
 }

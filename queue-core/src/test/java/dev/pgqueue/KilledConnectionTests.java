@@ -141,7 +141,7 @@ class KilledConnectionTests {
 	private static void awaitCompleted(List<UUID> ids) {
 		await().atMost(Duration.ofSeconds(60))
 			.until(() -> fixture.jdbc()
-				.queryForObject("SELECT count(*) FROM " + fixture.table()
+				.queryForObject("SELECT count(*) FROM " + fixture.allJobs()
 						+ " WHERE public_id = ANY(?::uuid[]) AND state = 'completed'", Long.class, uuidArray(ids)) == ids
 							.size());
 	}
@@ -153,7 +153,7 @@ class KilledConnectionTests {
 
 	private static List<Integer> attemptsOf(List<UUID> ids) {
 		return fixture.jdbc()
-			.queryForList("SELECT attempt FROM " + fixture.table() + " WHERE public_id = ANY(?::uuid[])", Integer.class,
+			.queryForList("SELECT attempt FROM " + fixture.allJobs() + " WHERE public_id = ANY(?::uuid[])", Integer.class,
 					uuidArray(ids));
 	}
 

@@ -89,7 +89,7 @@ class KilledListenerStatementsTests {
 			assertThat(connection.totalTime(TimeUnit.MILLISECONDS)).as("claims paused for").isZero();
 			assertThat(registry.find("pgqueue.claims.paused").tags("cause", "error").timer())
 				.as("a failed rollback on the closed connection taken for an error").isNull();
-			assertThat(fixture.jdbc().queryForObject("SELECT max(attempt) FROM " + fixture.table(), Integer.class))
+			assertThat(fixture.jdbc().queryForObject("SELECT max(attempt) FROM " + fixture.allJobs(), Integer.class))
 				.as("no attempt used by the lost batches").isEqualTo(1);
 		}
 		finally {

@@ -90,7 +90,7 @@ class LeasedModeTests {
 			// Read through another pooled connection: the claim must already be committed.
 			Map<String, Object> running = fixture.jdbc()
 				.queryForMap("SELECT state, lease_owner, attempt, started_at, lease_until > clock_timestamp() AS "
-						+ "lease_in_future FROM " + fixture.table() + " WHERE public_id = ?", id);
+						+ "lease_in_future FROM " + fixture.allJobs() + " WHERE public_id = ?", id);
 			assertThat(running).containsEntry("state", "running")
 				.containsEntry("lease_owner", poller.owner())
 				.containsEntry("attempt", 1)
@@ -475,7 +475,7 @@ class LeasedModeTests {
 
 	private static Timestamp leaseUntil(UUID id) {
 		return fixture.jdbc()
-			.queryForObject("SELECT lease_until FROM " + fixture.table() + " WHERE public_id = ?", Timestamp.class, id);
+			.queryForObject("SELECT lease_until FROM " + fixture.allJobs() + " WHERE public_id = ?", Timestamp.class, id);
 	}
 
 	/** The real repository, except that lease extensions never reach the database. */

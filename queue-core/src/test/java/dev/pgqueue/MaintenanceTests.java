@@ -267,7 +267,7 @@ class MaintenanceTests {
 
 	private static long countOf(List<UUID> ids) {
 		return fixture.jdbc()
-			.queryForObject("SELECT count(*) FROM " + fixture.table() + " WHERE public_id = ANY(?::uuid[])", Long.class,
+			.queryForObject("SELECT count(*) FROM " + fixture.allJobs() + " WHERE public_id = ANY(?::uuid[])", Long.class,
 					(Object) texts(ids));
 	}
 
@@ -278,7 +278,7 @@ class MaintenanceTests {
 	private static Map<String, Long> countByStateIn(String queue) {
 		Map<String, Long> counts = new java.util.TreeMap<>();
 		fixture.jdbc()
-			.query("SELECT state, count(*) FROM " + fixture.table() + " WHERE queue = ? GROUP BY state",
+			.query("SELECT state, count(*) FROM " + fixture.allJobs() + " WHERE queue = ? GROUP BY state",
 					(java.sql.ResultSet rs) -> {
 						counts.put(rs.getString(1), rs.getLong(2));
 					}, queue);

@@ -21,8 +21,8 @@ import dev.pgqueue.schema.QueueMigrator;
 /**
  * The objects pgqueue's migrations leave in the schema that a runtime role may need a grant on: tables
  * (and views), sequences and functions, each with the migration that created it, read from the
- * migrations' text in version order (a later {@code DROP} or rename counts). Indexes and triggers
- * need no grant of their own; any other kind of object a migration creates is an error, so that a new
+ * migrations' text in version order (a later {@code DROP} or rename counts). Indexes, triggers and
+ * partitions (read through their parent) need no grant of their own; any other kind of object a migration creates is an error, so that a new
  * kind gets a decision rather than slipping through.
  */
 final class MigrationObjects {
@@ -45,6 +45,12 @@ final class MigrationObjects {
 			"\\bALTER\\s+(TABLE|VIEW|SEQUENCE|FUNCTION)\\s+(?:IF\\s+EXISTS\\s+)?(?:\\w+\\.)?(\\w+)(?:\\s*\\([^)]*\\))?\\s+RENAME\\s+TO\\s+(\\w+)",
 			Pattern.CASE_INSENSITIVE);
 
+	/**
+	 * A partition: reached through its parent, whose rights PostgreSQL checks, so it needs no grant of
+	 * its own.
+	 */
+	private static final Pattern PARTITION_OF = Pattern.compile("\\bPARTITION\\s+OF\\b", Pattern.CASE_INSENSITIVE);
+
 	private static final Pattern RETURNS_TRIGGER = Pattern.compile("\\bRETURNS\\s+trigger\\b", Pattern.CASE_INSENSITIVE);
 
 	private MigrationObjects() {
@@ -52,7 +58,8 @@ final class MigrationObjects {
 
 	/**
 	 * An object a migration created.
-	 * @param kind {@code TABLE} (views included), {@code SEQUENCE}, {@code FUNCTION} or
+	 * @param kind {@code TABLE}, {@code VIEW} (read only, granted as a table is), {@code SEQUENCE},
+	 * {@code FUNCTION} or
 	 * {@code TRIGGER FUNCTION} (which PostgreSQL runs without checking {@code EXECUTE})
 	 * @param name its unqualified name
 	 * @param migration the file that created it
@@ -110,11 +117,12 @@ final class MigrationObjects {
 				}
 				String kind = create.group(1).toUpperCase(Locale.ROOT);
 				String name = create.group(2).toLowerCase(Locale.ROOT);
-				if (WITHOUT_GRANTS.contains(kind)) {
+				if (WITHOUT_GRANTS.contains(kind) || PARTITION_OF.matcher(statement).find()) {
 					continue;
 				}
 				SchemaObject object = switch (kind) {
-					case "TABLE", "VIEW" -> new SchemaObject("TABLE", name, file);
+					case "TABLE" -> new SchemaObject("TABLE", name, file);
+					case "VIEW" -> new SchemaObject("VIEW", name, file);
 					case "SEQUENCE" -> new SchemaObject("SEQUENCE", name, file);
 					case "FUNCTION", "PROCEDURE" -> new SchemaObject(
 							RETURNS_TRIGGER.matcher(statement).find() ? "TRIGGER FUNCTION" : "FUNCTION", name, file);

@@ -442,8 +442,25 @@ public final class QueueFixture implements AutoCloseable {
 		return this.schema;
 	}
 
+	/** The unfinished jobs' table, which claims read. */
 	public String table() {
 		return SchemaName.of(this.schema.name()).qualify("pgqueue_jobs");
+	}
+
+	/** Every job, unfinished and finished: the view over both tables. */
+	public String allJobs() {
+		return SchemaName.of(this.schema.name()).qualify("pgqueue_all_jobs");
+	}
+
+	/** Deletes every job, unfinished and finished. */
+	public void deleteAllJobs() {
+		jdbc().update("DELETE FROM " + table());
+		jdbc().update("DELETE FROM " + finishedTable());
+	}
+
+	/** The finished jobs' table. */
+	public String finishedTable() {
+		return SchemaName.of(this.schema.name()).qualify("pgqueue_finished_jobs");
 	}
 
 	/**
@@ -468,7 +485,7 @@ public final class QueueFixture implements AutoCloseable {
 	/** Counts of jobs by state. */
 	public Map<String, Long> countByState() {
 		Map<String, Long> counts = new java.util.TreeMap<>();
-		jdbc().query("SELECT state, count(*) FROM " + table() + " GROUP BY state",
+		jdbc().query("SELECT state, count(*) FROM " + allJobs() + " GROUP BY state",
 				(java.sql.ResultSet rs) -> {
 					counts.put(rs.getString(1), rs.getLong(2));
 				});
@@ -477,7 +494,7 @@ public final class QueueFixture implements AutoCloseable {
 
 	/** A job's row by public id, as a column map. */
 	public Map<String, Object> row(UUID publicId) {
-		return jdbc().queryForMap("SELECT * FROM " + table() + " WHERE public_id = ?", publicId);
+		return jdbc().queryForMap("SELECT * FROM " + allJobs() + " WHERE public_id = ?", publicId);
 	}
 
 	@Override

@@ -193,7 +193,7 @@ class QueuePauseTests {
 	}
 
 	private static boolean claimedAfter(String queue, Instant instant) {
-		return fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table()
+		return fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.allJobs()
 				+ " WHERE queue = ? AND started_at > ?", Long.class, queue, Timestamp.from(instant)) > 0;
 	}
 
@@ -206,12 +206,12 @@ class QueuePauseTests {
 	}
 
 	private static long enqueuedAfter(String queue, Instant instant) {
-		return fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table()
+		return fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.allJobs()
 				+ " WHERE queue = ? AND created_at > ?", Long.class, queue, Timestamp.from(instant));
 	}
 
 	private static long count(String queue, String condition) {
-		return fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table() + " WHERE queue = ? AND "
+		return fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.allJobs() + " WHERE queue = ? AND "
 				+ condition, Long.class, queue);
 	}
 

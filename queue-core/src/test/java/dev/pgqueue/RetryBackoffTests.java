@@ -123,7 +123,7 @@ class RetryBackoffTests {
 		assertThat(row.get("finished_at")).isNull();
 		Map<String, Object> due = fixture.jdbc()
 			.queryForMap("SELECT run_at > now() + interval '59 minutes' AS not_before, "
-					+ "run_at < now() + interval '61 minutes' AS not_after FROM " + fixture.table()
+					+ "run_at < now() + interval '61 minutes' AS not_after FROM " + fixture.allJobs()
 					+ " WHERE public_id = ?", id);
 		assertThat(due).containsEntry("not_before", true).containsEntry("not_after", true);
 	}

@@ -330,7 +330,7 @@ class RuntimeRoleTests {
 				assertThat(engine.admin().cancel(id).outcome()).as(mode.name()).isEqualTo(AdminResult.Outcome.CANCEL_REQUESTED);
 				await().atMost(TIMEOUT).until(() -> engine.admin().find(id).orElseThrow().state() == JobState.CANCELLED);
 				await().atMost(TIMEOUT).until(() -> admin.jdbc().queryForObject("SELECT count(*) FROM pgqueue_job_controls c "
-						+ "JOIN pgqueue_jobs j ON j.id = c.job_id WHERE j.public_id = ?", Long.class, id) == 0);
+						+ "JOIN pgqueue_all_jobs j ON j.id = c.job_id WHERE j.public_id = ?", Long.class, id) == 0);
 			}
 		}
 	}
@@ -363,7 +363,7 @@ class RuntimeRoleTests {
 			assertThat(admin.jdbc().queryForObject("SELECT count(*) FROM pgqueue_queue_history WHERE queue = 'hist_old'",
 					Long.class)).isZero();
 
-			admin.jdbc().update("UPDATE pgqueue_jobs SET finished_at = now() - interval '30 days' "
+			admin.jdbc().update("UPDATE pgqueue_finished_jobs SET finished_at = now() - interval '30 days' "
 					+ "WHERE public_id = ANY(?::uuid[])", (Object) ids.stream().map(UUID::toString).toArray(String[]::new));
 			// The cleaner's own thread may take the turn; either way the runtime role deletes them.
 			await().atMost(TIMEOUT).until(() -> {
@@ -499,7 +499,7 @@ class RuntimeRoleTests {
 			await().atMost(TIMEOUT).until(() -> ids.stream()
 				.allMatch((id) -> shardedAdmin.find(id).map((job) -> job.state() == JobState.COMPLETED).orElse(false)));
 			assertThat(ranOn).containsOnly("one", "two").contains("one", "two");
-			assertThat(secondShard.jdbc().queryForObject("SELECT count(*) FROM pgqueue_jobs WHERE state = 'completed' "
+			assertThat(secondShard.jdbc().queryForObject("SELECT count(*) FROM pgqueue_all_jobs WHERE state = 'completed' "
 					+ "AND kind = 'sharded.job'", Long.class)).as("jobs run on the second shard's tables").isPositive();
 			assertThat(shardedAdmin.counts().get("sharded").get(JobState.COMPLETED)).isEqualTo(ids.size());
 
@@ -567,12 +567,12 @@ class RuntimeRoleTests {
 	}
 
 	private static long completed(List<UUID> ids) {
-		return admin.jdbc().queryForObject("SELECT count(*) FROM pgqueue_jobs WHERE state = 'completed' "
+		return admin.jdbc().queryForObject("SELECT count(*) FROM pgqueue_all_jobs WHERE state = 'completed' "
 				+ "AND public_id = ANY(?::uuid[])", Long.class, (Object) ids.stream().map(UUID::toString).toArray(String[]::new));
 	}
 
 	private static long jobsLeft(List<UUID> ids) {
-		return admin.jdbc().queryForObject("SELECT count(*) FROM pgqueue_jobs WHERE public_id = ANY(?::uuid[])",
+		return admin.jdbc().queryForObject("SELECT count(*) FROM pgqueue_all_jobs WHERE public_id = ANY(?::uuid[])",
 				Long.class, (Object) ids.stream().map(UUID::toString).toArray(String[]::new));
 	}
 

@@ -76,7 +76,7 @@ class SchedulesTests {
 	@BeforeEach
 	void clean() {
 		fixture.jdbc().update("DELETE FROM " + table());
-		fixture.jdbc().update("DELETE FROM " + fixture.table());
+		fixture.deleteAllJobs();
 		fixture.jdbc().update("DELETE FROM " + fixture.schema().name() + ".pgqueue_unique_periods");
 	}
 
@@ -408,7 +408,7 @@ class SchedulesTests {
 	}
 
 	private static List<Map<String, Object>> jobsOf(String kind) {
-		return fixture.jdbc().queryForList("SELECT * FROM " + fixture.table() + " WHERE kind = ? ORDER BY run_at", kind);
+		return fixture.jdbc().queryForList("SELECT * FROM " + fixture.allJobs() + " WHERE kind = ? ORDER BY run_at", kind);
 	}
 
 	private static Instant runAt(Map<String, Object> row) {

@@ -68,10 +68,10 @@ class SchemaCatalogTests {
 	}
 
 	@Test
-	void claimStatementsUseTheClaimIndexAmongManyFinishedJobs() {
+	void claimStatementsUseTheClaimIndexAmongManyJobsNotDue() {
 		fixture.jdbc().update("INSERT INTO " + fixture.table() + " (public_id, kind, queue, payload, state, attempt, "
-				+ "max_attempts, finished_at) SELECT gen_random_uuid(), 'report.build', 'reports', '{}', 'completed', 1, "
-				+ "10, now() FROM generate_series(1, 50000)");
+				+ "max_attempts, run_at) SELECT gen_random_uuid(), 'report.build', 'reports', '{}', 'scheduled', 1, "
+				+ "10, now() + interval '1 hour' FROM generate_series(1, 50000)");
 		fixture.jdbc().update("INSERT INTO " + fixture.table() + " (public_id, kind, queue, payload, state, "
 				+ "max_attempts, priority) SELECT gen_random_uuid(), 'report.build', 'reports', '{}', 'available', 10, "
 				+ "(n % 3)::smallint FROM generate_series(1, 1000) n");
@@ -102,8 +102,8 @@ class SchemaCatalogTests {
 				+ "attempt, lease_owner, lease_until) SELECT gen_random_uuid(), 'k', 'q', '{}', 'running', 3, 1, 'o', "
 				+ "now() + interval '5 minutes' FROM generate_series(1, 20000)");
 		fixture.jdbc().execute("ANALYZE " + table);
-		String completion = String.join("\n", fixture.jdbc().queryForList("EXPLAIN UPDATE " + table
-				+ " j SET state = 'completed' FROM unnest('{1,2,3}'::bigint[], '{1,1,1}'::int[]) AS d(id, attempt)"
+		String completion = String.join("\n", fixture.jdbc().queryForList("EXPLAIN DELETE FROM " + table
+				+ " j USING unnest('{1,2,3}'::bigint[], '{1,1,1}'::int[]) AS d(id, attempt)"
 				+ " WHERE j.id = d.id AND j.attempt = d.attempt AND j.state = 'running'", String.class));
 		assertThat(completion).contains("pgqueue_jobs_pkey").doesNotContain("pgqueue_jobs_lease_idx");
 		String rescue = String.join("\n", fixture.jdbc().queryForList("EXPLAIN SELECT id FROM " + table
@@ -118,33 +118,84 @@ class SchemaCatalogTests {
 		String check = fixture.jdbc().queryForObject("SELECT pg_get_constraintdef(oid) FROM pg_constraint "
 				+ "WHERE conname = 'pgqueue_jobs_state_check' AND conrelid = ?::regclass", String.class, fixture.table());
 		assertThat(check).contains("'cancelled'::text").contains("'failed'::text");
+		String failed = fixture.jdbc().queryForObject("SELECT pg_get_expr(relpartbound, oid) FROM pg_class "
+				+ "WHERE oid = ?::regclass", String.class, fixture.schema().name() + ".pgqueue_finished_jobs_failed");
+		assertThat(failed).isEqualTo("FOR VALUES IN ('failed', 'cancelled')");
 		String finished = fixture.jdbc().queryForObject("SELECT pg_get_indexdef(?::regclass)", String.class,
-				fixture.schema().name() + ".pgqueue_jobs_finished_idx");
-		assertThat(finished).contains("(state, finished_at)").contains("'cancelled'::text");
+				fixture.schema().name() + ".pgqueue_finished_jobs_finished_idx");
+		assertThat(finished).contains("(state, finished_at)");
 	}
 
 	/**
-	 * An operator's list of a queue's failed jobs reads the partial index of failed and cancelled jobs
-	 * rather than the table backwards past every completed job; completed jobs never enter the index.
+	 * The claimed table holds unfinished jobs only: no index of finished jobs is left on it, and a job
+	 * that reaches a finished state by any update leaves it for the finished jobs' table in the same
+	 * transaction, with the same id.
+	 */
+	@Test
+	void finishedJobsLeaveTheClaimedTable() {
+		List<String> indexes = fixture.jdbc().queryForList("SELECT indexrelid::regclass::text FROM pg_index "
+				+ "WHERE indrelid = ?::regclass ORDER BY 1", String.class, fixture.table());
+		assertThat(indexes).noneMatch((index) -> index.endsWith("_finished_idx") || index.endsWith("_failed_idx")
+				|| index.endsWith("_kind_idx"));
+		fixture.jdbc().update("INSERT INTO " + fixture.table() + " (public_id, kind, queue, payload, state, "
+				+ "max_attempts) SELECT gen_random_uuid(), 'k', 'moves', '{}', 'available', 1 FROM generate_series(1, 3)");
+		List<Long> ids = fixture.jdbc().queryForList("SELECT id FROM " + fixture.table() + " WHERE queue = 'moves' "
+				+ "ORDER BY id", Long.class);
+		fixture.transactionTemplate().executeWithoutResult((status) -> {
+			fixture.jdbc().update("UPDATE " + fixture.table() + " SET state = 'failed', finished_at = now() WHERE id = ?",
+					ids.get(0));
+			fixture.jdbc().update("UPDATE " + fixture.table() + " SET state = 'cancelled', finished_at = now() "
+					+ "WHERE id = ?", ids.get(1));
+			fixture.jdbc().update("UPDATE " + fixture.table() + " SET priority = 5 WHERE id = ?", ids.get(2));
+		});
+		assertThat(fixture.jdbc().queryForList("SELECT id FROM " + fixture.table() + " WHERE queue = 'moves'",
+				Long.class)).containsExactly(ids.get(2));
+		assertThat(fixture.jdbc().queryForList("SELECT id || ' ' || state FROM " + fixture.finishedTable()
+				+ " WHERE queue = 'moves' ORDER BY id", String.class))
+			.containsExactly(ids.get(0) + " failed", ids.get(1) + " cancelled");
+		assertThat(fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.allJobs() + " WHERE queue = 'moves'",
+				Long.class)).isEqualTo(3);
+		fixture.jdbc().execute("DELETE FROM " + fixture.table() + " WHERE queue = 'moves'");
+		fixture.jdbc().execute("DELETE FROM " + fixture.finishedTable() + " WHERE queue = 'moves'");
+	}
+
+	/** Both tables have the same columns in the same order, as the moves between them assume. */
+	@Test
+	void theFinishedJobsTableHasTheClaimedTablesColumnsInItsOrder() {
+		String columns = """
+				SELECT string_agg(attname || ' ' || format_type(atttypid, atttypmod), ', ' ORDER BY attnum)
+				FROM pg_attribute WHERE attrelid = ?::regclass AND attnum > 0 AND NOT attisdropped""";
+		String unfinished = fixture.jdbc().queryForObject(columns, String.class, fixture.table());
+		assertThat(unfinished).startsWith("id bigint, public_id uuid");
+		assertThat(fixture.jdbc().queryForObject(columns, String.class, fixture.finishedTable())).isEqualTo(unfinished);
+		assertThat(fixture.jdbc().queryForObject(columns, String.class, fixture.allJobs())).isEqualTo(unfinished);
+	}
+
+	/**
+	 * An operator's list of a queue's failed jobs reads the finished jobs' partial index of failed and
+	 * cancelled jobs, and neither the claimed table nor the completed jobs.
 	 */
 	@Test
 	void listsOfFailedJobsReadTheirOwnPartialIndex() {
-		String table = fixture.table();
-		fixture.jdbc().update("INSERT INTO " + table + " (public_id, kind, queue, payload, state, attempt, "
-				+ "max_attempts, finished_at) SELECT gen_random_uuid(), 'k', CASE WHEN n % 100 = 0 THEN 'rare' "
+		String finished = fixture.finishedTable();
+		fixture.jdbc().update("INSERT INTO " + finished + " (id, public_id, kind, queue, payload, state, attempt, "
+				+ "max_attempts, finished_at) SELECT -n, gen_random_uuid(), 'k', CASE WHEN n % 100 = 0 THEN 'rare' "
 				+ "ELSE 'busy' END, '{}', CASE WHEN n % 50 = 1 THEN 'failed' ELSE 'completed' END, 1, 1, now() "
 				+ "FROM generate_series(1, 50000) n");
-		fixture.jdbc().execute("ANALYZE " + table);
+		fixture.jdbc().execute("ANALYZE " + finished);
 		AdminStatements.Statement list = new AdminStatements(SchemaName.of(fixture.schema().name()), false)
 			.listJobs(JobQuery.all().queue("rare").state(JobState.FAILED));
 		String plan = String.join("\n",
 				fixture.jdbc().queryForList("EXPLAIN " + list.sql(), String.class, list.argumentArray()));
-		assertThat(plan).contains("pgqueue_jobs_failed_idx").doesNotContain("Seq Scan");
+		assertThat(plan).contains("pgqueue_finished_jobs_failed_")
+			.doesNotContain("Seq Scan")
+			.doesNotContain("completed")
+			.doesNotContain(fixture.table());
 		String definition = fixture.jdbc().queryForObject("SELECT pg_get_indexdef(?::regclass)", String.class,
-				fixture.schema().name() + ".pgqueue_jobs_failed_idx");
+				fixture.schema().name() + ".pgqueue_finished_jobs_failed_idx");
 		assertThat(definition).contains("(state, queue, id)")
 			.endsWith("WHERE (state = ANY (ARRAY['failed'::text, 'cancelled'::text]))");
-		fixture.jdbc().execute("DELETE FROM " + table + " WHERE kind = 'k'");
+		fixture.jdbc().execute("DELETE FROM " + finished + " WHERE kind = 'k'");
 	}
 
 	@Test
@@ -179,7 +230,8 @@ class SchemaCatalogTests {
 				Map.of("version", "14", "success", true), Map.of("version", "15", "success", true),
 				Map.of("version", "16", "success", true), Map.of("version", "17", "success", true),
 				Map.of("version", "18", "success", true), Map.of("version", "19", "success", true),
-				Map.of("version", "20", "success", true));
+				Map.of("version", "20", "success", true), Map.of("version", "21", "success", true),
+				Map.of("version", "22", "success", true));
 		assertThat(fixture.jdbc()
 			.queryForObject("SELECT to_regclass(?) IS NULL", Boolean.class,
 					fixture.schema().name() + ".flyway_schema_history"))
@@ -202,11 +254,11 @@ class SchemaCatalogTests {
 		try (TestSchema schema = TestDatabase.get().createSchema("catalog_app")) {
 			schema.jdbcTemplate().execute("CREATE TABLE orders (id bigint PRIMARY KEY)");
 			MigrateResult result = new QueueMigrator(schema.dataSource(), SchemaName.of(schema.name()), true).migrate();
-			assertThat(result.migrationsExecuted).isEqualTo(20);
+			assertThat(result.migrationsExecuted).isEqualTo(22);
 			assertThat(schema.jdbcTemplate()
 				.queryForList("SELECT version FROM " + SchemaName.of(schema.name()).qualify(QueueMigrator.HISTORY_TABLE)
 						+ " ORDER BY installed_rank", String.class))
-				.containsExactly("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16", "17", "18", "19", "20");
+				.containsExactly("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16", "17", "18", "19", "20", "21", "22");
 			assertThat(schema.jdbcTemplate()
 				.queryForObject("SELECT to_regclass(?) IS NOT NULL", Boolean.class,
 						SchemaName.of(schema.name()).qualify("pgqueue_jobs")))
@@ -242,7 +294,7 @@ class SchemaCatalogTests {
 
 			MigrateResult result = new QueueMigrator(schema.dataSource(), SchemaName.of(schema.name()), true).migrate();
 
-			assertThat(result.migrationsExecuted).isEqualTo(11);
+			assertThat(result.migrationsExecuted).isEqualTo(13);
 			assertThat(schema.jdbcTemplate().queryForObject("SELECT pg_relation_filenode(?::regclass)", Long.class,
 					table)).as("the table's file: not rewritten").isEqualTo(fileBefore);
 			assertThat(schema.jdbcTemplate().queryForObject("SELECT count(*) FROM " + table
@@ -253,9 +305,11 @@ class SchemaCatalogTests {
 				.extractingByKey("definition", org.assertj.core.api.InstanceOfAssertFactories.STRING)
 				.contains("USING gin (tags)")
 				.endsWith("WHERE (tags IS NOT NULL)");
-			assertThat(index(schema, "pgqueue_jobs_kind_idx")).containsEntry("valid", true)
+			assertThat(index(schema, "pgqueue_finished_jobs_kind_idx")).containsEntry("valid", true)
 				.extractingByKey("definition", org.assertj.core.api.InstanceOfAssertFactories.STRING)
 				.endsWith("USING btree (kind, id)");
+			assertThat(schema.jdbcTemplate().queryForObject("SELECT to_regclass(?) IS NULL", Boolean.class,
+					schema.name() + ".pgqueue_jobs_kind_idx")).as("the kind index left the claimed table (V22)").isTrue();
 			assertThat(index(schema, "pgqueue_jobs_errors_idx")).containsEntry("valid", true)
 				.extractingByKey("definition", org.assertj.core.api.InstanceOfAssertFactories.STRING)
 				.endsWith("USING btree (id) WHERE (last_error IS NOT NULL)");
@@ -271,14 +325,16 @@ class SchemaCatalogTests {
 	}
 
 	/**
-	 * Searches by a rare kind and by error text read their own indexes rather than the table
-	 * backwards past every other job.
+	 * Searches by a rare kind and by error text read the finished jobs' own indexes rather than their
+	 * table backwards past every other job (the claimed table, which holds unfinished work only, has
+	 * no kind index to keep up).
 	 */
 	@Test
 	void searchesByKindAndByErrorTextReadTheirOwnIndexes() {
-		String table = fixture.table();
-		fixture.jdbc().update("INSERT INTO " + table + " (public_id, kind, queue, payload, state, attempt, "
-				+ "max_attempts, finished_at, last_error) SELECT gen_random_uuid(), CASE WHEN n % 5000 = 0 THEN "
+		String table = fixture.finishedTable();
+		fixture.jdbc().update("INSERT INTO " + table + " (id, public_id, kind, queue, payload, state, attempt, "
+				+ "max_attempts, finished_at, last_error) SELECT nextval(pg_get_serial_sequence('" + fixture.table()
+				+ "', 'id')), gen_random_uuid(), CASE WHEN n % 5000 = 0 THEN "
 				+ "'search.rare' ELSE 'search.common' END, 'search', '{}', CASE WHEN n % 100 = 0 THEN 'failed' ELSE "
 				+ "'completed' END, 1, 1, now(), CASE WHEN n % 100 = 0 THEN 'boom ' || (n % 7) END "
 				+ "FROM generate_series(1, 100000) n");
@@ -286,9 +342,11 @@ class SchemaCatalogTests {
 		AdminStatements statements = new AdminStatements(SchemaName.of(fixture.schema().name()), false);
 		AdminStatements.Statement byKind = statements.listJobs(JobQuery.all().kind("search.rare"));
 		AdminStatements.Statement byError = statements.listJobs(JobQuery.all().error("boom 3"));
-		assertThat(plan(byKind)).contains("pgqueue_jobs_kind_idx").doesNotContain("Seq Scan");
-		assertThat(plan(byError)).contains("pgqueue_jobs_errors_idx").doesNotContain("Seq Scan");
-		assertThat(plan(statements.countJobs(JobQuery.all().kind("search.rare")))).contains("pgqueue_jobs_kind_idx");
+		assertThat(plan(byKind)).contains("_kind_id_idx").doesNotContain("Seq Scan on pgqueue_finished_jobs");
+		assertThat(plan(byError)).contains("pgqueue_jobs_errors_idx")
+			.contains("_id_idx1")
+			.doesNotContain("Seq Scan on pgqueue_finished_jobs");
+		assertThat(plan(statements.countJobs(JobQuery.all().kind("search.rare")))).contains("_kind_id_idx");
 		fixture.jdbc().execute("DELETE FROM " + table + " WHERE queue = 'search'");
 	}
 

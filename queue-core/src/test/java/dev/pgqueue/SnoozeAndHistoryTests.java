@@ -155,7 +155,7 @@ class SnoozeAndHistoryTests {
 			assertThat(attempt.startedAt()).isNotNull();
 			assertThat(attempt.finishedAt()).isAfterOrEqualTo(attempt.startedAt());
 		}
-		assertThat(fixture.jdbc().queryForObject("SELECT attempts::text FROM " + fixture.table()
+		assertThat(fixture.jdbc().queryForObject("SELECT attempts::text FROM " + fixture.allJobs()
 				+ " WHERE public_id = ?", String.class, id)).as("no stack trace, no payload").doesNotContain("\tat ");
 	}
 

@@ -1,7 +1,8 @@
 package dev.pgqueue;
 
 /**
- * Counts the UPDATE and DELETE statements run on a fixture's jobs table from its creation on, with a
+ * Counts the INSERT, UPDATE and DELETE statements run on a fixture's jobs table from its creation on
+ * (a retry moves failed jobs back into it with an INSERT), with a
  * statement-level trigger: how a test sees that a bulk operation worked in bounded batches, each its
  * own statement, rather than in one statement that touched every row.
  */
@@ -18,7 +19,7 @@ final class StatementCounter {
 		fixture.jdbc().execute("CREATE TABLE " + this.counter + " (operation text NOT NULL)");
 		fixture.jdbc().execute("CREATE FUNCTION " + schema + ".count_statement() RETURNS trigger LANGUAGE plpgsql AS "
 				+ "$$ BEGIN INSERT INTO " + this.counter + " VALUES (TG_OP); RETURN NULL; END $$");
-		fixture.jdbc().execute("CREATE TRIGGER count_statement AFTER UPDATE OR DELETE ON " + fixture.table()
+		fixture.jdbc().execute("CREATE TRIGGER count_statement AFTER INSERT OR UPDATE OR DELETE ON " + fixture.table()
 				+ " FOR EACH STATEMENT EXECUTE FUNCTION " + schema + ".count_statement()");
 	}
 

@@ -190,7 +190,7 @@ class TraceContextTests {
 
 	private static String traceparent(UUID id) {
 		return fixture.jdbc()
-			.queryForObject("SELECT trace_context->>'traceparent' FROM " + fixture.table() + " WHERE public_id = ?",
+			.queryForObject("SELECT trace_context->>'traceparent' FROM " + fixture.allJobs() + " WHERE public_id = ?",
 					String.class, id);
 	}
 

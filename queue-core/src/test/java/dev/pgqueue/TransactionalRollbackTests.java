@@ -198,7 +198,7 @@ class TransactionalRollbackTests {
 
 	private static boolean runAtIsAtLeastMinutesAhead(UUID id, int minutes) {
 		return Boolean.TRUE.equals(fixture.jdbc()
-			.queryForObject("SELECT run_at > now() + ? * interval '1 minute' FROM " + fixture.table()
+			.queryForObject("SELECT run_at > now() + ? * interval '1 minute' FROM " + fixture.allJobs()
 					+ " WHERE public_id = ?", Boolean.class, minutes, id));
 	}
 

@@ -168,7 +168,7 @@ class TwoPhaseCommitTests {
 		// Each effect saw its job's transaction prepared and its ledger row not yet committed.
 		assertThat(count("SELECT count(*) FROM effects WHERE job_id = ANY(?::uuid[]) AND applied = 1 AND saw_prepared",
 				ids)).isEqualTo(20);
-		assertThat(count("SELECT count(*) FROM " + fixture.table() + " WHERE public_id = ANY(?::uuid[]) AND attempt = 1",
+		assertThat(count("SELECT count(*) FROM " + fixture.allJobs() + " WHERE public_id = ANY(?::uuid[]) AND attempt = 1",
 				ids)).isEqualTo(20);
 		assertThat(preparedCount()).isZero();
 	}
@@ -230,7 +230,7 @@ class TwoPhaseCommitTests {
 		finally {
 			poller.stop();
 		}
-		assertThat(fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table()
+		assertThat(fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.allJobs()
 				+ " WHERE kind = 'receipt' AND payload ->> 'for' = ?", Long.class, id.toString())).isEqualTo(1);
 	}
 
@@ -494,7 +494,7 @@ class TwoPhaseCommitTests {
 
 	private static void awaitState(List<UUID> ids, String state) {
 		await().atMost(TIMEOUT)
-			.until(() -> count("SELECT count(*) FROM " + fixture.table() + " WHERE public_id = ANY(?::uuid[]) AND state = '"
+			.until(() -> count("SELECT count(*) FROM " + fixture.allJobs() + " WHERE public_id = ANY(?::uuid[]) AND state = '"
 					+ state + "'", ids) == ids.size());
 	}
 

@@ -157,7 +157,7 @@ class UncommittedEnqueueTests {
 	private long countOf(JdbcTemplate jdbc, List<UUID> ids) {
 		long count = 0;
 		for (UUID id : ids) {
-			Long found = jdbc.queryForObject("SELECT count(*) FROM " + this.fixture.table() + " WHERE public_id = ?",
+			Long found = jdbc.queryForObject("SELECT count(*) FROM " + this.fixture.allJobs() + " WHERE public_id = ?",
 					Long.class, id);
 			count += (found != null) ? found : 0;
 		}

@@ -132,7 +132,7 @@ class UniqueEnqueueFailFastTests {
 	}
 
 	private static long jobs(String kind) {
-		return fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table() + " WHERE kind = ?", Long.class,
+		return fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.allJobs() + " WHERE kind = ?", Long.class,
 				"failfast." + kind);
 	}
 

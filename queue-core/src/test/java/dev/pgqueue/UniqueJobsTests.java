@@ -227,11 +227,11 @@ class UniqueJobsTests {
 			poller.stop();
 		}
 		// The finished job is pruned: the key still holds for the rest of the day.
-		fixture.jdbc().update("DELETE FROM " + fixture.table() + " WHERE public_id = ?", first);
+		fixture.jdbc().update("DELETE FROM " + fixture.finishedTable() + " WHERE public_id = ?", first);
 		UUID again = fixture.client().enqueue(JobRequest.of("invoice.send", null).uniqueKey("daily-1", Duration.ofDays(1)));
 
 		assertThat(again).isEqualTo(first);
-		assertThat(fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table() + " WHERE kind = 'invoice.send'"
+		assertThat(fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.allJobs() + " WHERE kind = 'invoice.send'"
 				+ " AND public_id = ?", Long.class, first)).isZero();
 	}
 
@@ -363,7 +363,7 @@ class UniqueJobsTests {
 			pool.shutdownNow();
 		}
 
-		assertThat(fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table() + " WHERE kind = 'sync.key'",
+		assertThat(fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.allJobs() + " WHERE kind = 'sync.key'",
 				Long.class)).isEqualTo(keys);
 		assertThat(idsByKey).hasSize(keys);
 		assertThat(idsByKey.values()).allSatisfy((ids) -> assertThat(ids).as("every caller of a key got one id").hasSize(1));
@@ -422,7 +422,7 @@ class UniqueJobsTests {
 	}
 
 	private static long jobsWithKey(String kind, String key) {
-		return fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table()
+		return fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.allJobs()
 				+ " WHERE kind = ? AND unique_key = ?", Long.class, kind, key);
 	}
 

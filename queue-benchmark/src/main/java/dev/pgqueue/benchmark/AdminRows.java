@@ -63,13 +63,14 @@ final class AdminRows {
 	 */
 	static Loaded load(BenchSchema schema, long finished, int available, int scheduled) {
 		String table = schema.table();
+		String all = schema.allJobs();
 		OffsetDateTime newest = OffsetDateTime.parse(single(schema, "SELECT to_json(now())#>>'{}'"));
-		long before = single(schema, "SELECT coalesce(max(id), 0) FROM " + table, 0L);
+		long before = single(schema, "SELECT coalesce(max(id), 0) FROM " + all, 0L);
 		// One random draw per property and row, in a subquery so that each row draws its own.
 		schema.execute("""
-				INSERT INTO %1$s (public_id, kind, queue, payload, state, priority, run_at, attempt, max_attempts,
-				                  last_error, created_at, started_at, finished_at, bucket, tags)
-				SELECT lpad(to_hex(g), 32, '0')::uuid, kind, %2$s, '{"n": 1}'::jsonb, state, 0,
+				INSERT INTO %11$s (id, public_id, kind, queue, payload, state, priority, run_at, attempt, max_attempts,
+				                   last_error, created_at, started_at, finished_at, bucket, tags)
+				SELECT nextval(pg_get_serial_sequence('%1$s', 'id')), lpad(to_hex(g), 32, '0')::uuid, kind, %2$s, '{"n": 1}'::jsonb, state, 0,
 				       finished - interval '2 seconds', CASE state WHEN 'completed' THEN 1 WHEN 'failed' THEN 5 ELSE 0 END,
 				       5,
 				       CASE WHEN state <> 'failed' THEN NULL
@@ -89,8 +90,8 @@ final class AdminRows {
 				            FROM (SELECT g, random() AS k, random() AS s, random() AS t, random() AS e
 				                  FROM generate_series(%10$d::bigint, %8$d::bigint) g) drawn) kinds) jobs
 				""".formatted(table, QUEUE, COMMON_TAG, RARE_TAG, newest, SPAN.toSeconds(), KIND,
-				before + finished, finished, before + 1));
-		long lastFinished = single(schema, "SELECT max(id) FROM " + table, 0L);
+				before + finished, finished, before + 1, schema.finishedTable()));
+		long lastFinished = single(schema, "SELECT max(id) FROM " + all, 0L);
 		schema.execute("""
 				INSERT INTO %1$s (public_id, kind, queue, payload, state, priority, run_at, attempt, max_attempts, bucket)
 				SELECT lpad(to_hex(g), 32, '0')::uuid, kind, %2$s, '{"n": 1}'::jsonb, state, 0,
@@ -102,7 +103,7 @@ final class AdminRows {
 				      FROM (SELECT g, random() AS k FROM generate_series(%5$d::bigint, %6$d::bigint) g) drawn) jobs
 				""".formatted(table, QUEUE, KIND, lastFinished + 1 + available, lastFinished + 1,
 				lastFinished + available + scheduled));
-		long last = single(schema, "SELECT max(id) FROM " + table, 0L);
+		long last = single(schema, "SELECT max(id) FROM " + all, 0L);
 		return new Loaded(lastFinished - finished + 1, lastFinished, last, newest.toInstant());
 	}
 

@@ -84,8 +84,8 @@ final class AdminWorkload implements Workload {
 
 			Statement newest = new Statement("SELECT id, public_id, kind, queue, state, priority, attempt, "
 					+ "max_attempts, last_error, created_at, run_at, started_at, finished_at, snoozes, tags FROM "
-					+ schema.table() + " ORDER BY id DESC LIMIT 50", List.of());
-			Statement all = new Statement("SELECT count(*) FROM " + schema.table(), List.of());
+					+ schema.allJobs() + " ORDER BY id DESC LIMIT 50", List.of());
+			Statement all = new Statement("SELECT count(*) FROM " + schema.allJobs(), List.of());
 			// Unmeasured: the first statements of a run pay for loading and compiling the JDBC path.
 			time(pool, newest);
 			time(pool, all);

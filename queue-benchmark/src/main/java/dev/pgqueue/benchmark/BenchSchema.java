@@ -33,6 +33,10 @@ final class BenchSchema implements AutoCloseable {
 
 	private final String table;
 
+	private final String finishedTable;
+
+	private final String allJobs;
+
 	private Connection admin;
 
 	private final List<HikariDataSource> pools = new ArrayList<>();
@@ -47,6 +51,8 @@ final class BenchSchema implements AutoCloseable {
 		this.database = database;
 		this.name = SchemaName.of(name);
 		this.table = this.name.qualify("pgqueue_jobs");
+		this.finishedTable = this.name.qualify("pgqueue_finished_jobs");
+		this.allJobs = this.name.qualify("pgqueue_all_jobs");
 		try {
 			this.admin = database.connect();
 		}
@@ -69,9 +75,19 @@ final class BenchSchema implements AutoCloseable {
 		return this.name;
 	}
 
-	/** The qualified, quoted jobs table. */
+	/** The qualified, quoted jobs table, which claims read: unfinished jobs only. */
 	String table() {
 		return this.table;
+	}
+
+	/** The qualified, quoted table of finished jobs, where a job goes as it finishes. */
+	String finishedTable() {
+		return this.finishedTable;
+	}
+
+	/** The view of every job, unfinished and finished. */
+	String allJobs() {
+		return this.allJobs;
 	}
 
 	/**
@@ -130,7 +146,7 @@ final class BenchSchema implements AutoCloseable {
 
 	/** Removes every row, leaving no dead tuples behind for the next run. */
 	void truncate() {
-		execute("TRUNCATE " + this.table);
+		execute("TRUNCATE " + this.table + ", " + this.finishedTable);
 	}
 
 	/** Inserts {@code count} due no-op jobs in one statement, then vacuums and analyzes the table. */
@@ -233,14 +249,19 @@ final class BenchSchema implements AutoCloseable {
 	private void load(long count, String state, String finishedAt, String kind, String payload, String runAt) {
 		long first = this.nextLoadedId;
 		this.nextLoadedId += count;
+		// Finished jobs go straight to their table, with ids from the jobs table's identity, as a
+		// completion leaves them (through the jobs table, its trigger would move them one by one).
+		boolean finished = List.of("completed", "failed", "cancelled").contains(state);
 		execute("""
-				INSERT INTO %s (public_id, kind, queue, payload, state, priority, run_at, attempt, max_attempts,
+				INSERT INTO %s (id, public_id, kind, queue, payload, state, priority, run_at, attempt, max_attempts,
 				                started_at, finished_at, bucket)
-				SELECT lpad(to_hex(g), 32, '0')::uuid, '%s', '%s', %s, '%s', 0, %s,
-				       CASE WHEN %s IS NULL THEN 0 ELSE 1 END, 10, %s, %s, floor(random() * %d)::smallint
+				OVERRIDING SYSTEM VALUE
+				SELECT nextval(pg_get_serial_sequence('%s', 'id')), lpad(to_hex(g), 32, '0')::uuid, '%s', '%s', %s,
+				       '%s', 0, %s, CASE WHEN %s IS NULL THEN 0 ELSE 1 END, 10, %s, %s,
+				       floor(random() * %d)::smallint
 				FROM generate_series(%d::bigint, %d::bigint) g
-				""".formatted(this.table, kind, QUEUE, payload, state, runAt, finishedAt, finishedAt, finishedAt,
-				QueueSettings.DEFAULT_BUCKETS, first, first + count - 1));
+				""".formatted(finished ? this.finishedTable : this.table, this.table, kind, QUEUE, payload, state, runAt,
+				finishedAt, finishedAt, finishedAt, QueueSettings.DEFAULT_BUCKETS, first, first + count - 1));
 	}
 
 	/**
@@ -248,17 +269,17 @@ final class BenchSchema implements AutoCloseable {
 	 * during the drain, whose statistics should describe it full.
 	 */
 	void vacuumKeepingStatistics() {
-		execute("VACUUM " + this.table);
+		execute("VACUUM " + this.table + ", " + this.finishedTable);
 	}
 
 	/** Refreshes the statistics (of a full table), so that the planner sees the rows claims will read. */
 	void analyze() {
-		execute("ANALYZE " + this.table);
+		execute("ANALYZE " + this.table + ", " + this.finishedTable);
 	}
 
 	/** Sets hint bits and the visibility map and refreshes statistics, so that no run pays for them. */
 	void vacuum() {
-		execute("VACUUM (ANALYZE) " + this.table);
+		execute("VACUUM (ANALYZE) " + this.table + ", " + this.finishedTable);
 	}
 
 	/** Jobs waiting for a worker. */
@@ -272,7 +293,7 @@ final class BenchSchema implements AutoCloseable {
 	}
 
 	long count(String where) {
-		return withAdmin("SELECT count(*) FROM " + this.table + " WHERE " + where, (statement, sql) -> {
+		return withAdmin("SELECT count(*) FROM " + this.allJobs + " WHERE " + where, (statement, sql) -> {
 			try (ResultSet rs = statement.executeQuery(sql)) {
 				rs.next();
 				return rs.getLong(1);

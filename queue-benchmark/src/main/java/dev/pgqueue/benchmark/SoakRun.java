@@ -205,21 +205,22 @@ final class SoakRun {
 		String claimIndex = schema.name().qualify("pgqueue_jobs_claim_idx");
 		String sql = """
 				SELECT t.n_dead_tup, pg_relation_size('%1$s'), pg_relation_size('%2$s'),
-				       pg_indexes_size('%1$s') - pg_relation_size('%2$s'), i.idx_scan, i.idx_tup_read
+				       pg_indexes_size('%1$s') - pg_relation_size('%2$s'), i.idx_scan, i.idx_tup_read,
+				       (SELECT coalesce(sum(pg_total_relation_size(relid)), 0) FROM pg_partition_tree('%3$s'))
 				FROM pg_stat_user_tables t, pg_stat_user_indexes i
 				WHERE t.relid = '%1$s'::regclass AND i.indexrelid = '%2$s'::regclass
-				""".formatted(table, claimIndex);
+				""".formatted(table, claimIndex, schema.finishedTable());
 		try (Connection connection = schema.connect(); Statement statement = connection.createStatement();
 				ResultSet rs = statement.executeQuery(sql)) {
 			rs.next();
 			return new Sample(rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5),
-					rs.getLong(6));
+					rs.getLong(6), rs.getLong(7));
 		}
 	}
 
 	/** What the catalog says of the table at the end of a window. */
 	record Sample(long deadTuples, long tableBytes, long claimIndexBytes, long otherIndexBytes, long claimScans,
-			long claimEntriesRead) {
+			long claimEntriesRead, long finishedBytes) {
 
 	}
 
@@ -230,12 +231,13 @@ final class SoakRun {
 		String line(Profile.Soak soak) {
 			return String.format(Locale.ROOT,
 					"%4d s %-7s offered %6.0f/s completed %6.0f/s backlog %7d  pickup p50 %8.1f p99 %8.1f ms  "
-							+ "dead %8d  table %6.1f MB claim idx %5.1f MB other idx %6.1f MB  claim entries/scan %8.0f",
+							+ "dead %8d  table %6.1f MB claim idx %5.1f MB other idx %6.1f MB  finished %7.1f MB  "
+							+ "claim entries/scan %8.0f",
 					(this.index + 1) * soak.window().toSeconds(), this.phase,
 					this.offered / (double) soak.window().toSeconds(),
 					this.completed / (double) soak.window().toSeconds(), this.backlog, this.p50, this.p99,
 					this.sample.deadTuples(), this.sample.tableBytes() / 1e6, this.sample.claimIndexBytes() / 1e6,
-					this.sample.otherIndexBytes() / 1e6, this.entriesPerScan);
+					this.sample.otherIndexBytes() / 1e6, this.sample.finishedBytes() / 1e6, this.entriesPerScan);
 		}
 
 	}

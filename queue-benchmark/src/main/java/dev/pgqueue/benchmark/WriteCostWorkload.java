@@ -35,6 +35,8 @@ import dev.pgqueue.metrics.QueueMetrics;
  * first so that their statistics are flushed. WAL is the whole server's: run it on a quiet server.
  * Without autovacuum (as on the development machines), index bytes count every entry written; a B-tree
  * stores equal keys once (deduplication), so an index on a repeated value grows less than its entries.
+ * The entries themselves are counted where {@code pg_walinspect} can read the WAL (PostgreSQL 15 and
+ * later, as a superuser): the B-tree insert records of each phase, the server's, per job.
  */
 final class WriteCostWorkload implements Workload {
 
@@ -80,6 +82,12 @@ final class WriteCostWorkload implements Workload {
 					cost.enqueue().indexTotal(), raw.enqueue().indexTotal(), null));
 			results.add(Result.lower(name(), variant.name() + ", run", "WAL", "B/job", cost.run().wal(), raw.run().wal(),
 					null));
+			if (!Double.isNaN(cost.enqueue().btreeEntries()) && !Double.isNaN(raw.enqueue().btreeEntries())) {
+				results.add(Result.lower(name(), variant.name() + ", enqueue", "B-tree entries", "per job",
+						cost.enqueue().btreeEntries(), raw.enqueue().btreeEntries(), null));
+				results.add(Result.lower(name(), variant.name() + ", run", "B-tree entries", "per job",
+						cost.run().btreeEntries(), raw.run().btreeEntries(), null));
+			}
 			if (!variant.deleteCompleted()) {
 				// A delete writes no index entry, on either side.
 				results.add(Result.lower(name(), variant.name() + ", run", "index bytes", "B/job", cost.run().indexTotal(),
@@ -129,7 +137,7 @@ final class WriteCostWorkload implements Workload {
 			}
 			schema.release(workers);
 			Snapshot ran = Snapshot.of(admin, table);
-			return new Cost(enqueued.minus(before, jobs), ran.minus(enqueued, jobs));
+			return new Cost(enqueued.minus(before, jobs, admin), ran.minus(enqueued, jobs, admin));
 		}
 	}
 
@@ -172,7 +180,7 @@ final class WriteCostWorkload implements Workload {
 				}
 			}
 			Snapshot ran = Snapshot.of(admin, table);
-			return new Cost(enqueued.minus(before, jobs), ran.minus(enqueued, jobs));
+			return new Cost(enqueued.minus(before, jobs, admin), ran.minus(enqueued, jobs, admin));
 		}
 	}
 
@@ -190,7 +198,8 @@ final class WriteCostWorkload implements Workload {
 	 * @param indexes each index's growth, by name
 	 * @param hotShare HOT updates among the phase's updates, from 0 to 1; NaN without updates
 	 */
-	private record PerJob(double wal, double heap, Map<String, Double> indexes, long updates, double hotShare) {
+	private record PerJob(double wal, double heap, Map<String, Double> indexes, long updates, double hotShare,
+			double btreeEntries) {
 
 		double indexTotal() {
 			return this.indexes.values().stream().mapToDouble(Double::doubleValue).sum();
@@ -207,17 +216,21 @@ final class WriteCostWorkload implements Workload {
 			});
 			String hot = (this.updates == 0) ? "no updates"
 					: String.format(Locale.ROOT, "%,d updates, %.0f %% HOT", this.updates, this.hotShare * 100);
-			return String.format(Locale.ROOT, "WAL %6.0f  heap %5.0f  indexes %5.0f (%d of %d grew: %s)  %s", this.wal,
-					this.heap, indexTotal(), grown[0], this.indexes.size(), each, hot);
+			String entries = Double.isNaN(this.btreeEntries) ? "B-tree entries n/a"
+					: String.format(Locale.ROOT, "B-tree entries %.2f", this.btreeEntries);
+			return String.format(Locale.ROOT, "WAL %6.0f  heap %5.0f  indexes %5.0f (%d of %d grew: %s)  %s  %s", this.wal,
+					this.heap, indexTotal(), grown[0], this.indexes.size(), each, entries, hot);
 		}
 
 	}
 
 	/** The sizes and counters of a table, its indexes and the server's WAL at one moment. */
-	private record Snapshot(long walBytes, long heap, Map<String, Long> indexes, long updates, long hotUpdates) {
+	private record Snapshot(long walBytes, String lsn, long heap, Map<String, Long> indexes, long updates,
+			long hotUpdates) {
 
 		static Snapshot of(Connection connection, String table) throws SQLException {
 			long wal;
+			String lsn;
 			long heap;
 			long updates;
 			long hot;
@@ -236,27 +249,45 @@ final class WriteCostWorkload implements Workload {
 			}
 			updates = counters[0];
 			hot = counters[1];
+			// The jobs table and, where there is one, every leaf of the finished jobs' table: a job's row
+			// moves there as it completes.
+			String finished = table.endsWith("\"pgqueue_jobs\"")
+					? table.replace("\"pgqueue_jobs\"", "\"pgqueue_finished_jobs\"") : null;
+			String relations = """
+					SELECT ?::regclass AS relid, true AS main
+					UNION ALL
+					SELECT relid, false FROM pg_partition_tree(?::regclass) WHERE isleaf""";
 			try (PreparedStatement read = connection.prepareStatement(
-					"SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint, pg_relation_size(?::regclass)")) {
+					"SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint, "
+							+ "(SELECT sum(pg_relation_size(t.relid))::bigint FROM (" + relations + ") t), "
+							+ "pg_current_wal_insert_lsn()::text")) {
 				read.setString(1, table);
+				read.setString(2, finished);
 				try (ResultSet rs = read.executeQuery()) {
 					rs.next();
 					wal = rs.getLong(1);
 					heap = rs.getLong(2);
+					lsn = rs.getString(3);
 				}
 			}
 			try (PreparedStatement read = connection.prepareStatement("""
-					SELECT c.relname, pg_relation_size(i.indexrelid)
-					FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-					WHERE i.indrelid = ?::regclass ORDER BY c.relname""")) {
+					SELECT CASE WHEN t.main THEN replace(c.relname, 'pgqueue_jobs_', '')
+					            ELSE 'finished ' || substr(c.relname, length(tc.relname) + 2) END,
+					       sum(pg_relation_size(i.indexrelid))::bigint
+					FROM (%s) t
+					JOIN pg_index i ON i.indrelid = t.relid
+					JOIN pg_class c ON c.oid = i.indexrelid
+					JOIN pg_class tc ON tc.oid = t.relid
+					GROUP BY 1 ORDER BY 1""".formatted(relations))) {
 				read.setString(1, table);
+				read.setString(2, finished);
 				try (ResultSet rs = read.executeQuery()) {
 					while (rs.next()) {
-						indexes.put(rs.getString(1).replaceFirst("^pgqueue_jobs_", ""), rs.getLong(2));
+						indexes.put(rs.getString(1), rs.getLong(2));
 					}
 				}
 			}
-			return new Snapshot(wal, heap, indexes, updates, hot);
+			return new Snapshot(wal, lsn, heap, indexes, updates, hot);
 		}
 
 		/** Updates and HOT updates of the table, as the server counts them now. */
@@ -286,13 +317,42 @@ final class WriteCostWorkload implements Workload {
 			}
 		}
 
-		PerJob minus(Snapshot before, int jobs) {
+		PerJob minus(Snapshot before, int jobs, Connection connection) {
 			Map<String, Double> grown = new LinkedHashMap<>();
 			this.indexes.forEach((index, size) -> grown.put(index,
 					(size - before.indexes.getOrDefault(index, 0L)) / (double) jobs));
 			long updated = this.updates - before.updates;
 			return new PerJob((this.walBytes - before.walBytes) / (double) jobs, (this.heap - before.heap) / (double) jobs,
-					grown, updated, (updated == 0) ? Double.NaN : (this.hotUpdates - before.hotUpdates) / (double) updated);
+					grown, updated, (updated == 0) ? Double.NaN : (this.hotUpdates - before.hotUpdates) / (double) updated,
+					btreeEntries(connection, before.lsn, this.lsn) / (double) jobs);
+		}
+
+		/**
+		 * B-tree entries written between two WAL positions, the whole server's: the WAL records of a
+		 * leaf insert (a new entry) and of a posting-list insert (a heap pointer added to an entry of
+		 * equal keys), counted by {@code pg_walinspect} (PostgreSQL 15 and later, a superuser or a
+		 * member of {@code pg_read_server_files}); NaN where it is not available.
+		 */
+		private static double btreeEntries(Connection connection, String from, String to) {
+			try (Statement statement = connection.createStatement()) {
+				statement.execute("CREATE EXTENSION IF NOT EXISTS pg_walinspect");
+			}
+			catch (SQLException ex) {
+				return Double.NaN;
+			}
+			try (PreparedStatement read = connection.prepareStatement("""
+					SELECT coalesce(sum(count), 0) FROM pg_get_wal_stats(?::pg_lsn, ?::pg_lsn, true)
+					WHERE "resource_manager/record_type" IN ('Btree/INSERT_LEAF', 'Btree/INSERT_POST')""")) {
+				read.setString(1, from);
+				read.setString(2, to);
+				try (ResultSet rs = read.executeQuery()) {
+					rs.next();
+					return rs.getLong(1);
+				}
+			}
+			catch (SQLException ex) {
+				return Double.NaN;
+			}
 		}
 
 	}

@@ -21,7 +21,7 @@ class SoakRunTests {
 	private static final Profile.Soak SOAK = new Profile.Soak(100, Duration.ofSeconds(2), Duration.ofSeconds(3),
 			Duration.ofSeconds(1), WINDOW, List.of(1), 0);
 
-	private static final SoakRun.Sample SAMPLE = new SoakRun.Sample(0, 0, 0, 0, 0, 0);
+	private static final SoakRun.Sample SAMPLE = new SoakRun.Sample(0, 0, 0, 0, 0, 0, 0);
 
 	@Test
 	void eachPhaseCountsItsSlowWindowsAndPoolsItsPickupsLeavingOutTheFirstWindowWhichWarmsTheJit() {

@@ -67,7 +67,7 @@ class ShardedJobAdminTests {
 	@BeforeEach
 	void emptyTables() {
 		down.clear();
-		fixtures.values().forEach((fixture) -> fixture.jdbc().update("DELETE FROM " + fixture.table()));
+		fixtures.values().forEach(QueueFixture::deleteAllJobs);
 	}
 
 	@Test
@@ -101,7 +101,7 @@ class ShardedJobAdminTests {
 		AdminResult cancelled = admin.cancel(onS2);
 		assertThat(cancelled.applied()).isTrue();
 		assertThat(fixtures.get("s2").jdbc()
-			.queryForObject("SELECT state FROM " + fixtures.get("s2").table() + " WHERE public_id = ?", String.class,
+			.queryForObject("SELECT state FROM " + fixtures.get("s2").allJobs() + " WHERE public_id = ?", String.class,
 					onS2))
 			.isEqualTo("cancelled");
 		assertThat(admin.find(UUID.randomUUID())).isEmpty();

@@ -56,7 +56,8 @@ class EventExternalizationTests {
 	void startEmpty() {
 		this.jdbc.execute(ShopApplication.CREATE_ORDERS);
 		this.jdbc.update("DELETE FROM orders");
-		this.jdbc.update("DELETE FROM " + jobsTable());
+		this.jdbc.update("DELETE FROM " + table("pgqueue_jobs"));
+		this.jdbc.update("DELETE FROM " + table("pgqueue_finished_jobs"));
 		this.shipping.reset();
 	}
 
@@ -111,12 +112,12 @@ class EventExternalizationTests {
 
 	private String concurrencyKeyOf(EnqueuedJob job) {
 		List<String> keys = this.jdbc.queryForList(
-				"SELECT concurrency_key FROM " + jobsTable() + " WHERE public_id = ?", String.class, job.id());
+				"SELECT concurrency_key FROM " + table("pgqueue_all_jobs") + " WHERE public_id = ?", String.class, job.id());
 		return keys.get(0);
 	}
 
-	private String jobsTable() {
-		return this.engine.database().settings().schema().qualify("pgqueue_jobs");
+	private String table(String name) {
+		return this.engine.database().settings().schema().qualify(name);
 	}
 
 }

@@ -189,14 +189,14 @@ final class BucketGroup {
 
 	/** Jobs in the buckets that are due and not completed yet. */
 	List<UUID> unfinishedIn(Set<Integer> bucketNumbers) {
-		return jdbc().queryForList("SELECT public_id FROM " + this.workload.table() + " WHERE queue = ? "
+		return jdbc().queryForList("SELECT public_id FROM " + this.workload.allJobs() + " WHERE queue = ? "
 				+ "AND bucket = ANY(?::smallint[]) AND state <> 'completed' AND run_at <= now()", UUID.class,
 				WorkerProcess.QUEUE, array(bucketNumbers));
 	}
 
 	/** How many of the jobs completed. */
 	long completed(Collection<UUID> ids) {
-		return jdbc().queryForObject("SELECT count(*) FROM " + this.workload.table()
+		return jdbc().queryForObject("SELECT count(*) FROM " + this.workload.allJobs()
 				+ " WHERE public_id = ANY(?::uuid[]) AND state = 'completed'", Long.class, Scenarios.uuidArray(ids));
 	}
 
@@ -205,7 +205,7 @@ final class BucketGroup {
 		long[] owners = new long[BUCKETS];
 		spread.forEach((worker, owned) -> owned.forEach((bucket) -> owners[bucket] = worker.pid()));
 		String pids = Arrays.stream(owners).mapToObj(Long::toString).collect(Collectors.joining(",", "{", "}"));
-		return jdbc().queryForObject("SELECT count(*) FROM ledger l JOIN " + this.workload.table()
+		return jdbc().queryForObject("SELECT count(*) FROM ledger l JOIN " + this.workload.allJobs()
 				+ " j ON j.public_id = l.job_id WHERE l.worker_pid <> (?::bigint[])[j.bucket + 1]", Long.class, pids);
 	}
 

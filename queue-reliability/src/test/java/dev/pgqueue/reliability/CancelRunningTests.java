@@ -64,7 +64,7 @@ class CancelRunningTests {
 			long shortLedger = ledgerRows(workload, shortJobs);
 			long shortRunsBeyondOne = workload.jdbc().queryForObject("SELECT count(*) FROM ledger WHERE job_id = ANY(?::uuid[]) "
 					+ "AND (runs > 1 OR attempt > 1)", Long.class, Scenarios.uuidArray(shortJobs));
-			Integer retried = workload.jdbc().queryForObject("SELECT max(attempt) FROM " + workload.table()
+			Integer retried = workload.jdbc().queryForObject("SELECT max(attempt) FROM " + workload.allJobs()
 					+ " WHERE public_id = ANY(?::uuid[])", Integer.class, Scenarios.uuidArray(longJobs));
 			System.out.printf("[reliability] 27. cancel 100 running jobs over three workers, %s: answers=%s "
 					+ "all cancelled in %d ms, long-job ledger rows=%d, short jobs completed=%d ledger rows=%d "
@@ -90,7 +90,7 @@ class CancelRunningTests {
 	}
 
 	private static long count(Workload workload, List<UUID> ids, String state) {
-		return workload.jdbc().queryForObject("SELECT count(*) FROM " + workload.table()
+		return workload.jdbc().queryForObject("SELECT count(*) FROM " + workload.allJobs()
 				+ " WHERE public_id = ANY(?::uuid[]) AND state = ?", Long.class, Scenarios.uuidArray(ids), state);
 	}
 

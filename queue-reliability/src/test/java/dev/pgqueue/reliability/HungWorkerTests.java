@@ -49,11 +49,11 @@ class HungWorkerTests {
 			long frozenAt = System.nanoTime();
 			List<UUID> held;
 			try {
-				held = workload.jdbc().queryForList("SELECT public_id FROM " + workload.table()
+				held = workload.jdbc().queryForList("SELECT public_id FROM " + workload.allJobs()
 						+ " WHERE state = 'running' AND lease_owner LIKE ?", UUID.class, hung.pid() + "@%");
 				// The other worker rescues and finishes them while the hung one cannot even extend its leases.
 				await().atMost(Duration.ofSeconds(60))
-					.until(() -> workload.jdbc().queryForObject("SELECT count(*) FROM " + workload.table()
+					.until(() -> workload.jdbc().queryForObject("SELECT count(*) FROM " + workload.allJobs()
 							+ " WHERE public_id = ANY(?::uuid[]) AND state = 'completed'", Long.class,
 							Scenarios.uuidArray(held)) == held.size());
 			}
@@ -61,7 +61,7 @@ class HungWorkerTests {
 				hung.thaw();
 			}
 			Duration frozen = Duration.ofNanos(System.nanoTime() - frozenAt);
-			List<UUID> rescued = workload.jdbc().queryForList("SELECT public_id FROM " + workload.table()
+			List<UUID> rescued = workload.jdbc().queryForList("SELECT public_id FROM " + workload.allJobs()
 					+ " WHERE public_id = ANY(?::uuid[]) AND attempt > 1", UUID.class, Scenarios.uuidArray(held));
 			Map<UUID, Timestamp> finishedBeforeThaw = workload.finishedAt(rescued);
 
@@ -85,7 +85,7 @@ class HungWorkerTests {
 			assertThat(fleet.log().rescued()).as("the rescuer named every rescued job").containsAll(rescued);
 			assertThat(workload.finishedAt(rescued)).as("the late finishes changed none of the rescued jobs")
 				.isEqualTo(finishedBeforeThaw);
-			assertThat(workload.jdbc().queryForList("SELECT DISTINCT attempt FROM " + workload.table()
+			assertThat(workload.jdbc().queryForList("SELECT DISTINCT attempt FROM " + workload.allJobs()
 					+ " WHERE public_id = ANY(?::uuid[])", Integer.class, Scenarios.uuidArray(rescued)))
 				.as("attempts of the rescued jobs: the expired one and the one that completed")
 				.containsOnly(2);

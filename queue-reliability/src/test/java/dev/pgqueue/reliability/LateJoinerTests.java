@@ -51,7 +51,7 @@ class LateJoinerTests {
 				.until(() -> workload.completed() >= counted + MEASURED);
 			Map<Long, Long> after = workload.ledgerRowsPerWorker();
 			long waiting = workload.jdbc()
-				.queryForObject("SELECT count(*) FROM " + workload.table() + " WHERE state = 'available'", Long.class);
+				.queryForObject("SELECT count(*) FROM " + workload.allJobs() + " WHERE state = 'available'", Long.class);
 			long lateDone = after.getOrDefault(late.pid(), 0L) - before.getOrDefault(late.pid(), 0L);
 			double earlyMean = early.stream()
 				.mapToLong((worker) -> after.getOrDefault(worker.pid(), 0L) - before.getOrDefault(worker.pid(), 0L))
@@ -62,7 +62,7 @@ class LateJoinerTests {
 				.mapToLong((worker) -> worker.output().lines().filter((line) -> line.contains("deadlock detected")).count())
 				.sum();
 			long extraAttempts = workload.jdbc()
-				.queryForObject("SELECT count(*) FROM " + workload.table() + " WHERE attempt > 1", Long.class);
+				.queryForObject("SELECT count(*) FROM " + workload.allJobs() + " WHERE attempt > 1", Long.class);
 			Figures.print("26. a leased worker joins a drain of 150 000 late",
 					String.format(Locale.ROOT,
 							"of the %d completions after it was ready: late %d, early %.0f on average; %d still "

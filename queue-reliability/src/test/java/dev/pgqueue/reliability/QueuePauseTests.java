@@ -98,17 +98,17 @@ class QueuePauseTests {
 	}
 
 	private static long claimsAfter(Workload workload, Instant instant) {
-		return workload.jdbc().queryForObject("SELECT count(*) FROM " + workload.table() + " WHERE started_at > ?",
+		return workload.jdbc().queryForObject("SELECT count(*) FROM " + workload.allJobs() + " WHERE started_at > ?",
 				Long.class, Timestamp.from(instant));
 	}
 
 	private static long enqueuedAfter(Workload workload, Instant instant) {
-		return workload.jdbc().queryForObject("SELECT count(*) FROM " + workload.table() + " WHERE created_at > ?",
+		return workload.jdbc().queryForObject("SELECT count(*) FROM " + workload.allJobs() + " WHERE created_at > ?",
 				Long.class, Timestamp.from(instant));
 	}
 
 	private static Duration firstClaimAfter(Workload workload, Instant instant) {
-		Timestamp first = workload.jdbc().queryForObject("SELECT min(started_at) FROM " + workload.table()
+		Timestamp first = workload.jdbc().queryForObject("SELECT min(started_at) FROM " + workload.allJobs()
 				+ " WHERE started_at > ?", Timestamp.class, Timestamp.from(instant));
 		return Duration.between(instant, first.toInstant());
 	}
@@ -121,7 +121,7 @@ class QueuePauseTests {
 		Map<Long, String> names = new TreeMap<>();
 		fleet.all().forEach((worker) -> names.put(worker.pid(), worker.name()));
 		Map<String, Duration> last = new TreeMap<>();
-		workload.jdbc().query("SELECT l.worker_pid, max(j.started_at) FROM ledger l JOIN " + workload.table()
+		workload.jdbc().query("SELECT l.worker_pid, max(j.started_at) FROM ledger l JOIN " + workload.allJobs()
 				+ " j ON j.public_id = l.job_id GROUP BY l.worker_pid", (ResultSet rs) -> {
 					last.put(names.get(rs.getLong(1)), Duration.between(pausedAt, rs.getTimestamp(2).toInstant()));
 				});

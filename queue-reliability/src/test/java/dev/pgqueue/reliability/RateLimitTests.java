@@ -38,7 +38,7 @@ class RateLimitTests {
 			Duration took = Duration.ofNanos(System.nanoTime() - start);
 
 			Workload.Tally tally = workload.tally(fleet.log());
-			String table = workload.table();
+			String table = workload.allJobs();
 			int most = workload.jdbc().queryForObject("""
 					SELECT max((SELECT count(*) FROM %1$s b
 					            WHERE b.started_at >= a.started_at AND b.started_at < a.started_at + interval '1 second'))
@@ -84,7 +84,7 @@ class RateLimitTests {
 			Duration took = Duration.ofNanos(System.nanoTime() - start);
 
 			Workload.Tally tally = workload.tally(fleet.log());
-			String table = workload.table();
+			String table = workload.allJobs();
 			int most = workload.jdbc().queryForObject("""
 					SELECT max((SELECT count(*) FROM %1$s b
 					            WHERE b.concurrency_key = a.concurrency_key
@@ -138,7 +138,7 @@ class RateLimitTests {
 			Duration took = Duration.ofNanos(System.nanoTime() - start);
 
 			Workload.Tally tally = workload.tally(fleet.log());
-			String table = workload.table();
+			String table = workload.allJobs();
 			int most = workload.jdbc().queryForObject("""
 					SELECT max((SELECT count(*) FROM %1$s b
 					            WHERE b.started_at >= a.started_at AND b.started_at < a.started_at + interval '1 second'))

@@ -205,7 +205,7 @@ class ScheduleCrashTests {
 			.alias("the tick of " + until + " completed")
 			.until(() -> {
 				Timestamp latest = workload.jdbc()
-					.queryForObject("SELECT max(run_at) FROM " + workload.table() + " WHERE state = 'completed'",
+					.queryForObject("SELECT max(run_at) FROM " + workload.allJobs() + " WHERE state = 'completed'",
 							Timestamp.class);
 				return latest != null && !latest.toInstant().isBefore(until);
 			});
@@ -287,7 +287,7 @@ class ScheduleCrashTests {
 			Map<Instant, Long> jobs = new TreeMap<>();
 			Map<Instant, Instant> created = new HashMap<>();
 			workload.jdbc()
-				.query("SELECT run_at, count(*), min(created_at) FROM " + workload.table() + " WHERE kind = ? GROUP BY run_at",
+				.query("SELECT run_at, count(*), min(created_at) FROM " + workload.allJobs() + " WHERE kind = ? GROUP BY run_at",
 						(ResultSet rs) -> {
 							Instant tick = rs.getTimestamp(1).toInstant();
 							jobs.put(tick, rs.getLong(2));

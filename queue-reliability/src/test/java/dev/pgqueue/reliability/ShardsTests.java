@@ -87,7 +87,7 @@ class ShardsTests {
 	@BeforeEach
 	void emptyTables() {
 		pools.values().forEach((pool) -> new JdbcTemplate(pool)
-			.execute("TRUNCATE shards.pgqueue_jobs, shards.ledger; DELETE FROM shards.pgqueue_queue_pauses"));
+			.execute("TRUNCATE shards.pgqueue_jobs, shards.pgqueue_finished_jobs, shards.ledger; DELETE FROM shards.pgqueue_queue_pauses"));
 	}
 
 	static Stream<Arguments> modesAndAssignments() {

@@ -54,6 +54,9 @@ final class Workload implements AutoCloseable {
 
 	private final String table;
 
+	/** Every job, unfinished and finished: the view over the jobs table and the finished jobs' table. */
+	private final String allJobs;
+
 	private Workload(String scenario) {
 		this.schema = TestDatabase.get().createSchema("rel_" + scenario);
 		SchemaName name = SchemaName.of(this.schema.name());
@@ -62,6 +65,7 @@ final class Workload implements AutoCloseable {
 		jdbc().execute(WorkerProcess.INTERVALS_DDL);
 		this.client = client(QueueObservations.NONE);
 		this.table = name.qualify("pgqueue_jobs");
+		this.allJobs = name.qualify("pgqueue_all_jobs");
 	}
 
 	/** A client of this workload's jobs table whose enqueues are observed (and, with a tracer, traced). */
@@ -86,6 +90,11 @@ final class Workload implements AutoCloseable {
 
 	String table() {
 		return this.table;
+	}
+
+	/** Every job, unfinished and finished: the view {@code pgqueue_all_jobs}, which reads read. */
+	String allJobs() {
+		return this.allJobs;
 	}
 
 	JdbcTemplate jdbc() {
@@ -190,7 +199,7 @@ final class Workload implements AutoCloseable {
 				SELECT w.lo,
 				       (SELECT count(*) FROM %s j WHERE j.created_at >= w.lo AND j.created_at < w.hi) AS enqueued,
 				       (SELECT count(*) FROM firsts f WHERE f.at >= w.lo AND f.at < w.hi) AS completed
-				FROM w ORDER BY w.i""".formatted(this.table),
+				FROM w ORDER BY w.i""".formatted(this.allJobs),
 				(rs, i) -> new Window(rs.getTimestamp(1).toInstant(), rs.getLong(2), rs.getLong(3)),
 				Timestamp.from(from), length.toMillis() + " milliseconds", Timestamp.from(from),
 				length.toMillis() + " milliseconds", count);
@@ -208,7 +217,7 @@ final class Workload implements AutoCloseable {
 
 	/** Jobs in state {@code completed}. */
 	long completed() {
-		return jdbc().queryForObject("SELECT count(*) FROM " + this.table + " WHERE state = 'completed'", Long.class);
+		return jdbc().queryForObject("SELECT count(*) FROM " + this.allJobs + " WHERE state = 'completed'", Long.class);
 	}
 
 	/** Jobs waiting for a worker. */
@@ -268,7 +277,7 @@ final class Workload implements AutoCloseable {
 
 	/** Waits until every job has completed, failing after {@code atMost}. */
 	void awaitDrained(Duration atMost) {
-		long total = jdbc().queryForObject("SELECT count(*) FROM " + this.table, Long.class);
+		long total = jdbc().queryForObject("SELECT count(*) FROM " + this.allJobs, Long.class);
 		await().atMost(atMost)
 			.pollInterval(Duration.ofMillis(250))
 			.ignoreExceptions()
@@ -310,7 +319,7 @@ final class Workload implements AutoCloseable {
 	/** When each of the jobs finished, as stored. */
 	Map<UUID, Timestamp> finishedAt(Collection<UUID> ids) {
 		Map<UUID, Timestamp> finished = new HashMap<>();
-		jdbc().query("SELECT public_id, finished_at FROM " + this.table + " WHERE public_id = ANY(?::uuid[])",
+		jdbc().query("SELECT public_id, finished_at FROM " + this.allJobs + " WHERE public_id = ANY(?::uuid[])",
 				(ResultSet rs) -> {
 					finished.put(rs.getObject(1, UUID.class), rs.getTimestamp(2));
 				}, Scenarios.uuidArray(ids));
@@ -346,13 +355,13 @@ final class Workload implements AutoCloseable {
 				       (SELECT count(*) FROM ledger l WHERE NOT EXISTS (
 				           SELECT 1 FROM %1$s k WHERE k.public_id = l.job_id)) AS unknown
 				FROM %1$s j LEFT JOIN runs r ON r.job_id = j.public_id
-				""".formatted(this.table));
+				""".formatted(this.allJobs));
 		List<UUID> duplicated = jdbc().queryForList(
 				"SELECT job_id FROM ledger GROUP BY job_id HAVING sum(runs) > 1", UUID.class);
 		// The table's attempt history is the record of each expired lease: the rescue writes it in the
 		// statement that returns the job. A rescuer's log line can be missing, when its process is
 		// killed between that commit and the line (or while the statement runs on the server).
-		Set<UUID> expired = new HashSet<>(jdbc().queryForList("SELECT public_id FROM " + this.table
+		Set<UUID> expired = new HashSet<>(jdbc().queryForList("SELECT public_id FROM " + this.allJobs
 				+ " j WHERE EXISTS (SELECT 1 FROM jsonb_array_elements(j.attempts) e WHERE e->>'outcome' = 'expired')",
 				UUID.class));
 		Set<UUID> explained = new HashSet<>(expired);

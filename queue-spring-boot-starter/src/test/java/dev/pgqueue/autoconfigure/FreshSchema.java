@@ -63,7 +63,7 @@ final class FreshSchema {
 
 	/** The state of the job with this public id, or {@code null} when there is no such row. */
 	String stateOf(JdbcTemplate jdbc, UUID id) {
-		List<String> states = jdbc.queryForList("SELECT state FROM " + this.name + ".pgqueue_jobs WHERE public_id = ?",
+		List<String> states = jdbc.queryForList("SELECT state FROM " + this.name + ".pgqueue_all_jobs WHERE public_id = ?",
 				String.class, id);
 		return states.isEmpty() ? null : states.get(0);
 	}

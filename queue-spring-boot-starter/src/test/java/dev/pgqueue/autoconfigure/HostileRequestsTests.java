@@ -492,20 +492,20 @@ class HostileRequestsTests {
 	private String fingerprint() {
 		String schema = SCHEMA.name();
 		return this.jdbc.queryForObject("SELECT concat_ws(':', (SELECT md5(string_agg(t::text, '|' ORDER BY id)) FROM "
-				+ schema + ".pgqueue_jobs t WHERE queue <> ?), (SELECT md5(string_agg(p::text, '|' ORDER BY queue)) FROM "
+				+ schema + ".pgqueue_all_jobs t WHERE queue <> ?), (SELECT md5(string_agg(p::text, '|' ORDER BY queue)) FROM "
 				+ schema + ".pgqueue_queue_pauses p), (SELECT md5(string_agg(s::text, '|' ORDER BY name)) FROM "
 				+ schema + ".pgqueue_schedules s))", String.class, QUEUE);
 	}
 
 	private long countRows() {
-		return this.jdbc.queryForObject("SELECT count(*) FROM " + SCHEMA.name() + ".pgqueue_jobs", Long.class);
+		return this.jdbc.queryForObject("SELECT count(*) FROM " + SCHEMA.name() + ".pgqueue_all_jobs", Long.class);
 	}
 
 	private List<Map<String, Object>> sentinelRows() {
 		return this.jdbc
 			.queryForList("SELECT public_id, kind, queue, state, payload::text, priority, run_at, attempt, max_attempts, "
 					+ "last_error, created_at, started_at, finished_at, tags::text FROM " + SCHEMA.name()
-					+ ".pgqueue_jobs WHERE queue = ? ORDER BY id", SENTINEL_QUEUE);
+					+ ".pgqueue_all_jobs WHERE queue = ? ORDER BY id", SENTINEL_QUEUE);
 	}
 
 	// Values

@@ -61,7 +61,7 @@ class QueueEndpointReadOnlyTests {
 	void masksPayloadsAndOutputsByDefault() {
 		UUID id = this.jobs.enqueue(JobRequest.of("endpoint.work", Map.of("secret", "s3cr3t")).queue("endpoint"));
 		await().atMost(Duration.ofSeconds(20)).until(() -> "completed".equals(SCHEMA.stateOf(this.jdbc, id)));
-		this.jdbc.update("UPDATE " + SCHEMA.name() + ".pgqueue_jobs SET output = '{\"receipt\": 1}' WHERE public_id = ?",
+		this.jdbc.update("UPDATE " + SCHEMA.name() + ".pgqueue_finished_jobs SET output = '{\"receipt\": 1}' WHERE public_id = ?",
 				id);
 		RestTestClient client = RestTestClient.bindToServer()
 			.baseUrl("http://localhost:" + this.port + "/actuator/pgqueue")

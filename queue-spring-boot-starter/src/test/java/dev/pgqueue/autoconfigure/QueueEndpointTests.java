@@ -333,7 +333,8 @@ class QueueEndpointTests {
 			.returnResult()
 			.getResponseBody();
 		assertThat(cancelled).containsEntry("action", "cancel").containsEntry("changed", 4);
-		this.jdbc.update("UPDATE " + SCHEMA.name() + ".pgqueue_jobs SET state = 'failed', last_error = 'Bulk Check' "
+		// Cancelled jobs are finished ones: their rows are in the finished jobs' table now.
+		this.jdbc.update("UPDATE " + SCHEMA.name() + ".pgqueue_finished_jobs SET state = 'failed', last_error = 'Bulk Check' "
 				+ "WHERE public_id = ANY(?)", (Object) later.toArray(new UUID[0]));
 
 		Map<String, Object> retried = this.client.post()

@@ -222,7 +222,7 @@ class QueueObservationAutoConfigurationTests {
 				await().atMost(TIMEOUT).until(() -> listener.traceId.get() != null);
 				assertThat(listener.traceId.get()).isEqualTo(request.context().traceId());
 				assertThat(context.getBean(JdbcTemplate.class)
-					.queryForObject("SELECT trace_context->>'traceparent' FROM " + SCHEMA.name() + ".pgqueue_jobs "
+					.queryForObject("SELECT trace_context->>'traceparent' FROM " + SCHEMA.name() + ".pgqueue_all_jobs "
 							+ "WHERE public_id = ?", String.class, id))
 					.startsWith("00-" + request.context().traceId() + "-");
 			});

@@ -119,8 +119,8 @@ class QueueShardsAutoConfigurationTests {
 			Info.Builder info = new Info.Builder();
 			context.getBean("pgqueueInfoContributor", InfoContributor.class).contribute(info);
 			assertThat(info.build().getDetails().get("pgqueue")).asString()
-				.contains("shards={s1=SchemaInfo[name=" + S1.name() + ", version=20, unavailable=null]")
-				.contains("s3=SchemaInfo[name=" + S3.name() + ", version=20, unavailable=null]");
+				.contains("shards={s1=SchemaInfo[name=" + S1.name() + ", version=22, unavailable=null]")
+				.contains("s3=SchemaInfo[name=" + S3.name() + ", version=22, unavailable=null]");
 			assertThat(APPLICATION.tables(jdbc(context))).doesNotContain("pgqueue_jobs");
 		});
 	}

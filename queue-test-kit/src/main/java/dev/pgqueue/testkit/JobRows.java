@@ -41,12 +41,17 @@ final class JobRows {
 
 	private final SchemaName schema;
 
+	/** The unfinished jobs' table. */
 	private final String table;
+
+	/** Every job, unfinished and finished (the view {@code pgqueue_all_jobs}). */
+	private final String allJobs;
 
 	JobRows(JdbcTemplate jdbc, SchemaName schema) {
 		this.jdbc = jdbc;
 		this.schema = schema;
 		this.table = schema.qualify("pgqueue_jobs");
+		this.allJobs = schema.qualify("pgqueue_all_jobs");
 	}
 
 	/** The schema of the jobs table, for messages. */
@@ -56,12 +61,12 @@ final class JobRows {
 
 	/** Every job, oldest first. */
 	List<EnqueuedJob> all() {
-		return this.jdbc.query("SELECT " + COLUMNS + " FROM " + this.table + " ORDER BY id LIMIT " + MOST, MAPPER);
+		return this.jdbc.query("SELECT " + COLUMNS + " FROM " + this.allJobs + " ORDER BY id LIMIT " + MOST, MAPPER);
 	}
 
 	/** The job with this public id, or {@code null}. */
 	@Nullable EnqueuedJob find(UUID id) {
-		List<EnqueuedJob> found = this.jdbc.query("SELECT " + COLUMNS + " FROM " + this.table + " WHERE public_id = ?",
+		List<EnqueuedJob> found = this.jdbc.query("SELECT " + COLUMNS + " FROM " + this.allJobs + " WHERE public_id = ?",
 				MAPPER, id);
 		return found.isEmpty() ? null : found.get(0);
 	}
@@ -81,7 +86,7 @@ final class JobRows {
 
 	/** The newest failed jobs of the queue (or of every queue), newest first. */
 	List<EnqueuedJob> failed(@Nullable String queue, int limit) {
-		return this.jdbc.query("SELECT " + COLUMNS + " FROM " + this.table
+		return this.jdbc.query("SELECT " + COLUMNS + " FROM " + this.allJobs
 				+ " WHERE state = 'failed' AND (?::text IS NULL OR queue = ?) ORDER BY id DESC LIMIT ?", MAPPER, queue,
 				queue, limit);
 	}

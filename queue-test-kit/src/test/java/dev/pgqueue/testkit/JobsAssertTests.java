@@ -49,6 +49,7 @@ class JobsAssertTests {
 	void startEmpty() {
 		this.jdbc.execute(KitTestApplication.CREATE_GREETINGS);
 		this.jdbc.update("DELETE FROM " + this.engine.database().settings().schema().qualify("pgqueue_jobs"));
+		this.jdbc.update("DELETE FROM " + this.engine.database().settings().schema().qualify("pgqueue_finished_jobs"));
 	}
 
 	@Test

@@ -68,6 +68,7 @@ class QueueTesterAwaitIdleTests {
 		this.listeners.releaseSlowJobs();
 		// Waits for the row locks of batches still running, so that no job outlives its test.
 		this.jdbc.update("DELETE FROM " + this.engine.database().settings().schema().qualify("pgqueue_jobs"));
+		this.jdbc.update("DELETE FROM " + this.engine.database().settings().schema().qualify("pgqueue_finished_jobs"));
 	}
 
 	@Test

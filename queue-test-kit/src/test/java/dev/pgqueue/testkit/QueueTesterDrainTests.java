@@ -64,6 +64,7 @@ class QueueTesterDrainTests {
 		this.jdbc.execute(KitTestApplication.CREATE_GREETINGS);
 		this.jdbc.update("DELETE FROM greetings");
 		this.jdbc.update("DELETE FROM " + this.engine.database().settings().schema().qualify("pgqueue_jobs"));
+		this.jdbc.update("DELETE FROM " + this.engine.database().settings().schema().qualify("pgqueue_finished_jobs"));
 		this.listeners.greetingThreads.clear();
 		this.listeners.reportThreads.clear();
 	}

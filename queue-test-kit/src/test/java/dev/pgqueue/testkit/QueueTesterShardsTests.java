@@ -62,8 +62,10 @@ class QueueTesterShardsTests {
 		this.jdbc.execute(KitTestApplication.CREATE_GREETINGS);
 		this.jdbc.update("DELETE FROM greetings");
 		for (String shard : this.engine.shards().names()) {
-			this.engine.database(shard).jobs().jdbcTemplate()
-				.update("DELETE FROM " + this.engine.database(shard).settings().schema().qualify("pgqueue_jobs"));
+			for (String table : List.of("pgqueue_jobs", "pgqueue_finished_jobs")) {
+				this.engine.database(shard).jobs().jdbcTemplate()
+					.update("DELETE FROM " + this.engine.database(shard).settings().schema().qualify(table));
+			}
 		}
 		this.listeners.greetingThreads.clear();
 		second = this.engine.database("s2").jobs().jdbcTemplate();

@@ -87,7 +87,7 @@ final class UserDatabase implements AutoCloseable {
 
 	/** A job's state as its row holds it. */
 	String stateOf(UUID id) {
-		return jdbc().queryForObject("SELECT state::text FROM pgqueue_jobs WHERE public_id = ?", String.class, id);
+		return jdbc().queryForObject("SELECT state::text FROM pgqueue_all_jobs WHERE public_id = ?", String.class, id);
 	}
 
 	@Override

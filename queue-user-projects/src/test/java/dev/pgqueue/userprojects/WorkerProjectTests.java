@@ -70,10 +70,10 @@ class WorkerProjectTests {
 				assertThat(database.stateOf(id)).as("a job cut short by the stop is back in its queue").isEqualTo("available");
 				assertThat(worker.output()).as("its interrupted listener is not reported as a failed attempt")
 					.doesNotContain("Job " + id + " of kind 'work.leased' in queue 'leased' failed");
-				assertThat(database.jdbc().queryForObject("SELECT attempt FROM pgqueue_jobs WHERE public_id = ?",
+				assertThat(database.jdbc().queryForObject("SELECT attempt FROM pgqueue_all_jobs WHERE public_id = ?",
 						Integer.class, id)).as("without using an attempt").isZero();
 			});
-			assertThat(database.jdbc().queryForObject("SELECT count(*) FROM pgqueue_jobs", Integer.class))
+			assertThat(database.jdbc().queryForObject("SELECT count(*) FROM pgqueue_all_jobs", Integer.class))
 				.as("no job lost").isEqualTo(steady.size() + finishing.size() + tooLong.size());
 			assertThat(worker.output()).contains("Queue 'transactional' stopped; every running job finished")
 				.contains("Queue 'leased': shutdown timeout (PT5S) passed; returned 2 unfinished jobs to the queue "

@@ -4,6 +4,7 @@ import java.sql.Timestamp;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import dev.pgqueue.JobQuery;
 import dev.pgqueue.schema.SchemaName;
@@ -47,7 +48,11 @@ public final class AdminStatements {
 	/** The largest id given so far, or null on an empty table: the bound of a bulk action. */
 	public final String largestId;
 
+	/** Every job, unfinished and finished (the view {@code pgqueue_all_jobs}): what reads read. */
 	private final String table;
+
+	/** The unfinished jobs' table. */
+	private final String unfinished;
 
 	/**
 	 * The kinds this schema knows: those a poller of some instance handles (as last seen), and those
@@ -55,8 +60,14 @@ public final class AdminStatements {
 	 */
 	public final String knownKinds;
 
-	/** The {@code UPDATE ... SET} of a retry, on the job aliased {@code j}. */
-	private final String retrySet;
+	/**
+	 * The insert of a retry: the failed jobs of {@code moved} back into the jobs table, with their ids,
+	 * due now, with one attempt more if they used them all.
+	 */
+	private final String retryMoves;
+
+	/** The finished jobs' table. */
+	private final String finished;
 
 	/** Counts jobs by queue and state. */
 	public final String countJobs;
@@ -108,12 +119,14 @@ public final class AdminStatements {
 	 */
 	public AdminStatements(SchemaName schema, boolean notify) {
 		String table = schema.qualify("pgqueue_jobs");
+		String finished = schema.qualify("pgqueue_finished_jobs");
+		String all = schema.qualify("pgqueue_all_jobs");
 		String pauses = schema.qualify("pgqueue_queue_pauses");
 		JobStatements jobs = new JobStatements(schema);
 		this.pausesChannel = jobs.channel + ":pauses";
-		this.findJob = "SELECT " + DETAIL_COLUMNS + " FROM " + table + " WHERE public_id = ?";
-		this.findJobWithPayload = "SELECT " + DETAIL_COLUMNS + ", payload::text FROM " + table + " WHERE public_id = ?";
-		this.jobOutput = "SELECT output::text FROM " + table + " WHERE public_id = ?";
+		this.findJob = "SELECT " + DETAIL_COLUMNS + " FROM " + all + " WHERE public_id = ?";
+		this.findJobWithPayload = "SELECT " + DETAIL_COLUMNS + ", payload::text FROM " + all + " WHERE public_id = ?";
+		this.jobOutput = "SELECT output::text FROM " + all + " WHERE public_id = ?";
 		this.largestId = "SELECT max(id) FROM " + table;
 		this.jobAttempts = """
 				SELECT (a.e->>'attempt')::int, (a.e->>'startedAt')::timestamptz, (a.e->>'finishedAt')::timestamptz,
@@ -125,23 +138,30 @@ public final class AdminStatements {
 				SELECT j.attempt, j.started_at, j.finished_at, j.state, NULL, NULL, 1, 0
 				FROM %1$s j
 				WHERE j.public_id = ? AND j.state IN ('completed', 'running')
-				ORDER BY part, o""".formatted(table);
-		this.table = table;
+				ORDER BY part, o""".formatted(all);
+		this.table = all;
+		this.unfinished = table;
 		this.knownKinds = "SELECT kind FROM " + schema.qualify("pgqueue_handled_kinds") + " UNION SELECT kind FROM "
 				+ schema.qualify("pgqueue_schedules") + " ORDER BY 1";
-		this.countJobs = "SELECT queue, state, count(*) FROM " + table + " GROUP BY queue, state";
-		this.countFinishedWithin = "SELECT queue, count(*) FROM " + table + " WHERE state IN ('completed', 'failed') "
+		this.countJobs = "SELECT queue, state, count(*) FROM " + all + " GROUP BY queue, state";
+		this.countFinishedWithin = "SELECT queue, count(*) FROM " + finished + " WHERE state IN ('completed', 'failed') "
 				+ "AND finished_at > now() - make_interval(secs => ?) GROUP BY queue";
-		String retry = "SET state = 'available', run_at = now(), finished_at = NULL, "
-				+ "max_attempts = greatest(j.max_attempts, j.attempt + 1)";
-		this.retrySet = retry;
-		this.retryJob = guarded(table, "UPDATE %1$s j " + retry + " FROM target WHERE j.id = target.id "
-				+ "AND j.state = 'failed' RETURNING j.id");
-		this.cancelJob = guarded(table, "UPDATE %1$s j SET state = 'cancelled', finished_at = clock_timestamp() "
-				+ "FROM target WHERE j.id = target.id AND j.state IN ('available', 'scheduled') RETURNING j.id");
-		this.deleteJob = guarded(table, "DELETE FROM %1$s j USING target WHERE j.id = target.id "
-				+ "AND j.state IN ('completed', 'failed', 'cancelled') RETURNING j.id");
-		this.jobState = "SELECT state FROM " + table + " WHERE public_id = ?";
+		this.retryMoves = """
+				INSERT INTO %1$s (%2$s) OVERRIDING SYSTEM VALUE
+				SELECT %3$s FROM moved m""".formatted(table, FinishedMoves.COLUMNS, FinishedMoves.select("m",
+				Map.of("state", "'available'", "run_at", "now()", "finished_at", "NULL", "max_attempts",
+						"greatest(m.max_attempts, m.attempt + 1)")));
+		this.finished = finished;
+		this.retryJob = guarded(table, finished, """
+				moved AS (DELETE FROM %1$s f USING target WHERE f.id = target.id AND f.state = 'failed' RETURNING f.*),
+				changed AS (%2$s RETURNING id)""".formatted(finished, this.retryMoves));
+		this.cancelJob = guarded(table, finished, """
+				changed AS (UPDATE %1$s j SET state = 'cancelled', finished_at = clock_timestamp()
+				            FROM target WHERE j.id = target.id AND j.state IN ('available', 'scheduled') RETURNING j.id)"""
+			.formatted(table));
+		this.deleteJob = guarded(table, finished, """
+				changed AS (DELETE FROM %1$s f USING target WHERE f.id = target.id RETURNING f.id)""".formatted(finished));
+		this.jobState = "SELECT state FROM " + all + " WHERE public_id = ?";
 		String announce = notify ? "pg_notify('" + this.pausesChannel + "', queue)" : "NULL";
 		this.pauseQueue = """
 				WITH paused AS (
@@ -157,15 +177,22 @@ public final class AdminStatements {
 
 	/**
 	 * A change of one job, guarded twice by the state it expects: the job's row locked with
-	 * {@code NOWAIT} first (the lock returns the row as last committed), and the change's own
-	 * predicate on the row it changes.
+	 * {@code NOWAIT} first, in whichever table holds it (the lock returns the row as last committed),
+	 * and the change's own predicate on the row it changes. Parameter: public id.
+	 * @param change the change's common table expressions, the last named {@code changed}, reading
+	 * the locked row as {@code target}
 	 */
-	private static String guarded(String table, String change) {
+	private static String guarded(String table, String finished, String change) {
 		return """
-				WITH target AS (SELECT id, state, kind, queue FROM %1$s WHERE public_id = ? FOR UPDATE NOWAIT),
-				     changed AS (%2$s)
+				WITH k AS (SELECT ?::uuid AS public_id),
+				     unfinished AS (SELECT id, state, kind, queue FROM %1$s WHERE public_id = (SELECT public_id FROM k)
+				                    FOR UPDATE NOWAIT),
+				     done AS (SELECT id, state, kind, queue FROM %2$s WHERE public_id = (SELECT public_id FROM k)
+				              FOR UPDATE NOWAIT),
+				     target AS (SELECT * FROM unfinished UNION ALL SELECT * FROM done),
+				     %3$s
 				SELECT target.state, target.kind, target.queue, (SELECT count(*) FROM changed)::int FROM target
-				""".formatted(table, change.formatted(table));
+				""".formatted(table, finished, change);
 	}
 
 	/** Lists the jobs a query matches, newest first, one page. Returns {@link #DETAIL_COLUMNS}. */
@@ -177,7 +204,7 @@ public final class AdminStatements {
 			arguments.add(Long.parseLong(query.before()));
 		}
 		arguments.add(query.limit());
-		return new Statement("SELECT " + DETAIL_COLUMNS + " FROM " + this.table + " WHERE true" + where
+		return new Statement("SELECT " + DETAIL_COLUMNS + " FROM " + source(query) + " WHERE true" + where
 				+ " ORDER BY id DESC LIMIT ?", arguments);
 	}
 
@@ -185,7 +212,18 @@ public final class AdminStatements {
 	public Statement countJobs(JobQuery query) {
 		List<Object> arguments = new ArrayList<>();
 		String where = conditions(query, arguments);
-		return new Statement("SELECT count(*) FROM " + this.table + " WHERE true" + where, arguments);
+		return new Statement("SELECT count(*) FROM " + source(query) + " WHERE true" + where, arguments);
+	}
+
+	/**
+	 * Where the jobs a query asks for are: in one table when it names a state (finished jobs in
+	 * theirs, unfinished ones in the claimed table), else in both.
+	 */
+	private String source(JobQuery query) {
+		if (query.state() == null) {
+			return this.table;
+		}
+		return query.state().isFinished() ? this.finished : this.unfinished;
 	}
 
 	/**
@@ -204,12 +242,11 @@ public final class AdminStatements {
 		return new Statement("""
 				WITH target AS MATERIALIZED (
 				         SELECT id FROM %1$s WHERE state = 'failed'%3$s LIMIT ? FOR UPDATE SKIP LOCKED),
-				     retried AS (
-				         UPDATE %1$s j %2$s FROM target
-				         WHERE j.id = target.id AND j.state = 'failed'
-				         RETURNING j.queue)
+				     moved AS (
+				         DELETE FROM %1$s f USING target WHERE f.id = target.id AND f.state = 'failed' RETURNING f.*),
+				     retried AS (%2$s RETURNING queue)
 				SELECT queue, count(*)::int FROM retried GROUP BY queue
-				""".formatted(this.table, this.retrySet, where), arguments);
+				""".formatted(this.finished, this.retryMoves, where), arguments);
 	}
 
 	/**
@@ -230,7 +267,7 @@ public final class AdminStatements {
 				FROM target
 				WHERE j.id = target.id AND j.state IN ('available', 'scheduled')
 				RETURNING j.public_id, j.kind, j.queue
-				""".formatted(this.table, where), arguments);
+				""".formatted(this.unfinished, where), arguments);
 	}
 
 	/**

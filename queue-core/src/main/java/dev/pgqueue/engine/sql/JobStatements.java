@@ -1,5 +1,8 @@
 package dev.pgqueue.engine.sql;
 
+import java.util.HashMap;
+import java.util.Map;
+
 import dev.pgqueue.schema.SchemaName;
 
 /**
@@ -108,8 +111,33 @@ public final class JobStatements {
 				""".formatted(claimed, table, returning);
 	}
 
+	/**
+	 * What a transactional completion changes in the row it moves to the finished jobs (of the moved
+	 * row {@code m} and the parameter row {@code p}): the attempt counted, the start recorded, finished now.
+	 */
+	private static final Map<String, String> COMPLETED_LOCKED = Map.of("state", "'completed'", "attempt",
+			"m.attempt + 1", "started_at", "coalesce(p.started, now())", "finished_at", "clock_timestamp()",
+			"last_error", "NULL");
+
+	/** What a leased completion changes in the row it moves: finished now, the lease given up. */
+	private static final Map<String, String> COMPLETED_LEASED = Map.of("state", "'completed'", "finished_at",
+			"clock_timestamp()", "lease_owner", "NULL", "lease_until", "NULL", "last_error", "NULL");
+
+	/** A completion's changes, with the output the moved row carries as {@code new_output}. */
+	private static Map<String, String> withOutput(Map<String, String> changes) {
+		Map<String, String> all = new HashMap<>(changes);
+		all.put("output", "m.new_output::jsonb");
+		return all;
+	}
+
 	/** The schema's jobs table, qualified and quoted. */
 	public final String table;
+
+	/**
+	 * The schema's finished jobs ({@code pgqueue_finished_jobs}), qualified and quoted: a job leaves
+	 * {@link #table} for it in the statement (or the transaction) that finishes it.
+	 */
+	public final String finishedTable;
 
 	/** The channel on which enqueues and promotions announce due jobs; the payload is the queue's name. */
 	public final String channel;
@@ -202,12 +230,16 @@ public final class JobStatements {
 	 */
 	public final String claimLeasedById;
 
-	/** Completes jobs locked by {@link #claimLocked}, counting the attempt. Parameter: array of ids. */
+	/**
+	 * Completes jobs locked by {@link #claimLocked}, counting the attempt: moves their rows to
+	 * {@link #finishedTable} as completed. Parameters: the attempts' start (or null for the
+	 * transaction's), array of ids.
+	 */
 	public final String completeLocked;
 
 	/**
-	 * {@link #completeLocked}, storing each job's output. Parameters: array of ids, array of outputs
-	 * (JSON text, or null for none).
+	 * {@link #completeLocked}, storing each job's output. Parameters: the attempts' start (or null),
+	 * array of ids, array of outputs (JSON text, or null for none).
 	 */
 	public final String completeLockedWithOutput;
 
@@ -232,7 +264,8 @@ public final class JobStatements {
 	public final String recordFailureIfAvailable;
 
 	/**
-	 * Completes leased jobs still running the attempt given; returns the ids that were. Parameters:
+	 * Completes leased jobs still running the attempt given, moving their rows to
+	 * {@link #finishedTable}; returns the ids that were. Parameters:
 	 * array of ids, array of attempts.
 	 */
 	public final String completeLeased;
@@ -347,15 +380,20 @@ public final class JobStatements {
 				FOR UPDATE SKIP LOCKED""";
 		this.claimLockedById = claimableById.formatted(CLAIMED_COLUMNS, this.table);
 		this.claimLeasedById = leasing(claimableById.formatted("id", this.table), this.table, CLAIMED_COLUMNS_OF_J);
+		this.finishedTable = schema.qualify("pgqueue_finished_jobs");
 		this.completeLocked = """
-				UPDATE %s SET state = 'completed', attempt = attempt + 1, started_at = coalesce(?, now()),
-				       finished_at = clock_timestamp(), last_error = NULL
-				WHERE id = ANY(?)""".formatted(this.table);
+				WITH p AS (SELECT ?::timestamptz AS started),
+				     moved AS (DELETE FROM %1$s WHERE id = ANY(?) RETURNING *)
+				INSERT INTO %2$s (%3$s)
+				SELECT %4$s FROM moved m, p""".formatted(this.table, this.finishedTable, FinishedMoves.COLUMNS,
+				FinishedMoves.select("m", COMPLETED_LOCKED));
 		this.completeLockedWithOutput = """
-				UPDATE %s j SET state = 'completed', attempt = j.attempt + 1, started_at = coalesce(?, now()),
-				       finished_at = clock_timestamp(), last_error = NULL, output = d.output::jsonb
-				FROM unnest(?::bigint[], ?::text[]) AS d(id, output)
-				WHERE j.id = d.id""".formatted(this.table);
+				WITH p AS (SELECT ?::timestamptz AS started),
+				     d AS (SELECT * FROM unnest(?::bigint[], ?::text[]) AS d(id, output)),
+				     moved AS (DELETE FROM %1$s j USING d WHERE j.id = d.id RETURNING j.*, d.output AS new_output)
+				INSERT INTO %2$s (%3$s)
+				SELECT %4$s FROM moved m, p""".formatted(this.table, this.finishedTable, FinishedMoves.COLUMNS,
+				FinishedMoves.select("m", withOutput(COMPLETED_LOCKED)));
 		this.deleteLocked = """
 				DELETE FROM %s WHERE id = ANY(?)""".formatted(this.table);
 		this.recordLockedFailure = """
@@ -374,17 +412,23 @@ public final class JobStatements {
 				              FOR UPDATE)""".formatted(this.table, NEXT_RUN_AT, FINISHED_AT, LAST_ERROR,
 				historyAppended("coalesce(p.started, now())"), ATTEMPT_END);
 		this.completeLeased = """
-				UPDATE %1$s j SET state = 'completed', finished_at = clock_timestamp(),
-				       lease_owner = NULL, lease_until = NULL, last_error = NULL
-				FROM unnest(?::bigint[], ?::integer[]) AS d(id, attempt)
-				WHERE j.id = d.id AND j.attempt = d.attempt AND j.state = 'running'
-				RETURNING j.id""".formatted(this.table);
+				WITH moved AS (
+				    DELETE FROM %1$s j USING unnest(?::bigint[], ?::integer[]) AS d(id, attempt)
+				    WHERE j.id = d.id AND j.attempt = d.attempt AND j.state = 'running'
+				    RETURNING j.*)
+				INSERT INTO %2$s (%3$s)
+				SELECT %4$s FROM moved m
+				RETURNING id""".formatted(this.table, this.finishedTable, FinishedMoves.COLUMNS,
+				FinishedMoves.select("m", COMPLETED_LEASED));
 		this.completeLeasedWithOutput = """
-				UPDATE %1$s j SET state = 'completed', finished_at = clock_timestamp(),
-				       lease_owner = NULL, lease_until = NULL, last_error = NULL, output = d.output::jsonb
-				FROM unnest(?::bigint[], ?::integer[], ?::text[]) AS d(id, attempt, output)
-				WHERE j.id = d.id AND j.attempt = d.attempt AND j.state = 'running'
-				RETURNING j.id""".formatted(this.table);
+				WITH moved AS (
+				    DELETE FROM %1$s j USING unnest(?::bigint[], ?::integer[], ?::text[]) AS d(id, attempt, output)
+				    WHERE j.id = d.id AND j.attempt = d.attempt AND j.state = 'running'
+				    RETURNING j.*, d.output AS new_output)
+				INSERT INTO %2$s (%3$s)
+				SELECT %4$s FROM moved m
+				RETURNING id""".formatted(this.table, this.finishedTable, FinishedMoves.COLUMNS,
+				FinishedMoves.select("m", withOutput(COMPLETED_LEASED)));
 		this.deleteLeased = """
 				DELETE FROM %1$s j USING unnest(?::bigint[], ?::integer[]) AS d(id, attempt)
 				WHERE j.id = d.id AND j.attempt = d.attempt AND j.state = 'running'

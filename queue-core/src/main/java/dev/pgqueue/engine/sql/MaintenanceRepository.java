@@ -74,24 +74,35 @@ public class MaintenanceRepository {
 	 * them could each leave the other's state half-pruned.
 	 */
 	public int pruneAllFinished(Duration completedRetention, Duration failedRetention, int batchSize) {
-		Pruned completed = prune(JobState.COMPLETED, completedRetention, batchSize);
+		return pruneAllFinished(completedRetention, failedRetention, batchSize, false);
+	}
+
+	/**
+	 * As {@link #pruneAllFinished(Duration, Duration, int)}; with {@code partitioned}, completed jobs
+	 * are deleted only from the default partition, the time partitions being dropped whole by
+	 * {@link #changeCompletedPartitions}.
+	 */
+	public int pruneAllFinished(Duration completedRetention, Duration failedRetention, int batchSize,
+			boolean partitioned) {
+		Pruned completed = prune(partitioned ? this.sql.pruneCompletedDefault : this.sql.pruneFinished,
+				JobState.COMPLETED, completedRetention, batchSize);
 		if (completed.lostTurn()) {
 			return (completed.deleted() > 0) ? completed.deleted() : -1;
 		}
-		Pruned failed = prune(JobState.FAILED, failedRetention, batchSize);
+		Pruned failed = prune(this.sql.pruneFinished, JobState.FAILED, failedRetention, batchSize);
 		if (failed.lostTurn()) {
 			return completed.deleted() + failed.deleted();
 		}
 		// Cancelled jobs are kept as long as failed ones: both are what an operator looks back at.
-		Pruned cancelled = prune(JobState.CANCELLED, failedRetention, batchSize);
+		Pruned cancelled = prune(this.sql.pruneFinished, JobState.CANCELLED, failedRetention, batchSize);
 		return completed.deleted() + failed.deleted() + cancelled.deleted();
 	}
 
 	/** Prunes one state until a batch comes back short, or until another instance holds the lock. */
-	private Pruned prune(JobState state, Duration retention, int batchSize) {
+	private Pruned prune(String statement, JobState state, Duration retention, int batchSize) {
 		int total = 0;
 		while (true) {
-			Pruned batch = this.jdbc.queryForObject(this.sql.pruneFinished,
+			Pruned batch = this.jdbc.queryForObject(statement,
 					(rs, i) -> new Pruned(rs.getInt(2), !rs.getBoolean(1)), this.cleanerLock, state.sqlValue(),
 					retention.toMillis(), batchSize);
 			if (batch.lostTurn()) {
@@ -102,6 +113,128 @@ public class MaintenanceRepository {
 				return new Pruned(total, false);
 			}
 		}
+	}
+
+	/**
+	 * Changes the time partitions of completed jobs as the planner says, given those there are and the
+	 * database's clock, in one transaction that first takes the cleaner's advisory lock (so that one
+	 * instance at a time reads and changes them) and waits at most a second for a table's lock (a long
+	 * transaction that reads finished jobs then delays the change to the next pass, not every
+	 * completion behind it). Creating and dropping a partition need the table's owner: a role that is
+	 * not changes nothing.
+	 */
+	public PartitionPass changeCompletedPartitions(
+			java.util.function.BiFunction<List<TimePartition>, Instant, PartitionChanges> planner) {
+		return this.jdbc.execute((Connection con) -> {
+			boolean autoCommit = con.getAutoCommit();
+			con.setAutoCommit(false);
+			try (java.sql.Statement ddl = con.createStatement()) {
+				PartitionPass pass;
+				if (!queryBoolean(con, this.sql.mayKeepPartitions, null)) {
+					pass = new PartitionPass(PartitionPass.Status.NOT_OWNER, PartitionChanges.NONE);
+				}
+				else if (!queryBoolean(con, this.sql.tryCleanerLock, this.cleanerLock)) {
+					pass = new PartitionPass(PartitionPass.Status.LOCKED_ELSEWHERE, PartitionChanges.NONE);
+				}
+				else {
+					ddl.execute(this.sql.partitionLockTimeout);
+					PartitionChanges changes = planner.apply(completedPartitions(con), databaseNow(con));
+					for (TimePartition partition : changes.drop()) {
+						ddl.execute(this.sql.dropPartition(partition.name()));
+					}
+					for (TimePartition partition : changes.create()) {
+						ddl.execute(this.sql.createPartitionTable(partition.name()));
+						ddl.execute(this.sql.attachPartition(partition.name(), partition.from(), partition.to()));
+					}
+					pass = new PartitionPass(PartitionPass.Status.DONE, changes);
+				}
+				con.commit();
+				return pass;
+			}
+			catch (java.sql.SQLException | RuntimeException ex) {
+				con.rollback();
+				throw ex;
+			}
+			finally {
+				con.setAutoCommit(autoCommit);
+			}
+		});
+	}
+
+	/** The time partitions of completed jobs, by lower bound. */
+	public List<TimePartition> completedPartitions() {
+		return this.jdbc.query(this.sql.completedPartitions, (rs, i) -> partition(rs));
+	}
+
+	private List<TimePartition> completedPartitions(Connection con) throws java.sql.SQLException {
+		List<TimePartition> partitions = new ArrayList<>();
+		try (PreparedStatement read = con.prepareStatement(this.sql.completedPartitions);
+				ResultSet rs = read.executeQuery()) {
+			while (rs.next()) {
+				partitions.add(partition(rs));
+			}
+		}
+		return partitions;
+	}
+
+	private Instant databaseNow(Connection con) throws java.sql.SQLException {
+		try (PreparedStatement read = con.prepareStatement(this.sql.databaseNow); ResultSet rs = read.executeQuery()) {
+			rs.next();
+			return rs.getObject(1, OffsetDateTime.class).toInstant();
+		}
+	}
+
+	private static boolean queryBoolean(Connection con, String sql, @Nullable String parameter)
+			throws java.sql.SQLException {
+		try (PreparedStatement query = con.prepareStatement(sql)) {
+			if (parameter != null) {
+				query.setString(1, parameter);
+			}
+			try (ResultSet rs = query.executeQuery()) {
+				return rs.next() && rs.getBoolean(1);
+			}
+		}
+	}
+
+	private static TimePartition partition(ResultSet rs) throws java.sql.SQLException {
+		return new TimePartition(rs.getString(1), rs.getObject(2, OffsetDateTime.class).toInstant(),
+				rs.getObject(3, OffsetDateTime.class).toInstant());
+	}
+
+	/**
+	 * A time partition of completed jobs: those that finished from {@code from} (inclusive) to
+	 * {@code to} (exclusive).
+	 */
+	public record TimePartition(String name, Instant from, Instant to) {
+	}
+
+	/** Time partitions to drop and to create, in this order. */
+	public record PartitionChanges(List<TimePartition> drop, List<TimePartition> create) {
+
+		public static final PartitionChanges NONE = new PartitionChanges(List.of(), List.of());
+
+		public boolean isEmpty() {
+			return this.drop.isEmpty() && this.create.isEmpty();
+		}
+
+	}
+
+	/** What a pass over the time partitions did. */
+	public record PartitionPass(Status status, PartitionChanges changes) {
+
+		public enum Status {
+
+			/** The partitions are as the planner wants them. */
+			DONE,
+
+			/** Another instance holds the cleaner's lock: it keeps them this time. */
+			LOCKED_ELSEWHERE,
+
+			/** This role does not own the completed jobs' table, so it may not change them. */
+			NOT_OWNER
+
+		}
+
 	}
 
 	/** Rows deleted, and whether the last statement found the cleaner's lock held elsewhere. */

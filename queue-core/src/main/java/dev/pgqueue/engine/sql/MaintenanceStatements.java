@@ -9,6 +9,13 @@ import dev.pgqueue.schema.SchemaName;
  */
 final class MaintenanceStatements {
 
+	/** The completed jobs' partition of {@code pgqueue_finished_jobs}, itself partitioned by finish time. */
+	static final String COMPLETED_TABLE = "pgqueue_finished_jobs_completed";
+
+	/** The names of the time partitions of completed jobs: the prefix, then the lower bound's UTC minute. */
+	private static final java.util.regex.Pattern PARTITION_NAME = java.util.regex.Pattern
+		.compile(COMPLETED_TABLE + "_p[0-9]{8}t[0-9]{4}");
+
 	/**
 	 * Makes due scheduled jobs available, a limited number at a time; one row per queue with the count
 	 * and, when notifying, a notification of that queue. Parameter: limit.
@@ -40,6 +47,43 @@ final class MaintenanceStatements {
 	 * batch is full.
 	 */
 	public final String pruneFinished;
+
+	/**
+	 * {@link #pruneFinished} of completed jobs in the default partition only: the rows that found no
+	 * time partition, while the cleaner drops whole time partitions past the retention. Parameters and
+	 * result as {@link #pruneFinished}.
+	 */
+	public final String pruneCompletedDefault;
+
+	/**
+	 * Takes the cleaner's advisory lock for the caller's transaction, without waiting. Parameter: lock
+	 * key. Returns whether it was taken.
+	 */
+	public final String tryCleanerLock = "SELECT pg_try_advisory_xact_lock(hashtext(?))";
+
+	/**
+	 * Whether this role may create and drop the time partitions of completed jobs: it owns the
+	 * completed jobs' table (or is a member of its owner's role) and may create tables in its schema.
+	 */
+	public final String mayKeepPartitions;
+
+	/** The database's clock. */
+	public final String databaseNow = "SELECT clock_timestamp()";
+
+	/** Waits at most a second for a table's lock in this transaction (partition changes). */
+	public final String partitionLockTimeout = "SET LOCAL lock_timeout = '1s'";
+
+	/**
+	 * The time partitions of completed jobs: name, lower bound, upper bound, by lower bound (the
+	 * default partition is not among them). The bounds are read from the partition's catalog entry,
+	 * as PostgreSQL prints them in this session, and cast back in the same session.
+	 */
+	public final String completedPartitions;
+
+	/** The completed jobs' table, partitioned by finish time, qualified and quoted. */
+	private final String completedTable;
+
+	private final SchemaName schema;
 
 	/**
 	 * Counts due jobs that have waited past a threshold in the given queues whose kind has no listener
@@ -124,7 +168,20 @@ final class MaintenanceStatements {
 	 * @param notify whether promotions notify the queues of the jobs they made available
 	 */
 	public MaintenanceStatements(SchemaName schema, boolean notify) {
+		this.schema = schema;
 		String table = schema.qualify("pgqueue_jobs");
+		this.completedTable = schema.qualify(COMPLETED_TABLE);
+		this.mayKeepPartitions = """
+				SELECT pg_has_role(c.relowner, 'USAGE') AND has_schema_privilege(c.relnamespace, 'CREATE')
+				FROM pg_class c WHERE c.oid = '%s'::regclass""".formatted(this.completedTable);
+		this.completedPartitions = """
+				SELECT c.relname, b.bounds[1]::timestamptz, b.bounds[2]::timestamptz
+				FROM pg_inherits i
+				JOIN pg_class c ON c.oid = i.inhrelid
+				CROSS JOIN LATERAL regexp_match(pg_get_expr(c.relpartbound, c.oid),
+				                                $$FROM [(]'([^']+)'[)] TO [(]'([^']+)'[)]$$) AS b(bounds)
+				WHERE i.inhparent = '%s'::regclass AND b.bounds IS NOT NULL
+				ORDER BY 2""".formatted(this.completedTable);
 		String channel = new JobStatements(schema).channel;
 		this.tableEstimate = """
 				SELECT c.reltuples, c.relpages, pg_relation_size(c.oid) / current_setting('block_size')::bigint,
@@ -181,7 +238,19 @@ final class MaintenanceStatements {
 				         DELETE FROM %1$s j USING old WHERE j.id = old.id
 				         RETURNING 1)
 				SELECT (SELECT held FROM cleaner_lock), (SELECT count(*) FROM pruned)::int
-				""".formatted(table);
+				""".formatted(schema.qualify("pgqueue_finished_jobs"));
+		this.pruneCompletedDefault = """
+				WITH cleaner_lock AS (SELECT pg_try_advisory_xact_lock(hashtext(?)) AS held),
+				     old AS MATERIALIZED (
+				         SELECT id FROM %1$s
+				         WHERE state = ? AND finished_at < clock_timestamp() - ? * interval '1 millisecond'
+				           AND (SELECT held FROM cleaner_lock)
+				         LIMIT ? FOR UPDATE SKIP LOCKED),
+				     pruned AS (
+				         DELETE FROM %1$s j USING old WHERE j.id = old.id
+				         RETURNING 1)
+				SELECT (SELECT held FROM cleaner_lock), (SELECT count(*) FROM pruned)::int
+				""".formatted(schema.qualify(COMPLETED_TABLE + "_default"));
 		this.unclaimedKinds = """
 				SELECT queue, kind, count(*), extract(epoch FROM clock_timestamp() - min(run_at))
 				FROM %s
@@ -209,6 +278,39 @@ final class MaintenanceStatements {
 				LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
 				WHERE c.oid = '%s'::regclass
 				""".formatted(table);
+	}
+
+	/**
+	 * Creates an empty table for a time partition of completed jobs, with the columns, defaults and
+	 * constraints of the completed jobs' table. No bind parameters: DDL takes none, so the validated
+	 * name is written in.
+	 */
+	String createPartitionTable(String name) {
+		return "CREATE TABLE %s (LIKE %s INCLUDING DEFAULTS INCLUDING CONSTRAINTS)".formatted(partition(name),
+				this.completedTable);
+	}
+
+	/**
+	 * Attaches a table made by {@link #createPartitionTable} as the time partition of completed jobs
+	 * that finished from {@code from} (inclusive) to {@code to} (exclusive): a lock on the completed
+	 * jobs' table that lets completions go on, the new table's indexes made from the parent's.
+	 */
+	String attachPartition(String name, java.time.Instant from, java.time.Instant to) {
+		return "ALTER TABLE %s ATTACH PARTITION %s FOR VALUES FROM ('%s') TO ('%s')".formatted(this.completedTable,
+				partition(name), from, to);
+	}
+
+	/** Drops a time partition of completed jobs, with its rows. */
+	String dropPartition(String name) {
+		return "DROP TABLE %s".formatted(partition(name));
+	}
+
+	/** The qualified name of a time partition, which must be named as pgqueue names them. */
+	private String partition(String name) {
+		if (!PARTITION_NAME.matcher(name).matches()) {
+			throw new IllegalArgumentException("Not a time partition of completed jobs: " + name);
+		}
+		return this.schema.qualify(name);
 	}
 
 }

@@ -148,7 +148,7 @@ class LeasedJobsTests {
 
 	private static Timestamp leaseUntil(UUID id) {
 		return fixture.jdbc()
-			.queryForObject("SELECT lease_until FROM " + fixture.table() + " WHERE public_id = ?", Timestamp.class, id);
+			.queryForObject("SELECT lease_until FROM " + fixture.allJobs() + " WHERE public_id = ?", Timestamp.class, id);
 	}
 
 	private static UUID enqueue(String queue) {

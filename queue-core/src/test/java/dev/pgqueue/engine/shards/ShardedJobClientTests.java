@@ -319,7 +319,7 @@ class ShardedJobClientTests {
 	/** The shards whose jobs table holds the job. */
 	private static long countOn(String shard) {
 		QueueFixture fixture = fixtures.get(shard);
-		return fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.table(), Long.class);
+		return fixture.jdbc().queryForObject("SELECT count(*) FROM " + fixture.allJobs(), Long.class);
 	}
 
 	private static List<String> shardsHolding(UUID id) {
@@ -327,7 +327,7 @@ class ShardedJobClientTests {
 		for (String name : NAMES) {
 			QueueFixture fixture = fixtures.get(name);
 			Integer count = fixture.jdbc()
-				.queryForObject("SELECT count(*) FROM " + fixture.table() + " WHERE public_id = ?", Integer.class, id);
+				.queryForObject("SELECT count(*) FROM " + fixture.allJobs() + " WHERE public_id = ?", Integer.class, id);
 			if (count != null && count > 0) {
 				holding.add(name);
 			}

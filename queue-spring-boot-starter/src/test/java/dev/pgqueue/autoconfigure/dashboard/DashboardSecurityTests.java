@@ -274,7 +274,7 @@ class DashboardSecurityTests {
 		String ran = actOnSchedule(name, "run-now", "done");
 		UUID job = this.schedules.get(name).orElseThrow().lastJob();
 		assertThat(job).isNotNull();
-		assertThat(this.jdbc.queryForObject("SELECT kind FROM " + SCHEMA.name() + ".pgqueue_jobs WHERE public_id = ?",
+		assertThat(this.jdbc.queryForObject("SELECT kind FROM " + SCHEMA.name() + ".pgqueue_all_jobs WHERE public_id = ?",
 				String.class, job)).isEqualTo("dashboard.nightly");
 		assertThat(ran).contains("Ran schedule " + name + " now: job <a href=\"/pgqueue/jobs/" + job + "\">" + job);
 		assertThat(scheduleRow(ran, name)).contains("<td class=\"last-tick\"><a href=\"/pgqueue/jobs/" + job + "\">");
@@ -331,7 +331,7 @@ class DashboardSecurityTests {
 	}
 
 	private int jobsOfKind(String kind) {
-		return this.jdbc.queryForObject("SELECT count(*) FROM " + SCHEMA.name() + ".pgqueue_jobs WHERE kind = ?",
+		return this.jdbc.queryForObject("SELECT count(*) FROM " + SCHEMA.name() + ".pgqueue_all_jobs WHERE kind = ?",
 				Integer.class, kind);
 	}
 
@@ -342,7 +342,7 @@ class DashboardSecurityTests {
 	}
 
 	private String stateOf(UUID id) {
-		return this.jdbc.queryForObject("SELECT state FROM " + SCHEMA.name() + ".pgqueue_jobs WHERE public_id = ?",
+		return this.jdbc.queryForObject("SELECT state FROM " + SCHEMA.name() + ".pgqueue_all_jobs WHERE public_id = ?",
 				String.class, id);
 	}
 
