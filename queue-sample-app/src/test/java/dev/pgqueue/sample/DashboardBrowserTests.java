@@ -286,7 +286,7 @@ class DashboardBrowserTests {
 	}
 
 	private String stateOf(UUID id) {
-		return this.jdbc.queryForObject("SELECT state FROM " + schema.name() + ".pgqueue_jobs WHERE public_id = ?",
+		return this.jdbc.queryForObject("SELECT state FROM " + schema.name() + ".pgqueue_all_jobs WHERE public_id = ?",
 				String.class, id);
 	}
 
