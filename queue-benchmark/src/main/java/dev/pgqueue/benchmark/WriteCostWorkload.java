@@ -85,8 +85,11 @@ final class WriteCostWorkload implements Workload {
 			if (!Double.isNaN(cost.enqueue().btreeEntries()) && !Double.isNaN(raw.enqueue().btreeEntries())) {
 				results.add(Result.lower(name(), variant.name() + ", enqueue", "B-tree entries", "per job",
 						cost.enqueue().btreeEntries(), raw.enqueue().btreeEntries(), null));
-				results.add(Result.lower(name(), variant.name() + ", run", "B-tree entries", "per job",
-						cost.run().btreeEntries(), raw.run().btreeEntries(), null));
+				if (!variant.deleteCompleted()) {
+					// A delete writes no index entry, on either side.
+					results.add(Result.lower(name(), variant.name() + ", run", "B-tree entries", "per job",
+							cost.run().btreeEntries(), raw.run().btreeEntries(), null));
+				}
 			}
 			if (!variant.deleteCompleted()) {
 				// A delete writes no index entry, on either side.
