@@ -227,30 +227,8 @@ final class MaintenanceStatements {
 				RETURNING j.public_id, j.kind, j.queue, j.attempt, j.state
 				""".formatted(table, JobStatements.historyAppended("?::int", "j.attempt", "j.started_at",
 				"'expired'", "NULL", "'lease held by ' || coalesce(j.lease_owner, '?') || ' expired at ' || j.lease_until"));
-		this.pruneFinished = """
-				WITH cleaner_lock AS (SELECT pg_try_advisory_xact_lock(hashtext(?)) AS held),
-				     old AS MATERIALIZED (
-				         SELECT id FROM %1$s
-				         WHERE state = ? AND finished_at < clock_timestamp() - ? * interval '1 millisecond'
-				           AND (SELECT held FROM cleaner_lock)
-				         LIMIT ? FOR UPDATE SKIP LOCKED),
-				     pruned AS (
-				         DELETE FROM %1$s j USING old WHERE j.id = old.id
-				         RETURNING 1)
-				SELECT (SELECT held FROM cleaner_lock), (SELECT count(*) FROM pruned)::int
-				""".formatted(schema.qualify("pgqueue_finished_jobs"));
-		this.pruneCompletedDefault = """
-				WITH cleaner_lock AS (SELECT pg_try_advisory_xact_lock(hashtext(?)) AS held),
-				     old AS MATERIALIZED (
-				         SELECT id FROM %1$s
-				         WHERE state = ? AND finished_at < clock_timestamp() - ? * interval '1 millisecond'
-				           AND (SELECT held FROM cleaner_lock)
-				         LIMIT ? FOR UPDATE SKIP LOCKED),
-				     pruned AS (
-				         DELETE FROM %1$s j USING old WHERE j.id = old.id
-				         RETURNING 1)
-				SELECT (SELECT held FROM cleaner_lock), (SELECT count(*) FROM pruned)::int
-				""".formatted(schema.qualify(COMPLETED_TABLE + "_default"));
+		this.pruneFinished = pruning(schema.qualify("pgqueue_finished_jobs"));
+		this.pruneCompletedDefault = pruning(schema.qualify(COMPLETED_TABLE + "_default"));
 		this.unclaimedKinds = """
 				SELECT queue, kind, count(*), extract(epoch FROM clock_timestamp() - min(run_at))
 				FROM %s
@@ -277,6 +255,22 @@ final class MaintenanceStatements {
 				FROM pg_class c
 				LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
 				WHERE c.oid = '%s'::regclass
+				""".formatted(table);
+	}
+
+	/** {@link #pruneFinished}'s text for one table of finished jobs, qualified and quoted. */
+	private static String pruning(String table) {
+		return """
+				WITH cleaner_lock AS (SELECT pg_try_advisory_xact_lock(hashtext(?)) AS held),
+				     old AS MATERIALIZED (
+				         SELECT id FROM %1$s
+				         WHERE state = ? AND finished_at < clock_timestamp() - ? * interval '1 millisecond'
+				           AND (SELECT held FROM cleaner_lock)
+				         LIMIT ? FOR UPDATE SKIP LOCKED),
+				     pruned AS (
+				         DELETE FROM %1$s j USING old WHERE j.id = old.id
+				         RETURNING 1)
+				SELECT (SELECT held FROM cleaner_lock), (SELECT count(*) FROM pruned)::int
 				""".formatted(table);
 	}
 
