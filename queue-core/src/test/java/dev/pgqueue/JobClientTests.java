@@ -197,6 +197,59 @@ class JobClientTests {
 	}
 
 	@Test
+	void aCallOfJobsThatAllUseOneOptionalColumnKeepsItAndPlainJobsTakeTheDefaults() {
+		// A call whose jobs all leave the optional columns to their defaults goes in through a narrower
+		// insert; one job with any option takes every job of the call through the full one.
+		Instant past = Instant.now().minus(Duration.ofMinutes(5)).truncatedTo(ChronoUnit.MILLIS);
+		Map<String, java.util.function.IntFunction<JobRequest>> optional = new java.util.LinkedHashMap<>();
+		optional.put("run_at", (i) -> JobRequest.of("opt.job", i).queue("opt").runAt(past));
+		optional.put("delay", (i) -> JobRequest.of("opt.job", i).queue("opt").delay(Duration.ofMinutes(3)));
+		optional.put("jitter", (i) -> JobRequest.of("opt.job", i).queue("opt").jitter(Duration.ofMinutes(3)));
+		optional.put("concurrency_key", (i) -> JobRequest.of("opt.job", i).queue("opt").concurrencyKey("k"));
+		optional.put("tags", (i) -> JobRequest.of("opt.job", i).queue("opt").tags("t"));
+		optional.put("rate_weight", (i) -> JobRequest.of("opt.job", i).queue("opt").rateWeight(3));
+		for (Map.Entry<String, java.util.function.IntFunction<JobRequest>> option : optional.entrySet()) {
+			// Two jobs: one alone goes in through the single-row insert.
+			UUID id = fixture.client()
+				.enqueueAll(List.of(option.getValue().apply(1), option.getValue().apply(2)))
+				.get(1);
+			Map<String, Object> row = fixture.jdbc().queryForMap("SELECT run_at = created_at AS at_creation, "
+					+ "run_at > created_at + interval '1 minute' AS later, state, concurrency_key, tags::text AS tags, "
+					+ "rate_weight FROM " + fixture.allJobs() + " WHERE public_id = ?", id);
+			switch (option.getKey()) {
+				case "run_at" -> assertThat(runAt(id)).as(option.getKey()).isEqualTo(past);
+				case "delay" -> assertThat(row).as(option.getKey()).containsEntry("later", true);
+				case "jitter" -> assertThat(row).as(option.getKey()).containsEntry("at_creation", false);
+				case "concurrency_key" -> assertThat(row).as(option.getKey()).containsEntry("concurrency_key", "k");
+				case "tags" -> assertThat(row).as(option.getKey()).containsEntry("tags", "{t}");
+				default -> assertThat(row).as(option.getKey()).containsEntry("rate_weight", 3);
+			}
+		}
+
+		List<UUID> plain = fixture.client()
+			.enqueueAll(IntStream.range(0, 3)
+				.mapToObj((i) -> JobRequest.of("spread.job", i).queue("mail").priority(i).maxAttempts(i + 1))
+				.toList());
+		List<Map<String, Object>> rows = fixture.jdbc().queryForList("SELECT run_at = created_at AS at_creation, state, "
+				+ "priority, max_attempts, bucket, attempt, concurrency_key, tags, rate_weight, trace_context, lease_owner "
+				+ "FROM " + fixture.allJobs() + " WHERE public_id = ANY(?) ORDER BY priority",
+				(Object) plain.toArray(new UUID[0]));
+		assertThat(rows).hasSize(3);
+		for (int i = 0; i < 3; i++) {
+			assertThat(rows.get(i)).containsEntry("at_creation", true)
+				.containsEntry("state", "available")
+				.containsEntry("priority", i)
+				.containsEntry("max_attempts", i + 1)
+				.containsEntry("attempt", 0)
+				.containsEntry("concurrency_key", null)
+				.containsEntry("tags", null)
+				.containsEntry("rate_weight", null)
+				.containsEntry("trace_context", null)
+				.containsEntry("lease_owner", null);
+		}
+	}
+
+	@Test
 	void delayOrRunAtInTheFutureSchedulesTheJobAndRunAtInThePastMakesItAvailable() {
 		JobClient client = fixture.client();
 		Instant future = Instant.now().plus(Duration.ofMinutes(30)).truncatedTo(ChronoUnit.MILLIS);

@@ -1,6 +1,11 @@
 package dev.pgqueue;
 
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -14,6 +19,8 @@ import dev.pgqueue.engine.settings.QueueSettings;
 import dev.pgqueue.engine.settings.WorkerSettings;
 import dev.pgqueue.metrics.QueueMetrics;
 import org.junit.jupiter.api.AfterAll;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -147,6 +154,62 @@ class NotificationTests {
 		finally {
 			engine.close();
 		}
+	}
+
+	@Test
+	void anEnqueueNotifiesExactlyTheQueuesThatReceivedJobsDueNow() throws Exception {
+		QueueEngine enqueuing = enqueuing();
+		String channel = fixture.repository().channel();
+		try (Connection listener = fixture.dataSource().getConnection()) {
+			listener.setAutoCommit(true);
+			try (Statement statement = listener.createStatement()) {
+				statement.execute("LISTEN \"" + channel + "\"");
+			}
+			JobClient client = enqueuing.client();
+			// Jobs that use every column, and plain ones, which go in through the narrower insert; a
+			// scheduled job's queue is not notified, wherever it sits in the call.
+			client.enqueueAll(List.of(JobRequest.of("wake.later", "1").queue("n-scheduled").delay(Duration.ofHours(1)),
+					JobRequest.of("wake.tagged", "2").queue("n-tagged").tags("t"),
+					JobRequest.of("wake.runat", "3").queue("n-past").runAt(Instant.now().minusSeconds(60))));
+			assertThat(notifiedQueues(listener)).containsExactlyInAnyOrder("n-tagged", "n-past");
+			client.enqueueAll(List.of(JobRequest.of("wake.plain", "4").queue("n-plain-a"),
+					JobRequest.of("wake.plain", "5").queue("n-plain-b"), JobRequest.of("wake.plain", "6").queue("n-plain-a")));
+			assertThat(notifiedQueues(listener)).containsExactlyInAnyOrder("n-plain-a", "n-plain-b");
+			client.enqueueAll(List.of(JobRequest.of("wake.later", "7").queue("n-scheduled").delay(Duration.ofHours(1))));
+			client.enqueue(JobRequest.of("wake.later", "8").queue("n-scheduled").delay(Duration.ofHours(1)));
+			client.enqueue(JobRequest.of("wake.one", "9").queue("n-one"));
+			assertThat(notifiedQueues(listener)).containsExactly("n-one");
+			// Rolled back: the notifications go with it.
+			fixture.transactionTemplate().executeWithoutResult((status) -> {
+				client.enqueueAll(List.of(JobRequest.of("wake.plain", "10").queue("n-rolled-back")));
+				status.setRollbackOnly();
+			});
+			assertThat(notifiedQueues(listener)).isEmpty();
+			assertThat(fixture.jdbc()
+				.queryForList("SELECT queue || ':' || state FROM " + fixture.table() + " WHERE queue LIKE 'n-%' ORDER BY id",
+						String.class)).containsExactly("n-scheduled:scheduled", "n-tagged:available", "n-past:available",
+								"n-plain-a:available", "n-plain-b:available", "n-plain-a:available",
+								"n-scheduled:scheduled", "n-scheduled:scheduled", "n-one:available");
+		}
+		finally {
+			enqueuing.close();
+		}
+	}
+
+	/** The queues notified on the listener's connection since the last call, waiting half a second for them. */
+	private static List<String> notifiedQueues(Connection listener) throws SQLException {
+		PGConnection pg = listener.unwrap(PGConnection.class);
+		List<String> queues = new ArrayList<>();
+		long until = System.nanoTime() + Duration.ofMillis(500).toNanos();
+		while (System.nanoTime() < until) {
+			PGNotification[] notifications = pg.getNotifications(50);
+			if (notifications != null) {
+				for (PGNotification notification : notifications) {
+					queues.add(notification.getParameter());
+				}
+			}
+		}
+		return queues;
 	}
 
 	/** The application whose poller of the queue waits out its interval unless notified. */

@@ -174,17 +174,17 @@ final class RawQueue implements AutoCloseable {
 		ps.executeUpdate();
 	}
 
-	/** Inserts {@code count} due jobs with one multi-row statement. */
+	/**
+	 * Inserts {@code count} due jobs with one multi-row statement: the engine's insert of jobs that use
+	 * no optional column, as {@code enqueueAll} sends it for such jobs.
+	 */
 	void insertMany(int count, String payloadJson) throws SQLException {
 		UUID[] ids = new UUID[count];
 		String[] kinds = new String[count];
 		String[] queues = new String[count];
 		String[] payloads = new String[count];
 		Integer[] priorities = new Integer[count];
-		Timestamp[] runAts = new Timestamp[count];
-		Long[] delays = new Long[count];
 		Integer[] maxAttempts = new Integer[count];
-		Long[] jitters = new Long[count];
 		Integer[] buckets = new Integer[count];
 		for (int i = 0; i < count; i++) {
 			ids[i] = UUID.randomUUID();
@@ -193,24 +193,17 @@ final class RawQueue implements AutoCloseable {
 			payloads[i] = payloadJson;
 			priorities[i] = 0;
 			maxAttempts[i] = 10;
-			jitters[i] = 0L;
 			buckets[i] = ThreadLocalRandom.current().nextInt(64);
 		}
-		PreparedStatement ps = statement(this.sql.insertMany);
+		PreparedStatement ps = statement(this.sql.insertManyPlain);
 		ps.setArray(1, this.connection.createArrayOf("uuid", ids));
 		ps.setArray(2, this.connection.createArrayOf("text", kinds));
 		ps.setArray(3, this.connection.createArrayOf("text", queues));
 		ps.setArray(4, this.connection.createArrayOf("text", payloads));
 		ps.setArray(5, this.connection.createArrayOf("int4", priorities));
-		ps.setArray(6, this.connection.createArrayOf("timestamptz", runAts));
-		ps.setArray(7, this.connection.createArrayOf("int8", delays));
-		ps.setArray(8, this.connection.createArrayOf("int4", maxAttempts));
-		ps.setArray(9, this.connection.createArrayOf("int8", jitters));
-		ps.setArray(10, this.connection.createArrayOf("int4", buckets));
-		ps.setArray(11, this.connection.createArrayOf("text", new String[count]));
-		ps.setArray(12, this.connection.createArrayOf("text", new String[count]));
-		ps.setArray(13, this.connection.createArrayOf("text", new String[count]));
-		ps.setArray(14, this.connection.createArrayOf("int4", new Integer[count]));
+		ps.setArray(6, this.connection.createArrayOf("int4", maxAttempts));
+		ps.setArray(7, this.connection.createArrayOf("int4", buckets));
+		ps.setArray(8, this.connection.createArrayOf("text", new String[count]));
 		ps.executeUpdate();
 	}
 

@@ -119,36 +119,54 @@ public class JobRepository {
 
 	/**
 	 * Inserts one job, in the caller's transaction if there is one.
-	 * @param notify whether the same statement notifies the job's queue, if the job is due and
-	 * notifications are on
+	 * @param notify whether the same statement notifies the job's queue, if the job is due now (by
+	 * {@link NewJob#isDueNow()}) and notifications are on
 	 */
 	public void insert(NewJob job, boolean notify) {
-		Object[] arguments = { job.publicId(), job.kind(), job.queue(), job.payloadJson(), job.priority(),
+		Object[] row = { job.publicId(), job.kind(), job.queue(), job.payloadJson(), job.priority(),
 				timestamp(job.runAt()), delayMicros(job.delay()), job.maxAttempts(), delayMicros(job.jitter()),
 				job.bucket(), job.concurrencyKey(), TraceContextColumn.write(job.traceContext()), job.tagsLiteral(),
 				job.rateWeight() };
-		if (notify && this.notify) {
+		if (notify && this.notify && job.isDueNow()) {
+			Object[] arguments = Arrays.copyOf(row, row.length + 1);
+			arguments[row.length] = job.queue();
 			this.jdbc.query(this.sql.insertOneNotifying, IGNORE_ROWS, arguments);
 		}
 		else {
-			this.jdbc.update(this.sql.insertOne, arguments);
+			this.jdbc.update(this.sql.insertOne, row);
 		}
 	}
 
 	/**
-	 * Inserts many jobs with one statement, in the caller's transaction if there is one.
-	 * @param notify whether the same statement notifies the queues that received due jobs, if
-	 * notifications are on
+	 * Inserts many jobs with one statement, in the caller's transaction if there is one. Jobs that all
+	 * leave the optional columns to their defaults go in through a statement that carries only the
+	 * columns they have.
+	 * @param notify whether the same statement notifies the queues that received jobs due now (by
+	 * {@link NewJob#isDueNow()}), if notifications are on
 	 */
 	public void insertAll(List<NewJob> jobs, boolean notify) {
 		if (jobs.isEmpty()) {
 			return;
 		}
 		NewJobColumns columns = new NewJobColumns(jobs);
-		boolean notifying = notify && this.notify;
+		String[] dueQueues = (notify && this.notify)
+				? jobs.stream().filter(NewJob::isDueNow).map(NewJob::queue).distinct().toArray(String[]::new)
+				: new String[0];
+		boolean notifying = dueQueues.length > 0;
+		String sql = columns.plain() ? (notifying ? this.sql.insertManyPlainNotifying : this.sql.insertManyPlain)
+				: (notifying ? this.sql.insertManyNotifying : this.sql.insertMany);
 		PreparedStatementCreator statement = (Connection con) -> {
-			PreparedStatement ps = con.prepareStatement(notifying ? this.sql.insertManyNotifying : this.sql.insertMany);
-			columns.bind(con, ps);
+			PreparedStatement ps = con.prepareStatement(sql);
+			if (columns.plain()) {
+				columns.bindPlain(con, ps);
+			}
+			else {
+				columns.bind(con, ps);
+			}
+			if (notifying) {
+				ps.setArray((columns.plain() ? NewJobColumns.PLAIN_COUNT : NewJobColumns.COUNT) + 1,
+						con.createArrayOf("text", dueQueues));
+			}
 			return ps;
 		};
 		if (notifying) {

@@ -151,7 +151,10 @@ public final class JobStatements {
 	 */
 	public final String insertOne;
 
-	/** {@link #insertOne}, notifying the job's queue in the same statement if it is due. */
+	/**
+	 * {@link #insertOne}, notifying the job's queue in the same statement. Parameters: those of
+	 * {@link #insertOne}, then the queue to notify.
+	 */
 	public final String insertOneNotifying;
 
 	/**
@@ -161,8 +164,23 @@ public final class JobStatements {
 	 */
 	public final String insertMany;
 
-	/** {@link #insertMany}, notifying the queues that received due jobs in the same statement. */
+	/**
+	 * {@link #insertMany}, notifying queues in the same statement. Parameters: those of
+	 * {@link #insertMany}, then an array of the queues to notify (those the caller knows received due
+	 * jobs).
+	 */
 	public final String insertManyNotifying;
+
+	/**
+	 * Inserts many jobs that use none of the optional columns (due now: no run-at, delay or jitter; no
+	 * concurrency key, tags or rate weight), available at once, with one statement that carries only
+	 * the columns such a job has. Parameters: arrays of public ids, kinds, queues, payloads, priorities,
+	 * max attempts, buckets and trace contexts.
+	 */
+	public final String insertManyPlain;
+
+	/** {@link #insertManyPlain}, then an array of the queues to notify, as {@link #insertManyNotifying}. */
+	public final String insertManyPlainNotifying;
 
 	/** Notifies queues of new jobs. Parameters: the channel, an array of queue names. */
 	public final String notifyQueues = "SELECT pg_notify(?, q) FROM unnest(?::text[]) q";
@@ -325,7 +343,9 @@ public final class JobStatements {
 				             ?::integer AS rate_weight) r
 				CROSS JOIN LATERAL (SELECT %2$s AS due) d
 				""".formatted(this.table, DUE_AT);
-		this.insertOneNotifying = notifying(this.insertOne);
+		this.insertOneNotifying = """
+				WITH inserted AS (%s)
+				SELECT pg_notify('%s', ?::text)""".formatted(this.insertOne.strip(), this.channel);
 		this.insertMany = """
 				INSERT INTO %1$s (public_id, kind, queue, payload, priority, run_at, max_attempts, bucket,
 				                  concurrency_key, trace_context, tags, rate_weight, state)
@@ -340,6 +360,15 @@ public final class JobStatements {
 				CROSS JOIN LATERAL (SELECT %2$s AS due) d
 				""".formatted(this.table, DUE_AT);
 		this.insertManyNotifying = notifying(this.insertMany);
+		this.insertManyPlain = """
+				INSERT INTO %s (public_id, kind, queue, payload, priority, max_attempts, bucket, trace_context, state)
+				SELECT r.public_id, r.kind, r.queue, r.payload::jsonb, r.priority, r.max_attempts, r.bucket,
+				       r.trace_context::jsonb, 'available'
+				FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::smallint[], ?::integer[], ?::smallint[],
+				            ?::text[])
+				     AS r(public_id, kind, queue, payload, priority, max_attempts, bucket, trace_context)
+				""".formatted(this.table);
+		this.insertManyPlainNotifying = notifying(this.insertManyPlain);
 		String claimable = """
 				SELECT %s FROM %s
 				WHERE queue = ? AND state = 'available' AND kind = ANY(?)
@@ -465,15 +494,15 @@ public final class JobStatements {
 	}
 
 	/**
-	 * Wraps an insert so that the same statement notifies the queues that received due jobs: one round
-	 * trip, and PostgreSQL folds identical notifications of one transaction into one.
+	 * Wraps an insert so that the same statement notifies the queues named by its last parameter, an
+	 * array: one round trip. The caller names the queues it knows received due jobs, so the insert
+	 * returns nothing (a {@code WITH} holding an insert runs it whether or not the query reads it), and
+	 * PostgreSQL folds identical notifications of one transaction into one.
 	 */
 	private String notifying(String insert) {
 		return """
-				WITH inserted AS (%s
-				    RETURNING queue, state)
-				SELECT pg_notify('%s', q.queue) FROM (SELECT DISTINCT queue FROM inserted WHERE state = 'available') q"""
-			.formatted(insert.strip(), this.channel);
+				WITH inserted AS (%s)
+				SELECT pg_notify('%s', q) FROM unnest(?::text[]) q""".formatted(insert.strip(), this.channel);
 	}
 
 }

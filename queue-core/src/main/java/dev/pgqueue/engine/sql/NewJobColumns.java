@@ -26,6 +26,9 @@ final class NewJobColumns {
 	/** How many parameters {@link #bind} sets. */
 	static final int COUNT = 14;
 
+	/** How many parameters {@link #bind} sets for jobs that are all {@link #plain()}. */
+	static final int PLAIN_COUNT = 8;
+
 	private final UUID[] ids;
 
 	private final String[] kinds;
@@ -55,6 +58,9 @@ final class NewJobColumns {
 
 	private final Integer[] rateWeights;
 
+	/** Whether every job uses none of the optional columns, and is due now. */
+	private final boolean plain;
+
 	NewJobColumns(List<NewJob> jobs) {
 		int n = jobs.size();
 		this.ids = new UUID[n];
@@ -73,8 +79,10 @@ final class NewJobColumns {
 		this.rateWeights = new Integer[n];
 		Map<String, String> lastContext = null;
 		String lastContextJson = null;
+		boolean allPlain = true;
 		for (int i = 0; i < n; i++) {
 			NewJob job = jobs.get(i);
+			allPlain = allPlain && isPlain(job);
 			this.ids[i] = job.publicId();
 			this.kinds[i] = job.kind();
 			this.queues[i] = job.queue();
@@ -95,6 +103,43 @@ final class NewJobColumns {
 			this.tags[i] = job.tagsLiteral();
 			this.rateWeights[i] = job.rateWeight();
 		}
+		this.plain = allPlain;
+	}
+
+	/**
+	 * Whether the job leaves every optional column to its default: due now (no run-at, no delay, no
+	 * jitter), no concurrency key, no tags, its kind's rate weight.
+	 */
+	static boolean isPlain(NewJob job) {
+		return job.runAt() == null && (job.delay() == null || job.delay().isZero()) && job.jitter().isZero()
+				&& job.concurrencyKey() == null && job.tags().isEmpty() && job.rateWeight() == null;
+	}
+
+	/**
+	 * Whether every job is {@linkplain #isPlain plain}, so that {@link #bindPlain} and the plain insert
+	 * may carry them.
+	 */
+	boolean plain() {
+		return this.plain;
+	}
+
+	/**
+	 * Sets the {@value #PLAIN_COUNT} arrays of {@code JobStatements.insertManyPlain} as parameters 1 to
+	 * {@value #PLAIN_COUNT}: public id, kind, queue, payload, priority, max attempts, bucket, trace
+	 * context. Only for {@link #plain()} jobs: the others' optional columns would be lost.
+	 */
+	void bindPlain(Connection con, PreparedStatement ps) throws SQLException {
+		if (!this.plain) {
+			throw new IllegalStateException("Not every job is plain: insert them with every column");
+		}
+		ps.setArray(1, con.createArrayOf("uuid", this.ids));
+		ps.setArray(2, con.createArrayOf("text", this.kinds));
+		ps.setArray(3, con.createArrayOf("text", this.queues));
+		ps.setArray(4, con.createArrayOf("text", this.payloads));
+		ps.setArray(5, con.createArrayOf("int4", this.priorities));
+		ps.setArray(6, con.createArrayOf("int4", this.maxAttempts));
+		ps.setArray(7, con.createArrayOf("int4", this.buckets));
+		ps.setArray(8, con.createArrayOf("text", this.traceContexts));
 	}
 
 	/** Sets the {@value #COUNT} arrays as parameters 1 to {@value #COUNT}. */
