@@ -16,8 +16,9 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * A transactional queue drains a backlog of short jobs in batches that grow from its
- * {@code batch-size} towards its {@code max-batch-size}; a queue whose two sizes are equal keeps its
- * size.
+ * {@code batch-size} towards its {@code max-batch-size}, and a leased one in claims that take what its
+ * workers start during two claim round trips, up to the same maximum; a queue whose two sizes are
+ * equal keeps its size.
  */
 class AdaptiveBatchTests {
 
@@ -37,8 +38,29 @@ class AdaptiveBatchTests {
 	}
 
 	@Test
-	void leasedTwoPhaseAndOneJobPerTransactionQueuesDoNotAdapt() {
-		assertThat(QueueSettings.defaults("leased").withMode(QueueMode.LEASED).adaptsBatchSize()).isFalse();
+	void aLeasedQueueClaimsAheadOfItsWorkersBeyondItsBatchSizeWhileJobsAreShort() {
+		assertThat(largestClaim(QueueSettings.defaults("leased_grows").withMode(QueueMode.LEASED).withConcurrency(2)))
+			.as("largest claim")
+			.isGreaterThan(10);
+	}
+
+	@Test
+	void aLeasedQueueWithEqualSizesOrWithoutClaimAheadKeepsItsBatchSize() {
+		assertThat(largestClaim(
+				QueueSettings.defaults("leased_fixed").withMode(QueueMode.LEASED).withConcurrency(2).withMaxBatchSize(10)))
+			.as("largest claim")
+			.isLessThanOrEqualTo(10);
+		assertThat(largestClaim(
+				QueueSettings.defaults("leased_no_ahead").withMode(QueueMode.LEASED).withConcurrency(2).withClaimAhead(false)))
+			.as("largest claim")
+			.isLessThanOrEqualTo(2);
+	}
+
+	@Test
+	void twoPhaseOneJobPerTransactionAndLeasedQueuesWithoutClaimAheadDoNotAdapt() {
+		assertThat(QueueSettings.defaults("leased").withMode(QueueMode.LEASED).adaptsBatchSize()).isTrue();
+		assertThat(QueueSettings.defaults("leased").withMode(QueueMode.LEASED).withClaimAhead(false).adaptsBatchSize())
+			.isFalse();
 		assertThat(QueueSettings.defaults("two-phase").withBatchSize(1).withTwoPhaseCommit(true).adaptsBatchSize())
 			.isFalse();
 		assertThat(QueueSettings.defaults("one-per-transaction").withBatchSize(1).adaptsBatchSize()).isFalse();

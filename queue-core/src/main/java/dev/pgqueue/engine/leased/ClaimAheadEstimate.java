@@ -6,7 +6,7 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * How many jobs a leased poller holds claimed ahead of its free workers: about what its workers
  * start during two claim round trips plus a little slack, from the start rate observed between
- * claims (smoothed), never more than the batch size. Short jobs get up to a full batch ahead; jobs
+ * claims (smoothed), never more than one claim may take. Short jobs get up to a full claim ahead; jobs
  * that take seconds none at all.
  *
  * <p>Workers count the jobs they start; the poll thread updates the estimate after each of its
@@ -17,7 +17,7 @@ final class ClaimAheadEstimate {
 	/** Added to two claim round trips: covers the hand-off to a worker and scheduling. */
 	static final long SLACK_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
 
-	private final int batchSize;
+	private final int mostClaimed;
 
 	private final AtomicLong started = new AtomicLong();
 
@@ -31,9 +31,12 @@ final class ClaimAheadEstimate {
 
 	private volatile int target;
 
-	/** @param batchSize most jobs one claim takes, and so the largest target */
-	public ClaimAheadEstimate(int batchSize) {
-		this.batchSize = batchSize;
+	/**
+	 * @param mostClaimed most jobs one claim takes ({@code max-batch-size} where leased claims adapt,
+	 * else {@code batch-size}), and so the largest target
+	 */
+	public ClaimAheadEstimate(int mostClaimed) {
+		this.mostClaimed = mostClaimed;
 	}
 
 	/** A worker started a job. */
@@ -58,7 +61,7 @@ final class ClaimAheadEstimate {
 		this.startedAtLastClaim = startedNow;
 		this.claimNanos = (this.claimNanos == 0) ? claimTook : 0.8 * this.claimNanos + 0.2 * claimTook;
 		double horizon = 2 * this.claimNanos + SLACK_NANOS;
-		this.target = (int) Math.min(this.batchSize, Math.round(this.startsPerNano * horizon));
+		this.target = (int) Math.min(this.mostClaimed, Math.round(this.startsPerNano * horizon));
 	}
 
 	/** Jobs to hold claimed ahead, as last estimated. */

@@ -39,7 +39,8 @@ import org.springframework.dao.DataAccessException;
  * <p><b>Claiming ahead.</b> Claiming only for free slots costs a claim round trip per job when jobs
  * are short, and leaves each freed worker idle for that round trip. With
  * {@link QueueSettings#claimAhead()}, the poll thread also claims about as many jobs as its workers
- * start during two claim round trips (plus 2 ms), at most the batch size ({@link ClaimAheadEstimate}),
+ * start during two claim round trips (plus 2 ms), at most {@code max-batch-size} (or the batch size,
+ * where claims do not adapt: {@link QueueSettings#adaptsBatchSize()}) ({@link ClaimAheadEstimate}),
  * into a local FIFO. A worker that finishes takes the next job from it without a round trip, and
  * the poll thread claims again when it is half empty. Jobs claimed ahead are leased like running
  * jobs, go back to the queue without using an attempt if they wait more than
@@ -103,6 +104,12 @@ public final class LeasedClaims implements ClaimStrategy {
 
 	private final ClaimAheadEstimate aheadEstimate;
 
+	/**
+	 * Most jobs one claim takes: {@code max-batch-size} where claims adapt (claim-ahead sizes them by
+	 * the workers' pace), else {@code batch-size}.
+	 */
+	private final int mostClaimed;
+
 	/** How many workers may claim their next jobs themselves at once, besides the poll thread. */
 	private final Semaphore workerClaims;
 
@@ -144,7 +151,8 @@ public final class LeasedClaims implements ClaimStrategy {
 		this.lifecycle = context.workers();
 		this.connections = context.connections();
 		this.leased = new LeasedJobs(this.repository, this.settings.name(), this.owner, this.settings.leaseDuration());
-		this.aheadEstimate = new ClaimAheadEstimate(this.settings.batchSize());
+		this.mostClaimed = this.settings.adaptsBatchSize() ? this.settings.maxBatchSize() : this.settings.batchSize();
+		this.aheadEstimate = new ClaimAheadEstimate(this.mostClaimed);
 		this.rate = context.rate();
 		this.claimAhead = this.settings.claimAhead();
 		this.workerClaims = new Semaphore(
@@ -184,10 +192,10 @@ public final class LeasedClaims implements ClaimStrategy {
 		int waiting = this.leased.aheadCount();
 		int target = this.claimAhead ? this.aheadEstimate.target() : 0;
 		if (waiting == 0 && free > 0) {
-			return Math.min(this.settings.batchSize(), free + target);
+			return Math.min(this.mostClaimed, free + target);
 		}
 		if (target > 0 && waiting <= target / 2) {
-			return Math.min(this.settings.batchSize(), free + target - waiting);
+			return Math.min(this.mostClaimed, free + target - waiting);
 		}
 		return 0;
 	}
@@ -317,7 +325,7 @@ public final class LeasedClaims implements ClaimStrategy {
 
 	/**
 	 * Claims this worker's next job itself, when nothing is claimed ahead: its own and as many more as
-	 * the claim-ahead estimate asks for (at most batch-size), which go to the FIFO. Only while the
+	 * the claim-ahead estimate asks for (at most {@link #mostClaimed}), which go to the FIFO. Only while the
 	 * last claim took all it asked for: a queue that keeps up (a steady trickle, or empty) is left to
 	 * the poll thread and its wake-ups, and costs no extra claims; nor while the queue is paused.
 	 * Returns null when it claimed nothing.
@@ -327,7 +335,7 @@ public final class LeasedClaims implements ClaimStrategy {
 			return null;
 		}
 		try {
-			int wanted = Math.max(1, Math.min(this.settings.batchSize(), this.aheadEstimate.target() + 1));
+			int wanted = Math.max(1, Math.min(this.mostClaimed, this.aheadEstimate.target() + 1));
 			List<Held> claimed = claim(wanted, false);
 			if (claimed.isEmpty()) {
 				return null;

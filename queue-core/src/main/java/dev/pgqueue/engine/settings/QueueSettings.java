@@ -22,9 +22,10 @@ import org.jspecify.annotations.Nullable;
  * @param batchSize most jobs claimed by one statement; in transactional mode, where a batch starts
  * and the least it shrinks to when its size adapts
  * @param maxBatchSize transactional mode: the most jobs a batch grows to while claims come back full
- * and batches stay short ({@code AdaptiveBatchSize}); equal to {@code batchSize} for a fixed size.
- * Leased queues, queues with two-phase commit and queues with a {@code batchSize} of 1 (one job per
- * transaction) do not adapt
+ * and batches stay short ({@code AdaptiveBatchSize}); leased mode with claim-ahead: the most jobs one
+ * claim takes while workers start jobs faster than claims return ({@code ClaimAheadEstimate}); equal
+ * to {@code batchSize} for a fixed size. Queues with two-phase commit, leased queues without
+ * claim-ahead and queues with a {@code batchSize} of 1 do not adapt
  * @param pollInterval pause between polls that found less than a full batch (jittered ±10 %)
  * @param leaseDuration how long a leased job may run without its lease being extended
  * @param maxAttempts attempts a job gets when its request does not say
@@ -226,13 +227,17 @@ public record QueueSettings(String name, QueueMode mode, int concurrency, int ba
 	}
 
 	/**
-	 * Whether the size of the queue's batches adapts between {@link #batchSize()} and
-	 * {@link #maxBatchSize()}: transactional queues without two-phase commit whose maximum is larger,
-	 * and whose {@code batch-size} is not 1, which asks for one job per transaction.
+	 * Whether the number of jobs the queue's claims take adapts between {@link #batchSize()} and
+	 * {@link #maxBatchSize()}, for queues whose maximum is larger and whose {@code batch-size} is not 1:
+	 * transactional queues without two-phase commit (their batches grow and shrink), and leased queues
+	 * that claim ahead (a claim takes what their workers start during two claim round trips, up to the
+	 * maximum).
 	 */
 	public boolean adaptsBatchSize() {
-		return this.mode == QueueMode.TRANSACTIONAL && !this.twoPhaseCommit && this.batchSize > 1
-				&& this.maxBatchSize > this.batchSize;
+		if (this.batchSize <= 1 || this.maxBatchSize <= this.batchSize) {
+			return false;
+		}
+		return (this.mode == QueueMode.TRANSACTIONAL) ? !this.twoPhaseCommit : this.claimAhead;
 	}
 
 	public QueueSettings withPollInterval(Duration pollInterval) {
