@@ -30,17 +30,18 @@ public class QueueSettingsProperties {
 	private int concurrency = QueueSettings.DEFAULT_CONCURRENCY;
 
 	/**
-	 * Most jobs one claim statement takes. Defaults to 10, and to 1 for a queue with
-	 * two-phase-commit, which accepts no other value. In transactional mode, where a batch
-	 * starts and the least it shrinks to when its size adapts (max-batch-size).
+	 * Most jobs one claim statement takes where claims do not adapt. Defaults to 10, and to 1 for a
+	 * queue with two-phase-commit, which accepts no other value. In transactional mode, where a
+	 * batch starts and the least it shrinks to when its size adapts (max-batch-size).
 	 */
 	private Integer batchSize;
 
 	/**
 	 * Transactional mode: the most jobs a batch grows to while claims come back full and batches
-	 * run shorter than 200 ms. Defaults to 500 (or batch-size, when larger); set it to
-	 * batch-size for a batch that never grows. Leased queues, queues with two-phase-commit and
-	 * queues with a batch-size of 1 (one job per transaction) do not adapt.
+	 * run shorter than 200 ms. Leased mode with claim-ahead: the most jobs one claim takes while
+	 * workers start jobs faster than claims come back. Defaults to 500 (or batch-size, when
+	 * larger); set it to batch-size for claims that never grow. Queues with two-phase-commit,
+	 * leased queues without claim-ahead and queues with a batch-size of 1 do not adapt.
 	 */
 	private Integer maxBatchSize;
 
