@@ -8,6 +8,8 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import dev.pgqueue.engine.QueueEngine;
+import dev.pgqueue.engine.sql.JobRepository;
+import dev.pgqueue.schema.SchemaName;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -15,6 +17,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -76,6 +81,26 @@ class NotificationThrottleTests {
 			assertThat(Duration.ofNanos(trailing.at() - firstAt)).isGreaterThanOrEqualTo(INTERVAL.minusMillis(50));
 			await().during(Duration.ofMillis(1500)).atMost(Duration.ofSeconds(3))
 				.until(() -> this.listening.received().size() == 2);
+		}
+	}
+
+	@Test
+	void aLateNotificationGoesInATransactionOfItsOwnThatLeavesTheSessionAsItWas() throws SQLException {
+		// Its commit need not wait for the WAL to reach disk: a setting of that transaction alone,
+		// refused inside a caller's transaction, whose commit it would change too.
+		assertThatThrownBy(() -> fixture.transactionTemplate()
+			.executeWithoutResult((status) -> fixture.repository().notifyQueuesAlone(List.of("alone"))))
+			.isInstanceOf(IllegalStateException.class)
+			.hasMessageContaining("outside any transaction");
+		try (Connection connection = fixture.dataSource().getConnection()) {
+			SingleConnectionDataSource one = new SingleConnectionDataSource(connection, true);
+			JdbcTemplate jdbc = new JdbcTemplate(one);
+			JobRepository repository = new JobRepository(jdbc, SchemaName.of(fixture.schema().name()), true);
+			repository.notifyQueuesAlone(List.of("alone-a", "alone-b"));
+			await().atMost(Duration.ofSeconds(5))
+				.until(() -> this.listening.received().stream().map(Arrival::queue).toList(),
+						(queues) -> queues.containsAll(List.of("alone-a", "alone-b")));
+			assertThat(jdbc.queryForObject("SHOW synchronous_commit", String.class)).isEqualTo("on");
 		}
 	}
 

@@ -130,7 +130,9 @@ final class EnqueueWorkload implements Workload {
 		try (PgqueueEngine engine = new PgqueueEngine(pool, schema.name(), settings, true, QueueMetrics.NONE,
 				(job) -> {
 				})) {
-			JobClient client = engine.client(pool);
+			// -Dpgqueue.bench.enqueue.notify=false enqueues without notifications, to see what they cost.
+			boolean notify = Boolean.parseBoolean(System.getProperty("pgqueue.bench.enqueue.notify", "true"));
+			JobClient client = notify ? engine.client(pool) : engine.client(pool, null);
 			Payload payload = new Payload(1);
 			return loop(threads, profile, () -> {
 				if (batchSize == 1) {

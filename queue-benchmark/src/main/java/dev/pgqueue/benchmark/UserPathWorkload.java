@@ -62,8 +62,12 @@ final class UserPathWorkload implements Workload {
 						+ "server, or not Linux); JVM and pgbench figures only");
 			}
 			for (QueueMode mode : DrainWorkload.MODES) {
+				List<Setting> settings = grid(mode, sizes);
+				if (settings.isEmpty()) {
+					continue;
+				}
 				List<PgbenchBaseline.Run> baseline = new ArrayList<>();
-				for (int clients : sizes.pgbenchClients()) {
+				for (int clients : listed("pgqueue.bench.user-path.pgbench-clients", sizes.pgbenchClients())) {
 					List<PgbenchBaseline.Run> rounds = new ArrayList<>();
 					for (int round = 0; round < context.profile().rounds(); round++) {
 						rounds.add(pgbench.run(mode, clients, sizes.jobs(), PAYLOAD));
@@ -77,7 +81,7 @@ final class UserPathWorkload implements Workload {
 							perJob(run.clientCpuSeconds(), run.drained()), server(run.server(), run.drained()));
 				}
 				List<Measured> grid = new ArrayList<>();
-				for (Setting setting : grid(mode, sizes)) {
+				for (Setting setting : settings) {
 					grid.add(measure(context, appSchema, cpuProbe, setting, sizes, jfr));
 				}
 				results.addAll(compare(context, mode, grid, baseline));
@@ -86,7 +90,37 @@ final class UserPathWorkload implements Workload {
 		return results;
 	}
 
+	/** The values {@code -Dproperty=1,2} lists, or the profile's. */
+	private static List<Integer> listed(String property, List<Integer> values) {
+		String listed = System.getProperty(property);
+		if (listed == null || listed.isBlank()) {
+			return values;
+		}
+		return java.util.Arrays.stream(listed.split(",")).map(String::trim).map(Integer::valueOf).toList();
+	}
+
+	/**
+	 * The settings of the mode to measure: the profile's grid, or those that
+	 * {@code -Dpgqueue.bench.user-path.settings=transactional:10:4,leased:10:4} lists (mode, batch size,
+	 * concurrency; {@code 10:4} is the defaults), such as the defaults alone, whose first warm-up drain
+	 * is a cold JVM's.
+	 */
 	private static List<Setting> grid(QueueMode mode, Profile.UserPath sizes) {
+		String listed = System.getProperty("pgqueue.bench.user-path.settings");
+		if (listed != null && !listed.isBlank()) {
+			List<Setting> chosen = new ArrayList<>();
+			for (String entry : listed.split(",")) {
+				String[] parts = entry.trim().split(":");
+				if (parts.length != 3) {
+					throw new IllegalArgumentException("pgqueue.bench.user-path.settings takes mode:batch:concurrency "
+							+ "entries, such as leased:10:4, not '" + entry + "'");
+				}
+				if (QueueMode.valueOf(parts[0].toUpperCase(Locale.ROOT)) == mode) {
+					chosen.add(new Setting(mode, Integer.parseInt(parts[1]), Integer.parseInt(parts[2])));
+				}
+			}
+			return chosen;
+		}
 		List<Setting> grid = new ArrayList<>();
 		boolean transactional = mode == QueueMode.TRANSACTIONAL;
 		for (int batchSize : transactional ? sizes.transactionalBatchSizes() : sizes.leasedBatchSizes()) {

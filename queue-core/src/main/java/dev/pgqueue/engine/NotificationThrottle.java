@@ -132,12 +132,23 @@ class NotificationThrottle implements EngineService {
 			state.notified = true;
 			state.lastNotifiedAt = System.nanoTime();
 		}
-		send(List.of(queue));
+		// On the scheduler's thread, outside any transaction: a transaction of its own, which need not
+		// wait for its commit to reach disk.
+		send(List.of(queue), true);
 	}
 
 	private void send(List<String> queueNames) {
+		send(queueNames, false);
+	}
+
+	private void send(List<String> queueNames, boolean alone) {
 		try {
-			this.repository.notifyQueues(queueNames);
+			if (alone) {
+				this.repository.notifyQueuesAlone(queueNames);
+			}
+			else {
+				this.repository.notifyQueues(queueNames);
+			}
 		}
 		catch (RuntimeException ex) {
 			// Pollers still find the jobs at their poll interval.

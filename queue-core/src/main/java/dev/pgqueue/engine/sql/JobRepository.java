@@ -182,12 +182,30 @@ public class JobRepository {
 	 * notifications are then delivered when it commits).
 	 */
 	public void notifyQueues(Collection<String> queues) {
+		notify(queues, this.sql.notifyQueues);
+	}
+
+	/**
+	 * Notifies the queues on {@link #channel()} in a transaction of their own, whose commit does not
+	 * wait for the WAL to reach disk (notifications are hints). Only outside any transaction of the
+	 * caller's: inside one, the notifications would wait for its commit, which this would make
+	 * asynchronous.
+	 * @throws IllegalStateException inside a transaction of the caller's
+	 */
+	public void notifyQueuesAlone(Collection<String> queues) {
+		if (TransactionSynchronizationManager.isActualTransactionActive()) {
+			throw new IllegalStateException("Notifications of their own are sent outside any transaction");
+		}
+		notify(queues, this.sql.notifyQueuesAlone);
+	}
+
+	private void notify(Collection<String> queues, String sql) {
 		if (queues.isEmpty()) {
 			return;
 		}
 		String[] names = queues.toArray(String[]::new);
 		this.jdbc.query((Connection con) -> {
-			PreparedStatement ps = con.prepareStatement(this.sql.notifyQueues);
+			PreparedStatement ps = con.prepareStatement(sql);
 			ps.setString(1, channel());
 			ps.setArray(2, con.createArrayOf("text", names));
 			return ps;

@@ -186,6 +186,18 @@ public final class JobStatements {
 	public final String notifyQueues = "SELECT pg_notify(?, q) FROM unnest(?::text[]) q";
 
 	/**
+	 * {@link #notifyQueues} in a transaction of its own that does not wait for its commit to reach
+	 * disk: a notification needs a transaction id, so each such transaction writes a commit record,
+	 * which would otherwise wait for a WAL flush as an enqueue's commit does. A notification is only a
+	 * hint (a lost one costs a poll interval), so nothing needs it durable. {@code set_config(…, true)}
+	 * holds for the statement's own transaction only: run it in autocommit, never in a caller's
+	 * transaction, whose commit it would make asynchronous too. Parameters: the channel, an array of
+	 * queue names.
+	 */
+	public final String notifyQueuesAlone = """
+			SELECT pg_notify(?, q) FROM set_config('synchronous_commit', 'off', true) AS c, unnest(?::text[]) q""";
+
+	/**
 	 * Locks up to a limit of due jobs for the caller's transaction, skipping rows others hold; the
 	 * rows stay available. Parameters: queue, array of kinds, limit. Returns {@link #CLAIMED_COLUMNS}.
 	 * Matches {@code pgqueue_jobs_claim_idx}: equality on queue, the index's order, available rows only.
