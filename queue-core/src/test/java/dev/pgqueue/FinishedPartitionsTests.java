@@ -133,6 +133,41 @@ class FinishedPartitionsTests {
 		assertThat(deleted).as("rows deleted one by one: only the default partition's").isEqualTo(1);
 	}
 
+	/**
+	 * A statement on the whole table ({@code TRUNCATE}, a migration) locks the finished jobs' table,
+	 * then the completed jobs' table below it. Attaching a partition locks the completed jobs' table,
+	 * then reads its bound from the table above: without the pass taking the upper table first, the
+	 * two wait for each other. Here the whole-table side holds the upper table while a pass waits,
+	 * then asks for the lower one with half a second to get it (the pass would wait a second).
+	 */
+	@Test
+	void aPartitionPassTakesTheTablesInTheOrderOfAStatementOnTheWholeTable() throws Exception {
+		Instant now = databaseNow().truncatedTo(ChronoUnit.MINUTES);
+		TimePartition next = slot(now.plus(Duration.ofMinutes(60)), now.plus(Duration.ofMinutes(75)));
+		String finished = this.fixture.finishedTable();
+		String completed = dev.pgqueue.schema.SchemaName.of(this.fixture.schema().name()).qualify("pgqueue_finished_jobs_completed");
+		try (java.sql.Connection whole = this.fixture.dataSource().getConnection();
+				java.sql.Statement statement = whole.createStatement()) {
+			whole.setAutoCommit(false);
+			statement.execute("LOCK TABLE ONLY " + finished + " IN ACCESS EXCLUSIVE MODE");
+			java.util.concurrent.CompletableFuture<MaintenanceRepository.PartitionPass> pass = java.util.concurrent.CompletableFuture
+				.supplyAsync(() -> repository()
+					.changeCompletedPartitions((existing, at) -> new PartitionChanges(List.of(), List.of(next))));
+			org.awaitility.Awaitility.await()
+				.atMost(WAIT)
+				.pollInterval(Duration.ofMillis(5))
+				.until(() -> this.fixture.jdbc()
+					.queryForObject("SELECT count(*) FROM pg_locks WHERE relation = ?::regclass AND NOT granted",
+							Long.class, finished) > 0);
+			statement.execute("SET LOCAL lock_timeout = '500ms'");
+			statement.execute("LOCK TABLE ONLY " + completed + " IN ACCESS EXCLUSIVE MODE");
+			whole.commit();
+			assertThat(pass.get(WAIT.toSeconds(), TimeUnit.SECONDS).status())
+				.isEqualTo(MaintenanceRepository.PartitionPass.Status.DONE);
+		}
+		assertThat(repository().completedPartitions()).contains(next);
+	}
+
 	private UUID completedAt(Instant finishedAt) {
 		UUID id = UUID.randomUUID();
 		this.fixture.jdbc()

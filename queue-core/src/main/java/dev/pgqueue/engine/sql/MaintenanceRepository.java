@@ -120,8 +120,9 @@ public class MaintenanceRepository {
 	 * database's clock, in one transaction that first takes the cleaner's advisory lock (so that one
 	 * instance at a time reads and changes them) and waits at most a second for a table's lock (a long
 	 * transaction that reads finished jobs then delays the change to the next pass, not every
-	 * completion behind it). Creating and dropping a partition need the table's owner: a role that is
-	 * not changes nothing.
+	 * completion behind it). Before any change it locks the finished jobs' table above, so that its
+	 * locks are taken in the order a statement on the whole table takes them. Creating and dropping a
+	 * partition need the table's owner: a role that is not changes nothing.
 	 */
 	public PartitionPass changeCompletedPartitions(
 			java.util.function.BiFunction<List<TimePartition>, Instant, PartitionChanges> planner) {
@@ -139,6 +140,9 @@ public class MaintenanceRepository {
 				else {
 					ddl.execute(this.sql.partitionLockTimeout);
 					PartitionChanges changes = planner.apply(completedPartitions(con), databaseNow(con));
+					if (!changes.drop().isEmpty() || !changes.create().isEmpty()) {
+						ddl.execute(this.sql.lockFinishedTableFirst);
+					}
 					for (TimePartition partition : changes.drop()) {
 						ddl.execute(this.sql.dropPartition(partition.name()));
 					}

@@ -74,6 +74,16 @@ final class MaintenanceStatements {
 	public final String partitionLockTimeout = "SET LOCAL lock_timeout = '1s'";
 
 	/**
+	 * Takes the finished jobs' table's weakest lock, alone, before a partition of completed jobs is
+	 * created, attached or dropped. Those statements lock the completed jobs' table first and then,
+	 * to read its partition bound, the finished jobs' table above it: the reverse of the order in
+	 * which a statement on the whole table (a {@code TRUNCATE}, a migration's {@code ALTER}) locks
+	 * them, and the two would deadlock. Taking the upper table first keeps one order; the pass
+	 * waits, at most its lock timeout, and gives way.
+	 */
+	public final String lockFinishedTableFirst;
+
+	/**
 	 * The time partitions of completed jobs: name, lower bound, upper bound, by lower bound (the
 	 * default partition is not among them). The bounds are read from the partition's catalog entry,
 	 * as PostgreSQL prints them in this session, and cast back in the same session.
@@ -171,6 +181,8 @@ final class MaintenanceStatements {
 		this.schema = schema;
 		String table = schema.qualify("pgqueue_jobs");
 		this.completedTable = schema.qualify(COMPLETED_TABLE);
+		this.lockFinishedTableFirst = "LOCK TABLE ONLY %s IN ACCESS SHARE MODE"
+			.formatted(schema.qualify("pgqueue_finished_jobs"));
 		this.mayKeepPartitions = """
 				SELECT pg_has_role(c.relowner, 'USAGE') AND has_schema_privilege(c.relnamespace, 'CREATE')
 				FROM pg_class c WHERE c.oid = '%s'::regclass""".formatted(this.completedTable);
