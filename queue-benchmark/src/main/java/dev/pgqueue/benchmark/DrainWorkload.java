@@ -44,8 +44,8 @@ final class DrainWorkload implements Workload {
 					continue;
 				}
 				// -Dpgqueue.bench.drain.batch-sizes=10 and -Dpgqueue.bench.drain.concurrency=4 narrow the grid.
-				for (int batchSize : only("pgqueue.bench.drain.batch-sizes", profile.drainBatchSizes())) {
-					for (int concurrency : only("pgqueue.bench.drain.concurrency", profile.drainConcurrency())) {
+				for (int batchSize : Profile.only("pgqueue.bench.drain.batch-sizes", profile.drainBatchSizes())) {
+					for (int concurrency : Profile.only("pgqueue.bench.drain.concurrency", profile.drainConcurrency())) {
 						results.addAll(measure(context, schema, mode, batchSize, concurrency,
 								profile.drainJobs(batchSize)));
 					}
@@ -56,21 +56,6 @@ final class DrainWorkload implements Workload {
 	}
 
 	/** The values of the profile that the system property lists (comma-separated), or all of them. */
-	private static List<Integer> only(String property, List<Integer> values) {
-		String listed = System.getProperty(property);
-		if (listed == null || listed.isBlank()) {
-			return values;
-		}
-		List<Integer> kept = new ArrayList<>();
-		for (String value : listed.split(",")) {
-			int parsed = Integer.parseInt(value.trim());
-			if (values.contains(parsed)) {
-				kept.add(parsed);
-			}
-		}
-		return kept;
-	}
-
 	/** Drains a few thousand jobs each way, unmeasured, so that neither side pays for the JIT. */
 	static void warmUp(BenchSchema schema, Profile profile) {
 		int jobs = profile.warmUpJobs();

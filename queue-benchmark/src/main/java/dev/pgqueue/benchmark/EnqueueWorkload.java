@@ -56,12 +56,23 @@ final class EnqueueWorkload implements Workload {
 	public List<Result> run(Context context) throws Exception {
 		Profile profile = context.profile();
 		List<Result> results = new ArrayList<>();
+		// -Dpgqueue.bench.enqueue.threads=1 and -Dpgqueue.bench.enqueue.batch-sizes=100 narrow the grid
+		// (a batch size of 1 keeps one job per transaction, which is measured unless the sizes leave it out).
+		List<Integer> threadCounts = Profile.only("pgqueue.bench.enqueue.threads", profile.enqueueThreads());
+		List<Integer> batchSizes = new ArrayList<>(profile.enqueueBatchSizes());
+		batchSizes.add(0, 1);
+		batchSizes = Profile.only("pgqueue.bench.enqueue.batch-sizes", batchSizes);
 		try (BenchSchema schema = context.database().createSchema("enqueue")) {
-			for (int threads : profile.enqueueThreads()) {
-				results.addAll(measure(context, schema, threads, 1));
+			if (batchSizes.contains(1)) {
+				for (int threads : threadCounts) {
+					results.addAll(measure(context, schema, threads, 1));
+				}
 			}
-			for (int batchSize : profile.enqueueBatchSizes()) {
-				for (int threads : profile.enqueueThreads()) {
+			for (int batchSize : batchSizes) {
+				if (batchSize == 1) {
+					continue;
+				}
+				for (int threads : threadCounts) {
 					results.addAll(measure(context, schema, threads, batchSize));
 				}
 			}

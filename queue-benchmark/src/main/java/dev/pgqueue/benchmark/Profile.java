@@ -1,6 +1,7 @@
 package dev.pgqueue.benchmark;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
@@ -253,6 +254,25 @@ public record Profile(String name, int warmUpJobs, List<Integer> drainBatchSizes
 	/** How long the deep-backlog workload measures each side per round (after a fifth of it to settle). */
 	Duration deepBacklogWindow() {
 		return "smoke".equals(this.name) ? Duration.ofSeconds(1) : Duration.ofSeconds(10);
+	}
+
+	/**
+	 * The values of a profile's grid that a system property keeps, for a narrower run: all of them
+	 * when the property is unset, else those it lists (comma-separated) that the grid has.
+	 */
+	static List<Integer> only(String property, List<Integer> values) {
+		String listed = System.getProperty(property);
+		if (listed == null || listed.isBlank()) {
+			return values;
+		}
+		List<Integer> kept = new ArrayList<>();
+		for (String value : listed.split(",")) {
+			int parsed = Integer.parseInt(value.trim());
+			if (values.contains(parsed)) {
+				kept.add(parsed);
+			}
+		}
+		return kept;
 	}
 
 }
