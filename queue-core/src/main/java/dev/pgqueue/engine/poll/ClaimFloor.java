@@ -86,6 +86,13 @@ public final class ClaimFloor implements ClaimScope {
 	/** While claims come back full, how often one claim still reads the margins behind the heads. */
 	public static final Duration MARGIN_RECHECK = Duration.ofMillis(100);
 
+	/**
+	 * A claim that read the margins, found no job in them and took at least this long makes the next
+	 * claims read them only every {@link #MARGIN_RECHECK}, full or not: its margins held rows that
+	 * this instance's open batches keep locked, which it walked past for nothing.
+	 */
+	public static final Duration MARGIN_COSTLY = Duration.ofMillis(2);
+
 	/** Longest time between two sweeps, however long they take. */
 	public static final Duration MAX_SWEEP_INTERVAL = Duration.ofSeconds(30);
 
@@ -113,6 +120,9 @@ public final class ClaimFloor implements ClaimScope {
 
 	/** When a claim last read the margins. */
 	private long marginsReadAt;
+
+	/** Whether the last claim that read the margins found nothing there and took long: read them less. */
+	private boolean marginsCostly;
 
 	/** The floors as they were when the running sweep started: what it finds behind them, only it finds. */
 	private Map<Integer, Floor> sweepFloors = Map.of();
@@ -163,8 +173,10 @@ public final class ClaimFloor implements ClaimScope {
 		}
 		// While claims come back full, the margins hold what earlier claims of this instance took (locked
 		// by its open batches, or dead): read them again only every MARGIN_RECHECK, so that a claim does
-		// not walk past every job in flight. Late commits behind a head wait that much longer.
-		boolean margins = !this.lastFull || now - this.marginsReadAt >= MARGIN_RECHECK.toNanos();
+		// not walk past every job in flight. The same when claims come back short but reading the
+		// margins was slow and found nothing: many workers whose batches hold most of a thin backlog.
+		// Late commits behind a head wait that much longer.
+		boolean margins = !(this.lastFull || this.marginsCostly) || now - this.marginsReadAt >= MARGIN_RECHECK.toNanos();
 		if (margins) {
 			this.marginsReadAt = now;
 		}
@@ -229,6 +241,9 @@ public final class ClaimFloor implements ClaimScope {
 		if (!this.enabled) {
 			return;
 		}
+		if (jobs != null && !start.isSweep() && readsMargins(start)) {
+			this.marginsCostly = tookNanos >= MARGIN_COSTLY.toNanos() && !foundInMargins(start, jobs);
+		}
 		boolean behind = false;
 		if (jobs != null && !jobs.isEmpty()) {
 			// The last job of each level at or after its head is where that level's next claim begins:
@@ -270,6 +285,33 @@ public final class ClaimFloor implements ClaimScope {
 			// A failed sweep, or one that found jobs behind a floor, is followed by another at once.
 			this.sweepAgain = (jobs == null) || behind;
 		}
+	}
+
+	private static boolean readsMargins(ClaimStart start) {
+		for (Instant until : start.untilRunAts()) {
+			if (until != null) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/** Whether a claim took a job from a margin: before its level's head's {@code run_at} as it started. */
+	private static boolean foundInMargins(ClaimStart start, List<ClaimedJob> jobs) {
+		Map<Integer, Instant> headRunAts = new HashMap<>();
+		for (int i = 0; i < start.priorities().length; i++) {
+			Instant until = start.untilRunAts()[i];
+			if (until != null) {
+				headRunAts.put(start.priorities()[i], until);
+			}
+		}
+		for (ClaimedJob claimed : jobs) {
+			Instant headRunAt = headRunAts.get(claimed.job().priority());
+			if (headRunAt != null && claimed.job().runAt().isBefore(headRunAt)) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	/**

@@ -69,6 +69,39 @@ class ClaimFloorTests {
 	}
 
 	@Test
+	void aShortClaimThatReadTheMarginsSlowlyAndFoundNothingThereMakesTheNextReadThemOnlyEveryRecheck() {
+		this.floor.claimed(this.floor.next(), List.of(job(0, T, 500)), 0);
+		// Many workers whose batches hold most of a thin backlog: the margins hold their locked rows, the
+		// claim walks past them for long and comes back short with jobs from the head on only.
+		List<ClaimedJob> short_ = this.floor.claim(100, (start) -> {
+			assertThat(start.fromIds()).containsExactly(Long.MIN_VALUE, 500);
+			this.nanos.addAndGet(ClaimFloor.MARGIN_COSTLY.toNanos());
+			return List.of(job(0, T.plusMillis(10), 600));
+		});
+		assertThat(short_).hasSize(1);
+
+		assertThat(this.floor.next().fromIds()).as("from the head only").containsExactly(600);
+		this.nanos.addAndGet(ClaimFloor.MARGIN_RECHECK.toNanos());
+		assertThat(this.floor.next().fromIds()).as("the margins again after a recheck interval")
+			.containsExactly(Long.MIN_VALUE, 600);
+	}
+
+	@Test
+	void aSlowClaimThatFoundAJobInTheMarginsAndAQuickOneThatFoundNoneKeepEveryClaimReadingThem() {
+		this.floor.claimed(this.floor.next(), List.of(job(0, T, 500)), 0);
+		// A late commit behind the head, found in the margin by a slow claim.
+		this.floor.claim(100, (start) -> {
+			this.nanos.addAndGet(ClaimFloor.MARGIN_COSTLY.toNanos());
+			return List.of(job(0, T.minusMillis(5), 450), job(0, T.plusMillis(10), 600));
+		});
+		assertThat(this.floor.next().fromIds()).containsExactly(Long.MIN_VALUE, 600);
+
+		// A quick claim that found nothing there: reading the margins costs little, so every claim does.
+		this.floor.claim(100, (start) -> List.of(job(0, T.plusMillis(20), 700)));
+		assertThat(this.floor.next().fromIds()).containsExactly(Long.MIN_VALUE, 700);
+	}
+
+	@Test
 	void withinOneRunAtAClaimStartsAtTheHeadNotAtTheStartOfTheRunAt() {
 		this.floor.claimed(this.floor.next(), List.of(job(0, T, 500), job(0, T, 501)), 0);
 		ClaimStart floored = this.floor.next();
