@@ -36,6 +36,9 @@ final class UserPathProcess implements AutoCloseable {
 
 	private static final String END = "\0end";
 
+	/** JVM options for the application's JVM, separated by spaces: what a deployment would add. */
+	static final String JVM_OPTIONS_PROPERTY = "pgqueue.bench.user-path.jvm-options";
+
 	private final Process process;
 
 	private final Writer commands;
@@ -69,6 +72,12 @@ final class UserPathProcess implements AutoCloseable {
 			// mid-run, it would re-instrument JDK classes and send their compiled code back to the JIT
 			// inside the measured window.
 			command.add("-XX:StartFlightRecording=settings=profile");
+		}
+		String options = System.getProperty(JVM_OPTIONS_PROPERTY, "");
+		if (!options.isBlank()) {
+			// Deployment-side options such as JDK 25's AOT cache (-XX:AOTCacheOutput=… for a training run,
+			// -XX:AOTCache=… to start from it), CDS or JIT settings.
+			command.addAll(List.of(options.trim().split("\\s+")));
 		}
 		command.add("-cp");
 		command.add(System.getProperty("java.class.path"));

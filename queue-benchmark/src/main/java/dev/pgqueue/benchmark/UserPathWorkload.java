@@ -26,7 +26,8 @@ import dev.pgqueue.benchmark.userpath.UserPathApplication;
  * less other applications' sessions), to say where the remaining gap goes.
  *
  * <p>Set {@code PGQUEUE_BENCH_JFR} to a directory to record each measured drain of the application
- * with JFR's {@code profile} settings, one file per setting.
+ * with JFR's {@code profile} settings, one file per setting; with {@code -Dpgqueue.bench.user-path.jfr-cold=true}
+ * the cold JVM's first drain (the first warm-up round) instead.
  */
 final class UserPathWorkload implements Workload {
 
@@ -34,6 +35,8 @@ final class UserPathWorkload implements Workload {
 	static final String PAYLOAD = "jsonb_build_object('account', 'acct-' || lpad(g::text, 8, '0'), 'n', g)";
 
 	static final String JFR_VARIABLE = "PGQUEUE_BENCH_JFR";
+
+	static final String JFR_COLD_PROPERTY = "pgqueue.bench.user-path.jfr-cold";
 
 	@Override
 	public String name() {
@@ -144,12 +147,17 @@ final class UserPathWorkload implements Workload {
 			int meters = application.awaitReady();
 			List<Double> rates = new ArrayList<>();
 			List<Long> jit = new ArrayList<>();
+			boolean recordCold = Boolean.getBoolean(JFR_COLD_PROPERTY);
 			for (int round = 0; round < sizes.warmUpRounds(); round++) {
 				schema.truncate();
 				schema.loadAvailable(sizes.warmUpJobs(), UserPathApplication.KIND, PAYLOAD);
-				UserPathProcess.Drain warmUp = application.drain(sizes.warmUpJobs(), false);
+				UserPathProcess.Drain warmUp = application.drain(sizes.warmUpJobs(), round == 0 && recordCold);
 				rates.add(sizes.warmUpJobs() / warmUp.seconds());
 				jit.add(warmUp.jitMillis());
+				if (round == 0) {
+					context.progress("%-31s the cold JVM's first drain, JVM µs/job by thread: %s", setting,
+							threads(warmUp, sizes.warmUpJobs()));
+				}
 			}
 			context.progress("%-31s warm-up %d × %,d jobs: %s jobs/s, JIT %s ms", setting, sizes.warmUpRounds(),
 					sizes.warmUpJobs(), Profile.rounds(rates), jit);
@@ -159,7 +167,7 @@ final class UserPathWorkload implements Workload {
 				schema.loadAvailable(sizes.jobs(), UserPathApplication.KIND, PAYLOAD);
 				CpuTimes.ServerSnapshot before = CpuTimes.server(cpuProbe);
 				double[] jvmBefore = CpuTimes.process(application.pid());
-				UserPathProcess.Drain drain = application.drain(sizes.jobs(), round == 0);
+				UserPathProcess.Drain drain = application.drain(sizes.jobs(), round == 0 && !recordCold);
 				double[] jvmAfter = CpuTimes.process(application.pid());
 				CpuTimes.ServerUsage server = CpuTimes.server(cpuProbe).since(before);
 				long unfinished = schema.unfinished();
@@ -175,7 +183,7 @@ final class UserPathWorkload implements Workload {
 					+ "(%d pgqueue.* meters at start, pgqueue.jobs.completed +%,.0f%s)", setting, measured.rate(),
 					rates(rounds, Measured::rate), sizes.jobs(), drain.seconds(), perJob(drain.cpuSeconds(), sizes.jobs()),
 					server(measured.server(), sizes.jobs()), meters, drain.completedMeter(),
-					(recording != null) ? ", JFR of the first round " + recording : "");
+					(recording != null) ? ", JFR of the " + (recordCold ? "cold JVM's first drain " : "first round ") + recording : "");
 			context.progress("%31s JVM µs/job: %s; by thread: %s; JIT %d ms, %d GCs %d ms", "", measured.kernelShare(),
 					threads(drain, sizes.jobs()), drain.jitMillis(), drain.gcCount(), drain.gcMillis());
 			return measured;
