@@ -151,7 +151,7 @@ final class SoakWorkload implements Workload {
 			MaintenanceSettings defaults = MaintenanceSettings.DEFAULT;
 			List<EngineService> maintenance = engine.maintenance(new MaintenanceSettings(defaults.promoteInterval(),
 					defaults.rescueInterval(), defaults.cleanupInterval(), defaults.statsInterval(),
-					variant.deleteCompleted() ? Duration.ZERO : defaults.completedRetention(), defaults.failedRetention(),
+					variant.deleteCompleted() ? Duration.ZERO : completedRetention(defaults), defaults.failedRetention(),
 					defaults.cleanupBatchSize(), defaults.deadRowsWarning()));
 			maintenance.forEach(EngineService::start);
 			List<Thread> producers = new ArrayList<>();
@@ -241,6 +241,16 @@ final class SoakWorkload implements Workload {
 			rs.next();
 			return rs.getString(1);
 		}
+	}
+
+	/**
+	 * The completed jobs' retention of the variants that keep them: the default, or
+	 * {@code -Dpgqueue.bench.soak.completed-retention} (an ISO-8601 duration such as {@code PT15M}), so
+	 * that a run shorter than the default hour still sees partitions of finished jobs expire.
+	 */
+	private static Duration completedRetention(MaintenanceSettings defaults) {
+		String chosen = System.getProperty("pgqueue.bench.soak.completed-retention");
+		return (chosen == null || chosen.isBlank()) ? defaults.completedRetention() : Duration.parse(chosen.trim());
 	}
 
 	/**
